@@ -1,0 +1,68 @@
+"""Entry point of the analysis layer: text in, IR and diagnostics out.
+
+Both the command line (``tile-lsp --check``) and the language server call
+:func:`analyze_text`; neither re-derives anything the analysis knows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tile_lsp.analysis.diagnostics import Diagnostic
+from tile_lsp.analysis.split import Chunk, split_chunks
+
+
+@dataclass
+class AnalysisOptions:
+    """Options of one analysis run.
+
+    ``split_input_file``: analyse each ``// -----`` chunk on its own (MLIR's
+    ``-split-input-file``).  ``allow_unregistered_dialect``: accept ops of
+    unknown dialects (MLIR's ``-allow-unregistered-dialect``); tile-lsp
+    accepts them by default, as an editor must.  ``tile_version``: targeted
+    Tile IR version (``"13.1"`` ...), ``None`` for the newest.
+    """
+
+    split_input_file: bool = False
+    allow_unregistered_dialect: bool = True
+    tile_version: str | None = None
+
+
+@dataclass
+class ChunkAnalysis:
+    """Result for one chunk: its IR (``None`` if nothing parsed) and diagnostics.
+
+    Ranges of ``diagnostics`` are in whole-file coordinates.
+    """
+
+    chunk: Chunk
+    module: object | None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+@dataclass
+class DocumentAnalysis:
+    """Result for a whole text: per-chunk results and all diagnostics sorted."""
+
+    text: str
+    chunks: list[ChunkAnalysis]
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        out: list[Diagnostic] = []
+        for chunk in self.chunks:
+            out.extend(chunk.diagnostics)
+        return out
+
+
+def analyze_text(text: str, options: AnalysisOptions | None = None) -> DocumentAnalysis:
+    """Parse, build the IR and verify ``text``; never raises on bad input.
+
+    Returns a :class:`DocumentAnalysis` whose diagnostics carry whole-file
+    positions (0-based line, UTF-16 column).
+    """
+    from tile_lsp.analysis.pipeline import analyze_chunk  # late: heavy import
+
+    options = options or AnalysisOptions()
+    chunks = split_chunks(text) if options.split_input_file else [Chunk(0, 0, text)]
+    return DocumentAnalysis(text, [analyze_chunk(c, options) for c in chunks])

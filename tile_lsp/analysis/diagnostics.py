@@ -1,0 +1,157 @@
+"""Diagnostics and source positions shared by every layer of tile-lsp.
+
+Positions follow the Language Server Protocol: a 0-based line and a 0-based
+column counted in UTF-16 code units.  The command line prints MLIR style
+positions (1-based line, 1-based column counted in bytes of the UTF-8 line, as
+LLVM's ``SourceMgr`` does); :class:`SourceText` converts between the two.
+
+The severity names are MLIR's (``error``, ``warning``, ``note``, ``remark``).
+"""
+
+from __future__ import annotations
+
+import bisect
+import enum
+from dataclasses import dataclass, field
+
+
+class Severity(enum.Enum):
+    """Severity of a diagnostic, named as MLIR names them."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    NOTE = "note"
+    REMARK = "remark"
+
+
+@dataclass(frozen=True, order=True)
+class Position:
+    """A 0-based line and a 0-based UTF-16 column (LSP ``Position``)."""
+
+    line: int
+    character: int
+
+
+@dataclass(frozen=True)
+class Range:
+    """A half-open range ``[start, end)`` of :class:`Position` (LSP ``Range``)."""
+
+    start: Position
+    end: Position
+
+    @staticmethod
+    def point(line: int, character: int) -> "Range":
+        """An empty range at ``(line, character)``."""
+        pos = Position(line, character)
+        return Range(pos, pos)
+
+
+@dataclass
+class Note:
+    """A related location attached to a diagnostic (MLIR ``attachNote``).
+
+    ``range`` is ``None`` for notes MLIR prints at an unknown location.
+    ``uri`` is ``None`` when the note is in the same document.
+    """
+
+    message: str
+    range: Range | None
+    uri: str | None = None
+    severity: Severity = Severity.NOTE
+
+
+@dataclass
+class Diagnostic:
+    """One diagnostic: severity, verbatim message, range, notes and rule code.
+
+    ``message`` is the text NVIDIA's tools print, without location prefix.
+    ``code`` names the rule that produced it (for instance ``parse``,
+    ``structure.undefined-value`` or ``cuda_tile.addi.operand-type``).
+    ``range`` is ``None`` for MLIR's unknown location.
+    """
+
+    severity: Severity
+    message: str
+    range: Range | None
+    code: str = ""
+    notes: list[Note] = field(default_factory=list)
+    source: str = "tile-lsp"
+
+    def sort_key(self) -> tuple:
+        """Key ordering diagnostics by position, unknown locations first."""
+        if self.range is None:
+            return (-1, -1)
+        return (self.range.start.line, self.range.start.character)
+
+
+class SourceText:
+    """Index over a text giving line/column conversions.
+
+    ``offset`` arguments are indices into the Python ``str`` (code points).
+    Lines are split on ``\\n``; a ``\\r`` before it belongs to the line.
+    """
+
+    def __init__(self, text: str):
+        self.text = text
+        starts = [0]
+        find = text.find
+        i = find("\n")
+        while i != -1:
+            starts.append(i + 1)
+            i = find("\n", i + 1)
+        self.line_starts = starts
+
+    @property
+    def line_count(self) -> int:
+        return len(self.line_starts)
+
+    def line_of(self, offset: int) -> int:
+        """0-based line containing code-point ``offset``."""
+        return bisect.bisect_right(self.line_starts, offset) - 1
+
+    def line_text(self, line: int) -> str:
+        """Text of 0-based ``line`` without its newline."""
+        start = self.line_starts[line]
+        end = self.line_starts[line + 1] - 1 if line + 1 < len(self.line_starts) else len(self.text)
+        return self.text[start:end]
+
+    def position(self, offset: int) -> Position:
+        """LSP position (UTF-16 column) of code-point ``offset``."""
+        offset = max(0, min(offset, len(self.text)))
+        line = self.line_of(offset)
+        start = self.line_starts[line]
+        segment = self.text[start:offset]
+        if segment.isascii():
+            return Position(line, len(segment))
+        return Position(line, len(segment.encode("utf-16-le")) // 2)
+
+    def range(self, start: int, end: int) -> Range:
+        """LSP range of the code-point span ``[start, end)``."""
+        return Range(self.position(start), self.position(end))
+
+    def offset(self, pos: Position) -> int:
+        """Code-point offset of an LSP position (clamped to the line)."""
+        if pos.line >= len(self.line_starts):
+            return len(self.text)
+        line_text = self.line_text(pos.line)
+        if line_text.isascii():
+            col = min(pos.character, len(line_text))
+        else:
+            units = 0
+            col = 0
+            for ch in line_text:
+                if units >= pos.character:
+                    break
+                units += 2 if ord(ch) > 0xFFFF else 1
+                col += 1
+        return self.line_starts[pos.line] + col
+
+    def cli_column(self, pos: Position) -> int:
+        """1-based UTF-8 byte column of ``pos`` as MLIR's tools print it."""
+        if pos.line >= len(self.line_starts):
+            return pos.character + 1
+        line_text = self.line_text(pos.line)
+        if line_text.isascii():
+            return pos.character + 1
+        offset = self.offset(pos) - self.line_starts[pos.line]
+        return len(line_text[:offset].encode("utf-8")) + 1
