@@ -26,6 +26,7 @@ class AnalysisOptions:
     split_input_file: bool = False
     allow_unregistered_dialect: bool = True
     tile_version: str | None = None
+    mlir_compat: bool = False
 
 
 @dataclass
@@ -61,8 +62,10 @@ def analyze_text(text: str, options: AnalysisOptions | None = None) -> DocumentA
     Returns a :class:`DocumentAnalysis` whose diagnostics carry whole-file
     positions (0-based line, UTF-16 column).
     """
+    from tile_lsp.analysis.diagnostics import SourceText
     from tile_lsp.analysis.pipeline import analyze_chunk  # late: heavy import
 
     options = options or AnalysisOptions()
     chunks = split_chunks(text) if options.split_input_file else [Chunk(0, 0, text)]
-    return DocumentAnalysis(text, [analyze_chunk(c, options) for c in chunks])
+    source = SourceText(text)
+    return DocumentAnalysis(text, [analyze_chunk(c, options, source) for c in chunks])

@@ -1,0 +1,28 @@
+"""Shared test fixtures: the corpus in ../shared (skipped when absent, except in CI)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+CORPUS = SHARED / "corpus"
+
+
+def require_corpus() -> Path:
+    """The corpus directory; skip the test when it is absent, fail when CI=true."""
+    if CORPUS.is_dir():
+        return CORPUS
+    message = f"corpus not found at {CORPUS} (expected ../shared/corpus beside the project)"
+    if os.environ.get("CI") == "true":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def corpus() -> Path:
+    """Path of ../shared/corpus."""
+    return require_corpus()

@@ -1,0 +1,1132 @@
+"""Syntax tree to IR: build operations, values, types and attributes, resolve names.
+
+The builder plays the part of MLIR's parser after the grammar: it walks each
+op's assembly format (:mod:`tile_lsp.grammar.formats`) against the op's parse
+tree, binds operands, attributes, types and regions, infers the types the
+format leaves out (the op table's ``type_inference``), and resolves SSA names
+in MLIR's scoping (regions nest, ``IsolatedFromAbove`` ops start a new scope).
+
+The errors it reports are those MLIR's parser reports, with MLIR's words:
+``use of undeclared SSA value name``, ``use of value '%x' expects different
+type than prior uses: 'A' vs 'B'`` (note ``prior use here``), ``redefinition
+of SSA value '%x'`` (note ``previously defined here``), ``operation defines N
+results but was provided M to bind`` and the enum keyword errors of NVIDIA's
+custom parsers (``CudaTile.cpp``).  Rule source: MLIR ``mlir/lib/AsmParser/Parser.cpp``.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from lark import Token, Tree
+
+from tile_lsp.analysis import attributes as A
+from tile_lsp.analysis.diagnostics import Diagnostic, Note, Range, Severity, SourceText
+from tile_lsp.analysis.ir import Block, BlockArgument, Module, OpResult, Operation, Region, Use, Value
+from tile_lsp.dialect import types as T
+from tile_lsp.dialect.registry import lookup
+from tile_lsp.dialect.schema import OpDef
+from tile_lsp.grammar.formats import (
+    CUSTOM_DIRECTIVES,
+    Directive,
+    Literal,
+    OIList,
+    OptionalGroup,
+    Var,
+    attr_grammar,
+    parse_format,
+)
+
+
+class BuildError(Exception):
+    """Raised inside the builder to abandon the current op after a reported error."""
+
+
+# ---------------------------------------------------------------------------
+# Scopes
+# ---------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class Scope:
+    """Value names visible in one region; ``isolated``: outer names are invisible."""
+
+    parent: "Scope | None" = None
+    isolated: bool = False
+    values: dict[str, Value] = field(default_factory=dict)
+    # forward references: name -> list of (op, operand index, range, expected type)
+    pending: dict[str, list[tuple[Operation, int, Range | None, T.Type | None]]] = field(default_factory=dict)
+
+    def lookup(self, name: str) -> Value | None:
+        scope: Scope | None = self
+        while scope is not None:
+            v = scope.values.get(name)
+            if v is not None:
+                return v
+            if scope.isolated:
+                return None
+            scope = scope.parent
+        return None
+
+
+def _canonical(name: str) -> str:
+    """``%x`` and ``%x#0`` name the same value."""
+    return name[:-2] if name.endswith("#0") else name
+
+
+# ---------------------------------------------------------------------------
+# Enum keyword messages of NVIDIA's custom parsers (CudaTile.cpp)
+# ---------------------------------------------------------------------------
+
+# custom directive -> (enum name, message when the keyword is not a case)
+ENUM_DIRECTIVES: dict[str, tuple[str, str]] = {
+    "Signedness": ("Signedness", "expected signedness to be one of: {'signed', 'unsigned'}"),
+    "ComparisonPredicate": (
+        "ComparisonPredicate",
+        "expected 'comparison_predicate' to be one of: {'equal', 'not_equal', 'less_than', "
+        "'less_than_or_equal', 'greater_than', 'greater_than_or_equal'}",
+    ),
+    "ComparisonOrdering": (
+        "ComparisonOrdering",
+        "expected 'comparison_ordering' to be one of: {'ordered', 'unordered'}",
+    ),
+}
+
+# rounding-mode custom directive -> (allowed modes, default, append ", got: '<x>'")
+ROUNDING_DIRECTIVES: dict[str, tuple[tuple[str, ...], str, bool]] = {
+    "IEEERoundingMode": (("nearest_even", "zero", "negative_inf", "positive_inf"), "nearest_even", True),
+    "DivFOpRoundingMode": (("nearest_even", "zero", "negative_inf", "positive_inf", "approx", "full"),
+                           "nearest_even", False),
+    "SqrtOpRoundingMode": (("nearest_even", "zero", "negative_inf", "positive_inf", "approx"), "nearest_even", False),
+    "TanHOpRoundingMode": (("approx", "full"), "full", False),
+    "ExpOpRoundingMode": (("approx", "full"), "full", False),
+    "IntegerRoundingMode": (("nearest_int_to_zero",), "nearest_int_to_zero", True),
+}
+
+ALL_ROUNDING_MODES = ("nearest_even", "zero", "negative_inf", "positive_inf", "approx", "full",
+                      "nearest_int_to_zero")
+
+
+def _enum_cases(enum_name: str) -> tuple[str, ...] | None:
+    try:
+        from tile_lsp.dialect.enums import ENUMS
+    except ImportError:  # pragma: no cover - table always present in a release
+        return None
+    e = ENUMS.get(enum_name)
+    if e is None:
+        return None
+    return tuple(c[0] if isinstance(c, tuple) else getattr(c, "spelling", c) for c in e.cases)
+
+
+# ---------------------------------------------------------------------------
+# Type transforms named in the op table's type_inference
+# ---------------------------------------------------------------------------
+
+
+def _like_shape(elem: T.Type) -> Callable[[T.Type], T.Type | None]:
+    def f(t: T.Type) -> T.Type | None:
+        return T.TileType(t.shape, elem) if isinstance(t, T.TileType) else None
+
+    return f
+
+
+def _elem_tile(t: T.Type) -> T.Type | None:
+    if isinstance(t, T.TileType):
+        return T.TileType((), t.element)
+    return None
+
+
+def _pointee_tile(t: T.Type) -> T.Type | None:
+    if isinstance(t, T.TileType) and isinstance(t.element, T.PointerType):
+        return T.TileType(t.shape, t.element.pointee)
+    return None
+
+
+TYPE_TRANSFORMS: dict[str, Callable[[T.Type], T.Type | None]] = {
+    "i1_like": _like_shape(T.IntegerType(1)),
+    "i1_tile_like": _like_shape(T.IntegerType(1)),
+    "i1_shape_of": _like_shape(T.IntegerType(1)),
+    "scalar_of": _elem_tile,
+    "element_tile": _elem_tile,
+    "pointee_tile": _pointee_tile,
+    "scalar_i32_tile": lambda t: T.TileType((), T.IntegerType(32)),
+    "token": lambda t: T.TokenType(),
+}
+
+
+def _apply_transform(expr: str, types: dict[str, list[T.Type]]) -> list[T.Type] | None:
+    m = re.fullmatch(r"\s*([A-Za-z_0-9]+)\s*(?:\(\s*([A-Za-z_0-9]*)\s*\))?\s*", expr)
+    if not m:
+        return None
+    fname, arg = m.group(1), m.group(2)
+    if arg is None:
+        # a bare name: same type as that operand/result, or a nullary transform
+        if fname in types:
+            return list(types[fname])
+        fn = TYPE_TRANSFORMS.get(fname)
+        if fn is not None:
+            return [fn(T.UNKNOWN)] if fn(T.UNKNOWN) is not None else None
+        return None
+    fn = TYPE_TRANSFORMS.get(fname)
+    src = types.get(arg)
+    if fn is None or not src:
+        return None
+    out = [fn(t) for t in src]
+    return None if any(t is None for t in out) else out
+
+
+# ---------------------------------------------------------------------------
+# The builder
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class _OpParts:
+    """What the format walk collected for one custom op."""
+
+    operands: dict[str, list[tuple[str, Range | None]]] = field(default_factory=dict)
+    types: dict[str, list[T.Type]] = field(default_factory=dict)
+    props: dict[str, A.Attribute] = field(default_factory=dict)
+    attrs: dict[str, A.Attribute] = field(default_factory=dict)
+    regions: dict[str, tuple[Tree, list[tuple[str, T.Type, Range | None]]]] = field(default_factory=dict)
+    # extra region arguments supplied before the region is seen (for/loop headers)
+    region_args: list[tuple[str, T.Type | None, Range | None]] = field(default_factory=list)
+    uniform_result_type: T.Type | None = None
+
+
+class Builder:
+    """Builds a :class:`~tile_lsp.analysis.ir.Module` from the tree of one chunk.
+
+    ``source`` indexes the whole document; ``base`` is the code-point offset
+    of the chunk in it.  Diagnostics go to ``diagnostics`` with whole-file
+    ranges.  ``stop_at_first_error`` mimics MLIR's parser, which abandons a
+    chunk at its first error.
+    """
+
+    def __init__(self, source: SourceText, base: int, text: str, *, stop_at_first_error: bool = False):
+        self.source = source
+        self.base = base
+        self.text = text
+        self.diagnostics: list[Diagnostic] = []
+        self.stop_at_first_error = stop_at_first_error
+        self.module = Module()
+
+    # -- ranges and diagnostics ------------------------------------------------
+
+    def rng(self, node: Any) -> Range | None:
+        if isinstance(node, Token):
+            if node.start_pos is None:
+                return None
+            return self.source.range(self.base + node.start_pos, self.base + node.end_pos)
+        if isinstance(node, Tree):
+            meta = node.meta
+            if getattr(meta, "empty", True):
+                return None
+            return self.source.range(self.base + meta.start_pos, self.base + meta.end_pos)
+        return None
+
+    def point(self, node: Any) -> Range | None:
+        r = self.rng(node)
+        return Range(r.start, r.start) if r else None
+
+    def error(self, message: str, rng: Range | None, code: str, notes: list[Note] | None = None) -> None:
+        self.diagnostics.append(Diagnostic(Severity.ERROR, message, rng, code, notes or []))
+        if self.stop_at_first_error:
+            raise BuildError(message)
+
+    def slice(self, node: Tree | Token) -> str:
+        if isinstance(node, Token):
+            return str(node)
+        if getattr(node.meta, "empty", True):
+            return ""
+        return self.text[node.meta.start_pos:node.meta.end_pos]
+
+    # -- entry ---------------------------------------------------------------
+
+    def build(self, tree: Tree | None) -> Module:
+        """Build the module of ``tree`` (the ``start`` rule); never raises."""
+        if tree is None:
+            return self.module
+        scope = Scope(isolated=True)
+        try:
+            for item in tree.children:
+                if not isinstance(item, Tree):
+                    continue
+                if item.data == "attr_alias_def":
+                    name = str(item.children[0])[1:]
+                    self.module.attr_aliases[name] = self.attribute(item.children[1])
+                elif item.data == "type_alias_def":
+                    name = str(item.children[0])[1:]
+                    self.module.type_aliases[name] = self.type(item.children[1])
+                elif item.data == "operation":
+                    self.operation(item, self.module.body, scope)
+            self.finish_scope(scope)
+        except BuildError:
+            pass
+        self.resolve_location_aliases()
+        return self.module
+
+    def resolve_location_aliases(self) -> None:
+        aliases = self.module.attr_aliases
+        for op in self.module.walk():
+            loc = op.location
+            if isinstance(loc, A.LocationAttr) and loc.kind == "alias" and loc.alias in aliases:
+                op.location = aliases[loc.alias]
+
+    def finish_scope(self, scope: Scope) -> None:
+        """Report forward references never defined (MLIR: at the end of the region)."""
+        for name, uses in scope.pending.items():
+            for op, idx, rng, _ in uses:
+                self.error("use of undeclared SSA value name", rng, "structure.undefined-value")
+
+    # -- values ------------------------------------------------------------------
+
+    def define(self, scope: Scope, value: Value, name_node: Any) -> None:
+        key = _canonical(value.name)
+        prior = scope.values.get(key)
+        if prior is not None:
+            self.error(f"redefinition of SSA value '{value.name}'", self.rng(name_node),
+                       "structure.redefinition", [Note("previously defined here", prior.range)])
+            return
+        scope.values[key] = value
+        pending = scope.pending.pop(key, None)
+        if pending:
+            for op, idx, rng, expected in pending:
+                if expected is not None and expected != T.UNKNOWN and value.type != T.UNKNOWN and expected != value.type:
+                    self.error(
+                        f"definition of SSA value '{value.name}#0' has type {_q(value.type)} "
+                        f"but was previously used with type {_q(expected)}",
+                        value.range, "structure.use-type")
+                op.operands[idx] = value
+                value.uses.append(Use(op, idx, rng))
+
+    def use(self, scope: Scope, name: str, rng: Range | None, expected: T.Type | None,
+            op: Operation, index: int) -> Value:
+        key = _canonical(name)
+        value = scope.lookup(key)
+        if value is None:
+            # forward reference within this region, resolved when defined
+            placeholder = Value(name, expected if expected is not None else T.UNKNOWN, rng)
+            target = scope
+            scope_ = scope
+            while scope_ is not None and not scope_.isolated:
+                scope_ = scope_.parent
+            target = scope_ or scope
+            target.pending.setdefault(key, []).append((op, index, rng, expected))
+            return placeholder
+        if (expected is not None and expected != T.UNKNOWN and value.type != T.UNKNOWN
+                and expected != value.type):
+            self.error(
+                f"use of value '{name}' expects different type than prior uses: "
+                f"{_q(expected)} vs {_q(value.type)}",
+                rng, "structure.use-type", [Note("prior use here", _start(value.range))])
+        value.uses.append(Use(op, index, rng))
+        return value
+
+    # -- operations ----------------------------------------------------------------
+
+    def operation(self, tree: Tree, block: Block, scope: Scope) -> Operation | None:
+        results_tree, body, loc_tree = tree.children
+        bound: list[tuple[str, int, Any]] = []  # (name, count, node)
+        if results_tree is not None:
+            for r in results_tree.children:
+                name_tok, count_tok = r.children
+                count = int(str(count_tok)) if count_tok is not None else 1
+                bound.append((str(name_tok), count, name_tok))
+        if body.data == "generic_op":
+            op = self.generic_op(body, bound, block, scope)
+        else:
+            op = self.custom_op(body.children[0], bound, block, scope)
+        if op is None:
+            return None
+        op.range = self.rng(tree)
+        if loc_tree is not None:
+            op.location = self.location(loc_tree.children[0])
+        op.parent = block
+        block.operations.append(op)
+        return op
+
+    def bind_results(self, op: Operation, bound: list[tuple[str, int, Any]], result_types: list[T.Type],
+                     scope: Scope, node: Any) -> None:
+        total = sum(c for _, c, _ in bound)
+        if bound and total != len(result_types):
+            self.error(f"operation defines {len(result_types)} results but was provided {total} to bind",
+                       self.point(node), "structure.result-count")
+        index = 0
+        for name, count, name_node in bound:
+            for k in range(count):
+                t = result_types[index] if index < len(result_types) else T.UNKNOWN
+                vname = name if count == 1 else f"{name}#{k}"
+                res = OpResult(vname, t, self.rng(name_node), owner=op, index=index)
+                op.results.append(res)
+                self.define(scope, res, name_node) if count == 1 or k == 0 else None
+                if count > 1:
+                    scope.values[f"{name}#{k}"] = res
+                index += 1
+        while index < len(result_types):
+            op.results.append(OpResult(f"<result {index}>", result_types[index], None, owner=op, index=index))
+            index += 1
+
+    # -- generic form ------------------------------------------------------------
+
+    def generic_op(self, tree: Tree, bound, block: Block, scope: Scope) -> Operation:
+        name_tok, operands_t, succ_t, props_t, regions_t, attrs_t, ftype_t = tree.children
+        name = ast.literal_eval(str(name_tok)) if str(name_tok).startswith('"') else str(name_tok)
+        opdef = lookup(name) if "." in name else None
+        op = Operation(name, opdef, generic=True, name_range=self.rng(name_tok))
+        ftype = self.type(ftype_t)
+        inputs = list(ftype.inputs) if isinstance(ftype, T.FunctionType) else []
+        outputs = list(ftype.results) if isinstance(ftype, T.FunctionType) else []
+        uses = operands_t.children if operands_t is not None else []
+        if len(uses) != len(inputs):
+            self.error(f"expected {len(uses)} operand type{'s' if len(uses) != 1 else ''} but had {len(inputs)}",
+                       self.point(ftype_t), "parse.operand-types")
+        for i, u in enumerate(uses):
+            vname = str(u.children[0])
+            rng = self.rng(u)
+            op.operands.append(None)  # type: ignore[arg-type]
+            op.operand_ranges.append(rng)
+            op.operands[i] = self.use(scope, vname, rng, inputs[i] if i < len(inputs) else None, op, i)
+        if props_t is not None:
+            d = self.attribute(props_t.children[0])
+            op.properties.update(d.entries if isinstance(d, A.DictAttr) else {})
+        if attrs_t is not None:
+            d = self.attribute(attrs_t)
+            if isinstance(d, A.DictAttr):
+                for k, v in d.entries.items():
+                    if opdef is not None and opdef.attribute(k) is not None and k not in op.properties:
+                        op.properties[k] = v
+                    else:
+                        op.attributes[k] = v
+        self.bind_results(op, bound, outputs, scope, name_tok)
+        if opdef is not None:
+            self.assign_segments(op, opdef)
+        if regions_t is not None:
+            isolated = opdef is not None and opdef.has_trait("IsolatedFromAbove")
+            for rt in regions_t.children:
+                op.regions.append(self.region(rt, op, scope, [], isolated))
+        if succ_t is not None:
+            for s in succ_t.children:
+                op.successors.append(Block(label=str(s.children[0])))
+        return op
+
+    def assign_segments(self, op: Operation, opdef: OpDef) -> None:
+        """Split a generic op's operands/results into ODS groups (``operandSegmentSizes``)."""
+        seg_attr = op.properties.get("operandSegmentSizes") or op.attributes.get("operandSegmentSizes")
+        sizes: list[int] | None = None
+        if isinstance(seg_attr, A.DenseArrayAttr):
+            sizes = [int(v) for v in seg_attr.values]
+        op.operand_segments = _segments(opdef.operands, len(op.operands), sizes)
+        op.result_segments = _segments(opdef.results, len(op.results), None)
+
+    # -- custom form -----------------------------------------------------------------
+
+    def custom_op(self, tree: Tree, bound, block: Block, scope: Scope) -> Operation | None:
+        opname_tree = tree.children[0]
+        name_tok = opname_tree.children[0]
+        short = str(name_tok).split(".", 1)[-1] if str(name_tok).startswith("cuda_tile.") else str(name_tok)
+        opdef = lookup(short)
+        assert opdef is not None and opdef.format is not None
+        op = Operation(opdef.full_name, opdef, name_range=self.rng(name_tok))
+        parts = _OpParts()
+        elems = parse_format(opdef.format)
+        fmt_tree = tree.children[1] if len(tree.children) > 1 else None
+        children = _children(fmt_tree)
+        self.walk(opdef, elems, children, parts)
+        self.infer_types(opdef, parts, bound)
+        # results
+        result_types: list[T.Type] = []
+        for r in opdef.results:
+            ts = parts.types.get(r.name)
+            if r.kind == "variadic":
+                if ts is None and parts.uniform_result_type is not None:
+                    others = sum(1 for x in opdef.results if x.kind != "variadic")
+                    n = max(sum(c for _, c, _ in bound) - others, 0)
+                    ts = [parts.uniform_result_type] * n
+                result_types.extend(ts or [])
+            elif r.kind == "optional":
+                result_types.extend(ts or [])
+            else:
+                result_types.append(ts[0] if ts else T.UNKNOWN)
+        # operands in ODS order
+        index = 0
+        for o in opdef.operands:
+            uses = parts.operands.get(o.name, [])
+            ts = parts.types.get(o.name)
+            start = index
+            for k, (vname, rng) in enumerate(uses):
+                expected = None
+                if ts:
+                    expected = ts[k] if k < len(ts) else ts[-1]
+                op.operands.append(None)  # type: ignore[arg-type]
+                op.operand_ranges.append(rng)
+                op.operands[index] = self.use(scope, vname, rng, expected, op, index)
+                index += 1
+            op.operand_segments[o.name] = (start, index - start)
+        op.properties.update(parts.props)
+        for k, v in parts.attrs.items():
+            if opdef.attribute(k) is not None and k not in op.properties:
+                op.properties[k] = v
+            else:
+                op.attributes[k] = v
+        self.bind_results(op, bound, result_types, scope, name_tok)
+        rindex = 0
+        for r in opdef.results:
+            n = 1 if r.kind == "single" else len(parts.types.get(r.name) or [])
+            if r.kind == "variadic" and r.name not in parts.types:
+                n = len(op.results) - rindex
+            op.result_segments[r.name] = (rindex, n)
+            rindex += n
+        isolated = opdef.has_trait("IsolatedFromAbove")
+        for rdef in opdef.regions:
+            entry = parts.regions.get(rdef.name)
+            if entry is None:
+                op.regions.append(Region(parent=op))
+                continue
+            rtree, args = entry
+            op.regions.append(self.region(rtree, op, scope, args, isolated))
+        return op
+
+    def walk(self, opdef: OpDef, elems: tuple, children: list, parts: _OpParts) -> None:
+        """Bind the format elements ``elems`` to the aligned tree ``children``."""
+        it = iter(children)
+        for e in elems:
+            if isinstance(e, Literal):
+                continue
+            if isinstance(e, Var):
+                attr = opdef.attribute(e.name)
+                if attr is not None and attr.kind == "unit":
+                    parts.props[e.name] = A.UnitAttr()
+                    continue
+                self.bind_var(opdef, e, next(it, None), parts)
+            elif isinstance(e, Directive):
+                self.bind_directive(opdef, e, next(it, None), parts)
+            elif isinstance(e, OptionalGroup):
+                child = next(it, None)
+                if child is None:
+                    continue
+                if child.data.startswith("alt_"):
+                    inner = child.children[0]
+                    if inner.data.startswith("og_"):
+                        self.walk(opdef, e.then, _children(inner), parts)
+                    else:
+                        self.walk(opdef, e.else_, _children(inner), parts)
+                else:
+                    self.walk(opdef, e.then, _children(child), parts)
+            elif isinstance(e, OIList):
+                child = next(it, None)
+                present = {str(t) for t in (child.children if child is not None else [])}
+                for kw, attr_name in e.clauses:
+                    if kw in present:
+                        parts.props[attr_name] = A.UnitAttr()
+
+    def bind_var(self, opdef: OpDef, var: Var, child: Any, parts: _OpParts) -> None:
+        name = var.name
+        if opdef.operand(name) is not None:
+            if child is None:
+                parts.operands[name] = []
+            elif child.data == "value_use":
+                parts.operands[name] = [(str(child.children[0]), self.rng(child))]
+            else:  # value_use_list
+                parts.operands[name] = [(str(u.children[0]), self.rng(u)) for u in child.children]
+            return
+        attr = opdef.attribute(name)
+        if attr is not None:
+            if child is None:
+                return
+            parts.props[name] = self.format_attr(attr.kind, child, name)
+            return
+        if any(r.name == name for r in opdef.regions):
+            parts.regions[name] = (child, [])
+            return
+
+    def format_attr(self, kind: str, node: Any, name: str) -> A.Attribute:
+        if kind.startswith("enum:"):
+            enum = kind[5:]
+            tok = node.children[0]
+            case = str(tok)
+            cases = _enum_cases(enum)
+            if cases is not None and case not in cases:
+                self.error(f"expected {name} to be one of: " + ", ".join(cases), self.rng(tok), "parse.enum")
+            return A.EnumAttr(enum, case, range=self.rng(tok))
+        if isinstance(node, Tree) and node.data in ("fmt_int", "fmt_bool", "fmt_string", "fmt_symbol"):
+            tok = node.children[0]
+            if node.data == "fmt_int":
+                return A.IntegerAttr(_int(tok), range=self.rng(tok))
+            if node.data == "fmt_bool":
+                return A.BoolAttr(str(tok) == "true", range=self.rng(tok))
+            if node.data == "fmt_string":
+                return A.StringAttr(_unquote(str(tok)), range=self.rng(tok))
+            sym = _symbol(str(tok))
+            if kind == "symbol_name":
+                return A.SymbolNameAttr(sym, range=self.rng(tok))
+            return A.SymbolRefAttr(sym, range=self.rng(tok))
+        if isinstance(node, Tree) and node.data == "fmt_int_array":
+            lst = node.children[0]
+            vals = [_int(t) for t in lst.children] if lst is not None else []
+            return A.DenseArrayAttr(T.IntegerType(32), vals, range=self.rng(node))
+        if isinstance(node, Tree) and node.data == "pretty_body":
+            return A.DialectAttr("cuda_tile", name, self.slice(node)[1:-1].strip(), range=self.rng(node))
+        if kind == "type":
+            return A.TypeAttr(self.type(node), range=self.rng(node))
+        return self.attribute(node)
+
+    def _target(self, arg: Any) -> str | None:
+        """The operand/result name inside ``type($x)`` or ``$x``."""
+        if isinstance(arg, Var):
+            return arg.name
+        if isinstance(arg, Directive) and arg.name == "type" and arg.args and isinstance(arg.args[0], Var):
+            return arg.args[0].name
+        return None
+
+    def bind_directive(self, opdef: OpDef, d: Directive, child: Any, parts: _OpParts) -> None:
+        name = d.name
+        if name == "attr-dict":
+            if child is not None:
+                parts.attrs.update(self.attribute(child).entries)
+            return
+        if name == "attr-dict-with-keyword":
+            if child is not None:
+                parts.attrs.update(self.attribute(child.children[0]).entries)
+            return
+        if name == "type":
+            target = self._target(d)
+            if target is not None and child is not None:
+                parts.types[target] = self.type_list(child)
+            return
+        if name == "functional-type":
+            ft = self.type(child)
+            if isinstance(ft, T.FunctionType):
+                ins = [a for a in d.args]
+                if ins and isinstance(ins[0], Directive) and ins[0].name == "operands":
+                    parts.types["__operands__"] = list(ft.inputs)
+            return
+        if name == "operands":
+            return
+        if name != "custom":
+            return
+        custom = d.custom
+        target = self._target(d.args[0]) if d.args else None
+        if custom in ("CudaTileType",):
+            if target is not None and child is not None:
+                parts.types[target] = self.type_list(child)
+            return
+        if custom == "UniformType":
+            t = self.type(child.children[0])
+            parts.uniform_result_type = t
+            if target is not None and opdef.result(target) is not None and opdef.result(target).kind != "variadic":
+                parts.types[target] = [t]
+            return
+        if custom == "IndexType":
+            ts = self.type_list(child)
+            if target is not None:
+                n = len(parts.operands.get(target, []))
+                parts.types[target] = ts if len(ts) == n or len(ts) != 1 else ts * max(n, 1)
+            return
+        if custom in ROUNDING_DIRECTIVES:
+            allowed, default, with_got = ROUNDING_DIRECTIVES[custom]
+            if child is None:
+                parts.props[target] = A.EnumAttr("RoundingMode", default, "rounding")
+                return
+            tok = child.children[0]
+            case = str(tok)
+            if case not in ALL_ROUNDING_MODES or (with_got and case not in allowed):
+                msg = "expected rounding mode to be one of: " + ", ".join(f"'{m}'" for m in allowed)
+                if with_got:
+                    msg += f", got: '{case}'"
+                # MLIR reports at the current location: after the closing '>'
+                r = self.rng(child)
+                self.error(msg, Range(r.end, r.end) if r else None, "parse.rounding")
+            parts.props[target] = A.EnumAttr("RoundingMode", case, "rounding", range=self.rng(tok))
+            return
+        if custom in ENUM_DIRECTIVES:
+            enum, message = ENUM_DIRECTIVES[custom]
+            tok = child.children[0]
+            cases = _enum_cases(enum)
+            if cases is not None and str(tok) not in cases:
+                self.error(message, self.point(tok), "parse.enum")
+            parts.props[target] = A.EnumAttr(enum, str(tok), range=self.rng(tok))
+            return
+        if custom == "AssumePredicate":
+            inner = child.children
+            if isinstance(inner[0], Token):
+                body = self.slice(inner[1])[1:-1] if len(inner) > 1 and inner[1] is not None else None
+                parts.props[target] = A.DialectAttr("cuda_tile", str(inner[0]), body, range=self.rng(child))
+            else:
+                parts.props[target] = self.attribute(inner[0])
+            return
+        if custom in ("DenseTypedElementsAttr", "DenseTypedElementsAttrNoResult"):
+            elem_t, lit, ty_t = child.children
+            elem = self.type(elem_t)
+            ty = self.type(ty_t)
+            values = self.dense_values(lit) if lit is not None else []
+            shape = _literal_shape(values)
+            parts.props[target] = A.DenseElementsAttr(elem, values, ty, shape, range=self.rng(child))
+            if custom == "DenseTypedElementsAttr" and len(d.args) > 1:
+                res = self._target(d.args[1])
+                if res is not None:
+                    parts.types[res] = [ty]
+            return
+        if custom == "SymbolVisibility":
+            if child is not None:
+                parts.props[target or "sym_visibility"] = A.StringAttr(str(child.children[0]), range=self.rng(child))
+            return
+        if custom in ("IfOpRegion", "Region"):
+            if target is not None:
+                parts.regions[target] = (child, list(parts.region_args))
+            return
+        if custom == "ArgumentRegion":
+            args_t, region_t = child.children
+            parts.regions[target] = (region_t, self.block_args(args_t))
+            return
+        if custom == "FunctionSignature":
+            args_t, res_t = child.children
+            args = self.block_args(args_t)
+            results = self.type_list(res_t.children[0]) if res_t is not None else []
+            parts.region_args = args
+            parts.props[target or "function_type"] = A.TypeAttr(
+                T.FunctionType(tuple(t for _, t, _ in args), tuple(results)), range=self.rng(child))
+            return
+        if custom == "ForHeader":
+            unsigned_t, iv_t, lb, ub, step, ty_t = child.children
+            ty = self.type(ty_t)
+            if unsigned_t is not None:
+                parts.props["unsignedCmp"] = A.UnitAttr()
+            names = [self._target(a) for a in d.args]
+            for nm, u in zip(names, (lb, ub, step)):
+                parts.operands[nm] = [(str(u.children[0]), self.rng(u))]
+                parts.types[nm] = [ty]
+            parts.region_args = [(str(iv_t.children[0]), ty, self.rng(iv_t))]
+            return
+        if custom == "ForIterValues":
+            if child is None:
+                parts.operands[target] = []
+                parts.types.setdefault("resultValues", [])
+                return
+            *iter_args, types_t = child.children
+            ts = self.type_list(types_t)
+            uses = []
+            for k, ia in enumerate(iter_args):
+                vname, u = ia.children
+                uses.append((str(u.children[0]), self.rng(u)))
+                parts.region_args.append((str(vname), ts[k] if k < len(ts) else T.UNKNOWN, self.rng(vname)))
+            parts.operands[target] = uses
+            parts.types[target] = ts
+            for r in opdef.results:
+                parts.types[r.name] = ts
+            return
+        if custom == "LoopHeader":
+            iter_t, res_t = child.children
+            uses = []
+            if iter_t is not None:
+                *iter_args, types_t = iter_t.children
+                ts = self.type_list(types_t)
+                for k, ia in enumerate(iter_args):
+                    vname, u = ia.children
+                    uses.append((str(u.children[0]), self.rng(u)))
+                    parts.region_args.append((str(vname), ts[k] if k < len(ts) else T.UNKNOWN, self.rng(vname)))
+                parts.types[target] = ts
+            parts.operands[target] = uses
+            results = self.type_list(res_t.children[0]) if res_t is not None and res_t.children and res_t.children[0] is not None else []
+            for r in opdef.results:
+                parts.types[r.name] = results
+            return
+        if custom == "IndexList":
+            items = [c for c in child.children if c is not None]
+            parts.operands[target] = [(str(c.children[0]), self.rng(c)) for c in items if isinstance(c, Tree)]
+            return
+        if custom == "ShapeList":
+            items = [c for c in child.children if c is not None]
+            parts.operands[target] = [(str(c.children[0]), self.rng(c)) for c in items if isinstance(c, Tree)]
+            parts.props.setdefault("__literal_" + (target or ""), A.ArrayAttr(
+                [A.IntegerAttr(_int(c)) if isinstance(c, Token) else A.StringAttr(str(c.children[0]))
+                 for c in items], range=self.rng(child)))
+            return
+        if custom == "TypeArrowType":
+            first, second = child.children
+            if second is None:
+                parts.types[target] = [self.type(first)]
+            else:
+                idx_t = self.type(first)
+                parts.types[target] = [self.type(second)]
+                for o in opdef.operands:
+                    if o.kind == "variadic":
+                        parts.types[o.name] = [idx_t]
+            return
+        if custom == "OptHints":
+            if child is not None:
+                body = self.slice(child.children[0])[1:-1].strip()
+                parts.props[target or "optimization_hints"] = A.DialectAttr(
+                    "cuda_tile", "optimization_hints", body, range=self.rng(child))
+            return
+
+    def infer_types(self, opdef: OpDef, parts: _OpParts, bound) -> None:
+        """Fill the types the format leaves out from the op table's ``type_inference``."""
+        for _ in range(3):  # chains (a from b from c) settle in a few rounds
+            for name, expr in opdef.type_inference.items():
+                if name in parts.types:
+                    continue
+                ts = _apply_transform(expr, parts.types)
+                if ts is not None:
+                    entity = opdef.operand(name) or opdef.result(name)
+                    if entity is not None and entity.kind == "variadic":
+                        n = len(parts.operands.get(name, [])) if opdef.operand(name) else len(ts)
+                        ts = (ts * n)[:n] if len(ts) == 1 and n != 1 else ts
+                    parts.types[name] = ts
+        if "__operands__" in parts.types:
+            ts = parts.types.pop("__operands__")
+            k = 0
+            for o in opdef.operands:
+                n = len(parts.operands.get(o.name, []))
+                parts.types.setdefault(o.name, ts[k:k + n])
+                k += n
+
+    # -- regions --------------------------------------------------------------------
+
+    def block_args(self, args_t: Tree | None) -> list[tuple[str, T.Type, Range | None]]:
+        if args_t is None:
+            return []
+        out = []
+        for a in args_t.children:
+            name_tok, ty_t, _loc = a.children
+            out.append((str(name_tok), self.type(ty_t), self.rng(name_tok)))
+        return out
+
+    def region(self, tree: Tree, op: Operation, scope: Scope, entry_args, isolated: bool) -> Region:
+        region = Region(parent=op, range=self.rng(tree))
+        inner = Scope(parent=scope, isolated=isolated)
+        body = tree.children[0]
+        ops = [c for c in body.children if isinstance(c, Tree) and c.data == "operation"]
+        blocks = [c for c in body.children if isinstance(c, Tree) and c.data == "block"]
+        if ops or entry_args or not blocks:
+            entry = Block(parent=region, range=self.rng(body))
+            for k, (name, ty, rng) in enumerate(entry_args):
+                arg = BlockArgument(name, ty if ty is not None else T.UNKNOWN, rng, owner=entry, index=k)
+                entry.arguments.append(arg)
+                self.define(inner, arg, None)
+            if ops or entry_args:
+                region.blocks.append(entry)
+                for o in ops:
+                    self.operation(o, entry, inner)
+        for bt in blocks:
+            label_t = bt.children[0]
+            label_tok, args_t = label_t.children
+            blk = Block(label=str(label_tok), parent=region, range=self.rng(bt), label_range=self.rng(label_tok))
+            for k, (name, ty, rng) in enumerate(self.block_args(args_t)):
+                arg = BlockArgument(name, ty, rng, owner=blk, index=k)
+                blk.arguments.append(arg)
+                self.define(inner, arg, None)
+            region.blocks.append(blk)
+            for o in bt.children[1:]:
+                if isinstance(o, Tree):
+                    self.operation(o, blk, inner)
+        self.finish_scope(inner) if isolated else self._hoist_pending(inner, scope)
+        return region
+
+    def _hoist_pending(self, inner: Scope, outer: Scope) -> None:
+        for name, uses in inner.pending.items():
+            outer.pending.setdefault(name, []).extend(uses)
+
+    # -- types ---------------------------------------------------------------------------
+
+    def type_list(self, node: Any) -> list[T.Type]:
+        if node is None:
+            return []
+        if isinstance(node, Tree) and node.data == "type_list":
+            return [self.type(c) for c in node.children]
+        if isinstance(node, Tree) and node.data == "paren_type_list":
+            return self.type_list(node.children[0])
+        return [self.type(node)]
+
+    def type(self, node: Any) -> T.Type:
+        """Convert a type subtree to a :class:`~tile_lsp.dialect.types.Type`."""
+        if node is None:
+            return T.UNKNOWN
+        if isinstance(node, Token):
+            return T.element_type(str(node)) or T.OpaqueType(str(node))
+        d = node.data
+        c = node.children
+        if d == "scalar_type":
+            return T.element_type(str(c[0])) or (T.NoneType() if str(c[0]) == "none" else T.OpaqueType(str(c[0])))
+        if d == "tile_type":
+            return T.TileType(_dims(c[0]), self.type(c[1]))
+        if d == "ptr_type":
+            return T.PointerType(self.type(c[0]))
+        if d == "token_type":
+            return T.TokenType()
+        if d == "tensor_view_type":
+            shape = _dims(c[0])
+            strides = tuple(_stride(s) for s in c[2].children) if c[2] is not None else ()
+            return T.TensorViewType(shape, self.type(c[1]), strides)
+        if d == "partition_view_type":
+            tile_shape = _view_shape(c[0])
+            pad = str(c[1].children[0]) if c[1] is not None else None
+            dim_map = _dim_map(c[3])
+            return T.PartitionViewType(tile_shape, self.type(c[2]), pad, dim_map)
+        if d == "strided_view_type":
+            tile_shape = _view_shape(c[0])
+            strides = tuple(_stride(s) for s in c[1].children) if c[1] is not None else ()
+            pad = str(c[2].children[0]) if c[2] is not None else None
+            return T.StridedViewType(tile_shape, strides, self.type(c[3]), pad, _dim_map(c[4]))
+        if d == "gather_scatter_view_type":
+            tile_shape = _view_shape(c[0])
+            pad = str(c[1].children[0]) if c[1] is not None else None
+            return T.GatherScatterViewType(tile_shape, self.type(c[2]), _int(c[3]), pad)
+        if d == "function_type":
+            ins = self.type_list(c[0])
+            outs = self.type_list(c[1])
+            return T.FunctionType(tuple(ins), tuple(outs))
+        if d == "paren_type_list":
+            ts = self.type_list(c[0])
+            return ts[0] if len(ts) == 1 else T.OpaqueType(self.slice(node))
+        if d == "type_alias":
+            name = str(c[0])[1:]
+            t = self.module.type_aliases.get(name)
+            if t is None:
+                self.error(f"undefined symbol alias id '{name}'", self.rng(c[0]), "parse.alias")
+                return T.UNKNOWN
+            return t
+        if d in ("dialect_type", "builtin_opaque_type"):
+            return T.OpaqueType(self.slice(node))
+        if d == "uniform_type":
+            return self.type(c[0])
+        return T.OpaqueType(self.slice(node))
+
+    # -- attributes ------------------------------------------------------------------------
+
+    def attribute(self, node: Any) -> A.Attribute:
+        """Convert an attribute subtree to an :class:`~tile_lsp.analysis.attributes.Attribute`."""
+        rng = self.rng(node)
+        if isinstance(node, Token):
+            t = node.type
+            if t == "INT":
+                return A.IntegerAttr(_int(node), range=rng)
+            if t == "FLOAT":
+                return A.FloatAttr(float(str(node)), text=str(node), range=rng)
+            if t == "BOOL":
+                return A.BoolAttr(str(node) == "true", range=rng)
+            if t == "STRING":
+                return A.StringAttr(_unquote(str(node)), range=rng)
+            return A.OpaqueAttr(str(node), range=rng)
+        d = node.data
+        c = node.children
+        if d == "typed_number":
+            ty = self.type(c[1])
+            tok = c[0]
+            if tok.type == "FLOAT" or isinstance(ty, T.FloatType):
+                return A.FloatAttr(_float_value(str(tok), ty), ty, str(tok), range=rng)
+            return A.IntegerAttr(_int(tok), ty, range=rng)
+        if d == "array_attr":
+            return A.ArrayAttr([self.attribute(x) for x in c if x is not None], range=rng)
+        if d == "attr_dict":
+            entries: dict[str, A.Attribute] = {}
+            for e in c:
+                if e is None:
+                    continue
+                key_node, val = e.children
+                key = self._attr_name(key_node)
+                entries[key] = self.attribute(val) if val is not None else A.UnitAttr(range=self.rng(e))
+            return A.DictAttr(entries, range=rng)
+        if d == "dense_attr":
+            ty = self.type(c[2])
+            values = self.dense_values(c[1]) if c[1] is not None else []
+            return A.DenseElementsAttr(T.element_of(ty), values, ty, _literal_shape(values), range=rng)
+        if d == "dense_array_attr":
+            et = self.type(c[1])
+            vals = []
+            if c[2] is not None:
+                for v in c[2].children:
+                    vals.append(_scalar(v))
+            return A.DenseArrayAttr(et, vals, range=rng)
+        if d == "attr_alias":
+            name = str(c[0])[1:]
+            target = self.module.attr_aliases.get(name)
+            return A.AliasAttr(name, target, range=rng)
+        if d == "dialect_attr":
+            full = str(c[0])[1:]
+            dialect, _, mnemonic = full.partition(".")
+            return A.DialectAttr(dialect, mnemonic, self.slice(c[1])[1:-1], range=rng)
+        if d == "symbol_ref":
+            names = [_symbol(str(t)) for t in c]
+            return A.SymbolRefAttr(names[0], tuple(names[1:]), range=rng)
+        if d == "type_attr":
+            return A.TypeAttr(self.type(c[0]), range=rng)
+        if d == "unit_attr":
+            return A.UnitAttr(range=rng)
+        if d == "location_attr":
+            return self.location(c[0])
+        if d in ("fmt_int", "fmt_string", "fmt_bool", "fmt_symbol"):
+            return self.attribute(c[0])
+        # a type in attribute position (inlined cuda/scalar/function types)
+        if d.endswith("_type") or d in ("function_type",):
+            return A.TypeAttr(self.type(node), range=rng)
+        return A.OpaqueAttr(self.slice(node), range=rng)
+
+    def _attr_name(self, node: Any) -> str:
+        if isinstance(node, Token):
+            s = str(node)
+            return _unquote(s) if s.startswith('"') else s
+        return str(node.children[0])
+
+    def dense_values(self, node: Any) -> Any:
+        if isinstance(node, Token):
+            return _scalar(node)
+        if node.data == "dense_literal":
+            return self.dense_values(node.children[0])
+        if node.data == "dense_list":
+            return [self.dense_values(x) for x in node.children if x is not None]
+        return self.slice(node)
+
+    def location(self, node: Any) -> A.LocationAttr:
+        rng = self.rng(node)
+        d = node.data if isinstance(node, Tree) else ""
+        c = node.children if isinstance(node, Tree) else []
+        if d == "file_loc":
+            line = _int(c[1]) if len(c) > 1 and c[1] is not None else 0
+            col = _int(c[2]) if len(c) > 2 and c[2] is not None else 0
+            return A.LocationAttr("file", filename=_unquote(str(c[0])), line=line, column=col, range=rng)
+        if d == "name_loc":
+            return A.LocationAttr("name", name=_unquote(str(c[0])), children=[self.location(c[1])], range=rng)
+        if d == "unknown_loc":
+            return A.LocationAttr("unknown", range=rng)
+        if d == "alias_loc":
+            return A.LocationAttr("alias", alias=str(c[0])[1:], range=rng)
+        if d == "dialect_loc":
+            attr = self.attribute(Tree("dialect_attr", c, node.meta))
+            return A.LocationAttr("dialect", attr=attr, range=rng)
+        if d == "callsite_loc":
+            return A.LocationAttr("callsite", children=[self.location(c[0]), self.location(c[1])], range=rng)
+        if d == "fused_loc":
+            meta = self.attribute(c[0]) if c and c[0] is not None else None
+            kids = [self.location(x) for x in c[1:] if x is not None]
+            return A.LocationAttr("fused", children=kids, metadata=meta, range=rng)
+        return A.LocationAttr("unknown", range=rng)
+
+
+# ---------------------------------------------------------------------------
+# helpers
+# ---------------------------------------------------------------------------
+
+
+def _children(tree: Tree | None) -> list:
+    """Aligned children of a format rule: subtrees and ``None`` placeholders, tokens dropped."""
+    if tree is None:
+        return []
+    return [c for c in tree.children if c is None or isinstance(c, Tree)]
+
+
+def _segments(defs, count: int, sizes: list[int] | None) -> dict[str, tuple[int, int]]:
+    out: dict[str, tuple[int, int]] = {}
+    if sizes is not None and len(sizes) == len(defs):
+        start = 0
+        for d, n in zip(defs, sizes):
+            out[d.name] = (start, n)
+            start += n
+        return out
+    fixed = sum(1 for d in defs if d.kind == "single")
+    var = [d for d in defs if d.kind != "single"]
+    extra = max(count - fixed, 0)
+    start = 0
+    for d in defs:
+        if d.kind == "single":
+            n = 1
+        elif len(var) == 1:
+            n = extra
+        else:
+            n = min(1, extra) if d.kind == "optional" else 0
+            extra -= n
+        out[d.name] = (start, n)
+        start += n
+    return out
+
+
+def _q(t: T.Type) -> str:
+    return f"'{t}'"
+
+
+def _start(r: Range | None) -> Range | None:
+    return Range(r.start, r.start) if r else None
+
+
+def _int(tok: Any) -> int:
+    s = str(tok)
+    try:
+        return int(s, 0)
+    except ValueError:
+        try:
+            return int(s)
+        except ValueError:
+            return 0
+
+
+def _unquote(s: str) -> str:
+    if len(s) >= 2 and s[0] == '"' and s[-1] == '"':
+        body = s[1:-1]
+        return re.sub(r"\\(\\|\"|n|t|[0-9a-fA-F]{2})",
+                      lambda m: {"\\": "\\", '"': '"', "n": "\n", "t": "\t"}.get(m.group(1))
+                      or chr(int(m.group(1), 16)), body)
+    return s
+
+
+def _symbol(s: str) -> str:
+    s = s[1:] if s.startswith("@") else s
+    return _unquote(s)
+
+
+def _scalar(tok: Any) -> Any:
+    if isinstance(tok, Token):
+        if tok.type == "INT":
+            return _int(tok)
+        if tok.type == "FLOAT":
+            return float(str(tok))
+        if tok.type == "BOOL":
+            return str(tok) == "true"
+        if tok.type == "STRING":
+            return _unquote(str(tok))
+    return str(tok)
+
+
+def _float_value(text: str, ty: T.Type) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        return float("nan")
+
+
+def _literal_shape(values: Any) -> tuple[int, ...]:
+    shape = []
+    v = values
+    while isinstance(v, list):
+        shape.append(len(v))
+        if not v:
+            break
+        v = v[0]
+    return tuple(shape)
+
+
+def _dims(tok: Any) -> tuple[int | None, ...]:
+    if tok is None:
+        return ()
+    parts = str(tok).rstrip("x").split("x")
+    return tuple(None if p == "?" else int(p) for p in parts if p != "")
+
+
+def _view_shape(node: Tree) -> tuple[int, ...]:
+    tok = node.children[0]
+    if tok is None:
+        return ()
+    return tuple(int(p) for p in str(tok).split("x"))
+
+
+def _stride(tok: Any) -> int | None:
+    return None if str(tok) == "?" else _int(tok)
+
+
+def _dim_map(node: Tree | None) -> tuple[int, ...] | None:
+    if node is None:
+        return None
+    lst = node.children[0]
+    return tuple(_int(t) for t in lst.children) if lst is not None else ()

@@ -1,0 +1,164 @@
+"""Trait checks: one function per MLIR trait, reusable by every op that declares it.
+
+Trait names and parameters come from the op table (``OpDef.traits``), e.g.
+``"AllTypesMatch<lhs, rhs, result>"``.  Messages are MLIR's
+(``mlir/lib/IR/Operation.cpp`` ``OpTrait::impl::verify*`` and the ODS
+predicate-trait wording ``failed to verify that <summary>``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+from tile_lsp.analysis.ir import Operation
+from tile_lsp.dialect import types as T
+
+TraitFn = Callable[[Operation, "object", list[str]], None]
+TRAITS: dict[str, TraitFn] = {}
+
+
+def trait(name: str):
+    """Register the check of trait ``name``; ``fn(op, ctx, params)``."""
+
+    def deco(fn: TraitFn) -> TraitFn:
+        TRAITS[name] = fn
+        return fn
+
+    return deco
+
+
+def parse_trait(text: str) -> tuple[str, list[str]]:
+    """``"AllTypesMatch<lhs, rhs>"`` -> ``("AllTypesMatch", ["lhs", "rhs"])``."""
+    m = re.fullmatch(r"\s*([A-Za-z_][A-Za-z0-9_:]*)\s*(?:<(.*)>)?\s*", text, re.S)
+    if not m:
+        return text, []
+    params = [p.strip() for p in _split_params(m.group(2) or "")]
+    return m.group(1), [p for p in params if p]
+
+
+def _split_params(s: str) -> list[str]:
+    out, depth, cur = [], 0, []
+    for ch in s:
+        if ch in "<([{":
+            depth += 1
+        elif ch in ">)]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    out.append("".join(cur))
+    return out
+
+
+def check_trait(text: str, op: Operation, ctx) -> None:
+    """Run the check of one trait of ``op`` (unknown traits have no check)."""
+    name, params = parse_trait(text)
+    fn = TRAITS.get(name)
+    if fn is not None:
+        fn(op, ctx, params)
+
+
+def _entity_types(op: Operation, name: str) -> list[T.Type]:
+    if op.opdef is not None and op.opdef.operand(name) is not None:
+        return [v.type for v in op.operand_group(name)]
+    if op.opdef is not None and op.opdef.result(name) is not None:
+        return [r.type for r in op.result_group(name)]
+    return []
+
+
+def _known(ts: list[T.Type]) -> list[T.Type]:
+    return [t for t in ts if t != T.UNKNOWN]
+
+
+def _shape(t: T.Type):
+    return getattr(t, "shape", None)
+
+
+def _all_same(values: list) -> bool:
+    return all(v == values[0] for v in values[1:])
+
+
+def _match_all(kind: str, key: Callable[[T.Type], object]):
+    def check(op: Operation, ctx, params: list[str]) -> None:
+        ts: list[T.Type] = []
+        for p in params:
+            ts.extend(_known(_entity_types(op, p)))
+        keys = [key(t) for t in ts]
+        if len(keys) > 1 and not _all_same(keys):
+            ctx.op_error(op, "failed to verify that all of {" + ", ".join(params) + "} have " + kind)
+
+    return check
+
+
+trait("AllTypesMatch")(_match_all("same type", lambda t: t))
+trait("AllShapesMatch")(_match_all("same shape", _shape))
+trait("AllRanksMatch")(_match_all("same rank", lambda t: len(_shape(t) or ())))
+trait("AllElementTypesMatch")(_match_all("same element type", T.element_of))
+# cuda_tile's own wording of the element-type predicate (Ops.td)
+trait("AllElementTypesMatchThe")(_match_all("the same element type", T.element_of))
+
+
+def _operands_and_results(op: Operation) -> list[T.Type]:
+    return _known([v.type for v in op.operands] + [r.type for r in op.results])
+
+
+@trait("SameOperandsAndResultType")
+def _same_operands_and_result_type(op, ctx, params):
+    ts = _operands_and_results(op)
+    if len(ts) > 1 and not _all_same(ts):
+        ctx.op_error(op, "requires the same type for all operands and results")
+
+
+@trait("SameOperandsAndResultElementType")
+def _same_elem(op, ctx, params):
+    ts = [T.element_of(t) for t in _operands_and_results(op)]
+    if len(ts) > 1 and not _all_same(ts):
+        ctx.op_error(op, "requires the same element type for all operands and results")
+
+
+@trait("SameOperandsAndResultShape")
+def _same_shape(op, ctx, params):
+    ts = [_shape(t) for t in _operands_and_results(op)]
+    if len(ts) > 1 and not _all_same(ts):
+        ctx.op_error(op, "requires the same shape for all operands and results")
+
+
+@trait("SameOperandsShape")
+def _same_operand_shape(op, ctx, params):
+    ts = [_shape(v.type) for v in op.operands if v.type != T.UNKNOWN]
+    if len(ts) > 1 and not _all_same(ts):
+        ctx.op_error(op, "requires the same shape for all operands")
+
+
+@trait("SameOperandsElementType")
+def _same_operand_elem(op, ctx, params):
+    ts = [T.element_of(v.type) for v in op.operands if v.type != T.UNKNOWN]
+    if len(ts) > 1 and not _all_same(ts):
+        ctx.op_error(op, "requires the same element type for all operands")
+
+
+@trait("SameTypeOperands")
+def _same_type_operands(op, ctx, params):
+    ts = [v.type for v in op.operands if v.type != T.UNKNOWN]
+    if len(ts) > 1 and not _all_same(ts):
+        ctx.op_error(op, "requires all operands to have the same type")
+
+
+def _full(name: str) -> str:
+    return name if "." in name else f"cuda_tile.{name}"
+
+
+@trait("HasParent")
+def _has_parent(op, ctx, params):
+    parent = op.parent_op
+    names = [_full(p) for p in params]
+    if parent is None or parent.name not in names:
+        if len(names) == 1:
+            ctx.op_error(op, f"expects parent op '{names[0]}'")
+        ctx.op_error(op, "expects parent op to be one of '" + ", ".join(names) + "'")
+
+
+TRAITS["ParentOneOf"] = _has_parent

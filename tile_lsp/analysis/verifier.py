@@ -1,0 +1,259 @@
+"""The verifier framework: rules registered per op name, run in MLIR's order.
+
+For each operation, :func:`verify_module` runs, as ``mlir::verify`` does
+(``mlir/lib/IR/Verifier.cpp``, ``OperationVerifier``):
+
+1. the ODS invariants of the op definition (``verifyInvariantsImpl``):
+   attribute presence, operand and result type constraints
+   (``operand #N must be <summary>, but got '<type>'``), then the
+   predicate traits of the table (``failed to verify that ...``);
+2. the native traits (``SameOperandsAndResultType`` ...), in table order;
+3. the op's own rules (``@rule("cuda_tile.addi")``), in registration order;
+4. the nested regions' operations, then the op's region rules
+   (``@region_rule``), as MLIR runs ``verifyRegions`` after the nested ops;
+5. the structural rules (dominance, terminators, parents, symbols).
+
+As in MLIR, the first failing step of an op stops that op's verification.
+Every rule reports through :class:`VerifyContext`, which prefixes op errors
+with ``'<op name>' op `` as ``Operation::emitOpError`` does and places them at
+the op's name.  Each diagnostic carries a ``code`` naming its rule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from tile_lsp.analysis.diagnostics import Diagnostic, Note, Range, Severity
+from tile_lsp.analysis.ir import Module, Operation, SymbolTable, Value
+from tile_lsp.dialect import types as T
+
+
+class VerifyFailure(Exception):
+    """Raised by :meth:`VerifyContext.op_error` to stop verifying the current op."""
+
+
+RuleFn = Callable[[Operation, "VerifyContext"], None]
+
+_RULES: dict[str, list[tuple[str, RuleFn]]] = {}
+_REGION_RULES: dict[str, list[tuple[str, RuleFn]]] = {}
+
+
+def rule(*op_names: str, code: str | None = None):
+    """Register ``fn(op, ctx)`` as an own rule of each op in ``op_names`` (full names)."""
+
+    def deco(fn: RuleFn) -> RuleFn:
+        for name in op_names:
+            _RULES.setdefault(name, []).append((code or fn.__name__, fn))
+        return fn
+
+    return deco
+
+
+def region_rule(*op_names: str, code: str | None = None):
+    """Register a rule run after the op's nested operations (MLIR ``verifyRegions``)."""
+
+    def deco(fn: RuleFn) -> RuleFn:
+        for name in op_names:
+            _REGION_RULES.setdefault(name, []).append((code or fn.__name__, fn))
+        return fn
+
+    return deco
+
+
+@dataclass
+class VerifyContext:
+    """State of one verification run: options, the module and the diagnostics."""
+
+    options: object
+    module: Module
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    code: str = ""
+
+    def op_error(self, op: Operation, message: str, notes: list[Note] | None = None,
+                 rng: Range | None = None) -> None:
+        """Report ``'<op>' op <message>`` at the op's name and stop verifying ``op``."""
+        self.emit(op, Severity.ERROR, f"'{op.name}' op {message}", notes, rng)
+        raise VerifyFailure()
+
+    def op_warning(self, op: Operation, message: str, rng: Range | None = None) -> None:
+        """Report ``'<op>' op <message>`` as a warning; verification goes on."""
+        self.emit(op, Severity.WARNING, f"'{op.name}' op {message}", None, rng)
+
+    def error(self, op: Operation, message: str, notes: list[Note] | None = None, rng: Range | None = None) -> None:
+        """Report ``message`` (no op prefix, MLIR ``emitError``) and stop verifying ``op``."""
+        self.emit(op, Severity.ERROR, message, notes, rng)
+        raise VerifyFailure()
+
+    def emit(self, op: Operation, severity: Severity, message: str, notes: list[Note] | None,
+             rng: Range | None) -> None:
+        where = rng if rng is not None else op_location(op)
+        self.diagnostics.append(Diagnostic(severity, message, where, self.code, notes or []))
+
+
+def op_location(op: Operation) -> Range | None:
+    """Where MLIR reports an op's diagnostics: the start of its name."""
+    r = op.name_range or op.range
+    return Range(r.start, r.start) if r else None
+
+
+# ---------------------------------------------------------------------------
+# ODS invariants
+# ---------------------------------------------------------------------------
+
+
+def _verify_ods(op: Operation, ctx: VerifyContext) -> None:
+    opdef = op.opdef
+    if opdef is None:
+        return
+    ctx.code = f"{op.name}.attributes"
+    for a in opdef.attributes:
+        if not a.optional and a.default is None and a.kind != "unit" and op.attr(a.name) is None:
+            ctx.op_error(op, f"requires attribute '{a.name}'")
+    ctx.code = f"{op.name}.operand-type"
+    for o in opdef.operands:
+        start, size = op.operand_segments.get(o.name, (0, 0))
+        for k in range(start, start + size):
+            if k >= len(op.operands):
+                break
+            t = op.operands[k].type
+            if t == T.UNKNOWN or o.constraint.accepts(t):
+                continue
+            summary = o.constraint.summary
+            if o.kind == "variadic":
+                summary = f"variadic of {summary}"
+            ctx.op_error(op, f"operand #{k} must be {summary}, but got '{t}'")
+    ctx.code = f"{op.name}.result-type"
+    for r in opdef.results:
+        start, size = op.result_segments.get(r.name, (0, 0))
+        for k in range(start, start + size):
+            if k >= len(op.results):
+                break
+            t = op.results[k].type
+            if t == T.UNKNOWN or r.constraint.accepts(t):
+                continue
+            summary = r.constraint.summary
+            if r.kind == "variadic":
+                summary = f"variadic of {summary}"
+            ctx.op_error(op, f"result #{k} must be {summary}, but got '{t}'")
+
+
+def _verify_traits(op: Operation, ctx: VerifyContext) -> None:
+    from tile_lsp.analysis.traits import check_trait
+
+    opdef = op.opdef
+    if opdef is None:
+        return
+    for trait in opdef.traits:
+        ctx.code = f"{op.name}.trait"
+        check_trait(trait, op, ctx)
+
+
+# ---------------------------------------------------------------------------
+# Structural rules
+# ---------------------------------------------------------------------------
+
+
+def _verify_dominance(op: Operation, ctx: VerifyContext) -> None:
+    """Operands defined later in the same block do not dominate their use (MLIR DominanceInfo)."""
+    ctx.code = "structure.dominance"
+    block = op.parent
+    if block is None:
+        return
+    position = {id(o): i for i, o in enumerate(block.operations)}
+    mine = position.get(id(op))
+    for k, v in enumerate(op.operands):
+        owner = v.defining_op
+        if owner is None or owner.parent is not block:
+            continue
+        theirs = position.get(id(owner))
+        if theirs is not None and mine is not None and theirs >= mine:
+            ctx.op_error(op, f"operand #{k} does not dominate this use",
+                         [Note("operand defined here", op_location(owner))])
+
+
+def _verify_terminator(op: Operation, ctx: VerifyContext) -> None:
+    """A terminator must be the last operation of its block (MLIR ``OpTrait::IsTerminator``)."""
+    ctx.code = "structure.terminator"
+    if op.opdef is None or not op.opdef.has_trait("Terminator"):
+        return
+    block = op.parent
+    if block is not None and block.operations and block.operations[-1] is not op:
+        ctx.op_error(op, "must be the last operation in the parent block")
+
+
+def _verify_symbol_uses(op: Operation, ctx: VerifyContext, tables: dict[int, SymbolTable]) -> None:
+    """``get_global @g`` must name a ``global`` of the enclosing symbol table."""
+    if op.name != "cuda_tile.get_global":
+        return
+    ctx.code = "structure.symbol"
+    ref = op.attr("name")
+    name = getattr(ref, "value", None)
+    if name is None:
+        return
+    scope = op.parent_op
+    while scope is not None and not (scope.opdef and scope.opdef.has_trait("SymbolTable")):
+        scope = scope.parent_op
+    key = id(scope) if scope is not None else id(ctx.module)
+    table = tables.get(key)
+    if table is None:
+        table = SymbolTable(scope if scope is not None else ctx.module)
+        tables[key] = table
+    target = table.lookup(name)
+    if target is None or target.name != "cuda_tile.global":
+        ctx.op_error(op, f"'{name}' does not reference a valid global")
+
+
+# ---------------------------------------------------------------------------
+# Driver
+# ---------------------------------------------------------------------------
+
+
+def _verify_op(op: Operation, ctx: VerifyContext, tables: dict[int, SymbolTable]) -> None:
+    try:
+        _verify_ods(op, ctx)
+        _verify_traits(op, ctx)
+        for code, fn in _RULES.get(op.name, ()):
+            ctx.code = f"{op.name}.{code}"
+            fn(op, ctx)
+    except VerifyFailure:
+        return
+    for region in op.regions:
+        for block in region.blocks:
+            for child in block.operations:
+                _verify_op(child, ctx, tables)
+    try:
+        for code, fn in _REGION_RULES.get(op.name, ()):
+            ctx.code = f"{op.name}.{code}"
+            fn(op, ctx)
+        _verify_terminator(op, ctx)
+        _verify_dominance(op, ctx)
+        _verify_symbol_uses(op, ctx, tables)
+    except VerifyFailure:
+        return
+
+
+def verify_module(module: Module, options: object) -> list[Diagnostic]:
+    """Run every verifier over ``module``; returns the diagnostics in report order."""
+    _load_rule_modules()
+    ctx = VerifyContext(options, module)
+    tables: dict[int, SymbolTable] = {}
+    for op in module.body.operations:
+        _verify_op(op, ctx, tables)
+    return ctx.diagnostics
+
+
+_LOADED = False
+
+
+def _load_rule_modules() -> None:
+    """Import the modules that register rules (once)."""
+    global _LOADED
+    if _LOADED:
+        return
+    _LOADED = True
+    import tile_lsp.analysis.rules  # noqa: F401  (registers the cuda_tile rules)
+
+
+def value_type(v: Value) -> T.Type:
+    return v.type

@@ -1,0 +1,197 @@
+"""The ``tile-lsp`` command line.
+
+``tile-lsp --check PATH...`` checks files (directories are searched for
+``*.mlir`` and ``*.tileir``) and prints MLIR-style diagnostics; it exits 0
+when no error was found, 1 when there are errors and 2 on a usage or I/O
+error.  ``tile-lsp serve`` runs the language server over stdio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tile_lsp import __version__
+from tile_lsp.analysis.diagnostics import Diagnostic, Position, Range, Severity, SourceText
+
+EXTENSIONS = (".mlir", ".tileir")
+EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """A usage or I/O error: printed as ``tile-lsp: error: ...``, exit status 2."""
+
+
+def _check_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="tile-lsp",
+        description="Language server and checker for NVIDIA CUDA Tile IR text. "
+                    "Subcommand: 'tile-lsp serve' runs the language server over stdio.",
+    )
+    p.add_argument("--version", action="version", version=f"tile-lsp {__version__}")
+    p.add_argument("--check", nargs="+", metavar="PATH",
+                   help="check files, or directories searched for *.mlir and *.tileir")
+    p.add_argument("--format", choices=("text", "json", "github", "sarif"), default="text",
+                   help="output format (default: text, as MLIR's tools print)")
+    p.add_argument("--split-input-file", action="store_true",
+                   help="analyse each '// -----' chunk on its own (mlir-opt -split-input-file)")
+    p.add_argument("--verify-diagnostics", action="store_true",
+                   help="check expected-error/warning/note/remark annotations (mlir-opt -verify-diagnostics)")
+    p.add_argument("--tile-version", choices=("13.1", "13.2", "13.3"), default=None,
+                   help="targeted Tile IR version; newer ops, types and attributes are reported")
+    p.add_argument("--quiet", action="store_true", help="text format: omit the closing summary line")
+    return p
+
+
+def collect_files(paths: list[str]) -> list[Path]:
+    """Files named by ``paths``: files as given, directories searched recursively.
+
+    Raises :class:`UsageError` for a missing path or a directory with no IR file.
+    """
+    out: list[Path] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            found = sorted(f for f in p.rglob("*") if f.is_file() and f.suffix in EXTENSIONS)
+            if not found:
+                raise UsageError(f"no *.mlir or *.tileir files under '{raw}'")
+            out.extend(found)
+        elif p.is_file():
+            out.append(p)
+        elif p.exists():
+            raise UsageError(f"'{raw}' is not a regular file or directory")
+        else:
+            raise UsageError(f"no such file or directory: '{raw}'")
+    return out
+
+
+@dataclass
+class FileResult:
+    """The diagnostics of one checked file and the text they refer to."""
+
+    path: str
+    source: SourceText
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    chunks_total: int = 0
+    chunks_passed: int = 0
+
+
+def read_text(path: Path) -> tuple[str | None, Diagnostic | None]:
+    """Read ``path`` as UTF-8; a binary or undecodable file gives a diagnostic instead.
+
+    Raises :class:`UsageError` when the file cannot be read.
+    """
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"cannot read '{path}': {exc.strerror or exc}") from exc
+    if b"\x00" in data:
+        offset = data.index(b"\x00")
+        return None, Diagnostic(Severity.ERROR,
+                                f"not a text file: NUL byte at offset {offset} (binary input; "
+                                "Tile IR bytecode is not read by --check yet)",
+                                Range(Position(0, 0), Position(0, 0)), "input.binary")
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n")
+        return None, Diagnostic(Severity.ERROR,
+                                f"invalid UTF-8: byte 0x{data[exc.start]:02x} at offset {exc.start} "
+                                f"cannot be decoded",
+                                Range(Position(line, 0), Position(line, 0)), "input.encoding")
+
+
+def check_file(path: Path, args: argparse.Namespace) -> FileResult:
+    """Analyse one file according to the command-line options."""
+    from tile_lsp.analysis.api import AnalysisOptions, analyze_text
+
+    text, problem = read_text(path)
+    if text is None:
+        return FileResult(str(path), SourceText(""), [problem], 1, 0)
+    options = AnalysisOptions(split_input_file=args.split_input_file, tile_version=args.tile_version,
+                              mlir_compat=args.verify_diagnostics)
+    analysis = analyze_text(text, options)
+    source = SourceText(text)
+    if not args.verify_diagnostics:
+        return FileResult(str(path), source, analysis.diagnostics, len(analysis.chunks),
+                          sum(1 for c in analysis.chunks if not any(
+                              d.severity == Severity.ERROR for d in c.diagnostics)))
+    from tile_lsp.analysis.verify_diagnostics import verify
+
+    failures: list[Diagnostic] = []
+    passed = 0
+    for chunk in analysis.chunks:
+        chunk_failures = verify(chunk.chunk.text, chunk.diagnostics, line_offset=chunk.chunk.start_line)
+        failures.extend(chunk_failures)
+        passed += not chunk_failures
+    return FileResult(str(path), source, failures, len(analysis.chunks), passed)
+
+
+def run_check(args: argparse.Namespace) -> int:
+    """``--check``: analyse, print in the chosen format, return the exit status."""
+    from tile_lsp import report
+
+    files = collect_files(args.check)
+    results = [check_file(f, args) for f in files]
+    entries = [(r.path, r.source, r.diagnostics) for r in results]
+    if args.format == "json":
+        out = report.format_json(entries)
+    elif args.format == "github":
+        out = report.format_github(entries)
+    elif args.format == "sarif":
+        out = report.format_sarif(entries, tool_version=__version__)
+    else:
+        out = report.format_text(entries)
+        if not args.quiet:
+            errors, warnings, with_problems = report.count_diagnostics(entries)
+            summary = report.format_summary(errors, warnings, with_problems, len(files))
+            if args.verify_diagnostics:
+                total = sum(r.chunks_total for r in results)
+                ok = sum(r.chunks_passed for r in results)
+                summary += f"; verify-diagnostics: {ok}/{total} chunks pass"
+            out = (out.rstrip("\n") + "\n" if out.strip() else "") + summary
+    if out:
+        sys.stdout.write(out if out.endswith("\n") else out + "\n")
+    has_errors = any(d.severity == Severity.ERROR for r in results for d in r.diagnostics)
+    return EXIT_ERRORS if has_errors else EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``tile-lsp`` console script; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "serve":
+        sp = argparse.ArgumentParser(prog="tile-lsp serve", description="Run the language server over stdio.")
+        sp.add_argument("--log-file", help="write the server's log to this file")
+        sp.add_argument("--stdio", action="store_true", help="accepted for editor compatibility (default)")
+        ns = sp.parse_args(argv[1:])
+        from tile_lsp.server.server import serve_stdio
+
+        if ns.log_file:
+            import logging
+
+            logging.basicConfig(filename=ns.log_file, level=logging.INFO)
+        serve_stdio()
+        return EXIT_OK
+    parser = _check_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
+        return int(exc.code or 0)
+    if not args.check:
+        parser.print_usage(sys.stderr)
+        sys.stderr.write("tile-lsp: error: nothing to do: give --check PATH... or the 'serve' subcommand\n")
+        return EXIT_USAGE
+    try:
+        return run_check(args)
+    except UsageError as exc:
+        sys.stderr.write(f"tile-lsp: error: {exc}\n")
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,62 @@
+"""Assembly formats of the cuda_tile ops that NVIDIA parses with C++ code.
+
+ODS gives these ops ``hasCustomAssemblyFormat = 1``; their syntax lives in
+``lib/Dialect/CudaTile/IR/CudaTile.cpp`` (``XOp::parse``/``XOp::print``) of
+NVIDIA's ``cuda-tile`` repository and in the texts ``tileirdisasm`` prints.
+tile-lsp writes each of them in the declarative format syntax, with custom
+directives of its own (``tile_lsp/grammar/formats.py``: ``CUSTOM_DIRECTIVES``),
+so that every op has one format entry.  ``tile_lsp.dialect.registry`` merges
+these into the op table.
+"""
+
+from tile_lsp.dialect.schema import AttrDef
+
+# Attributes that NVIDIA's 13.4+ tools print on these ops (seen in tileirdisasm
+# output of ../shared/corpus/kernels) and that the public 13.3 definition lacks.
+EXTRA_ATTRIBUTES: dict[str, tuple[AttrDef, ...]] = {
+    "load_view_tko": (AttrDef("inbounds", "array", optional=True,
+                              doc="per-dimension promise that the access is in bounds (13.4+)"),),
+    "store_view_tko": (AttrDef("inbounds", "array", optional=True,
+                               doc="per-dimension promise that the access is in bounds (13.4+)"),),
+}
+
+CUSTOM_FORMATS: dict[str, str] = {
+    # cuda_tile.module @name [attributes {...}] { ... }
+    "module": "$sym_name attr-dict-with-keyword custom<Region>($body)",
+    # entry @name(%a: T, ...) [-> (T)] [optimization_hints=<...>] { ... } [{attrs}]
+    "entry": "$sym_name custom<FunctionSignature>($function_type) custom<OptHints>($optimization_hints) "
+             "attr-dict-with-keyword custom<Region>($body)",
+    "testing$func": "$sym_name custom<FunctionSignature>($function_type) attr-dict-with-keyword custom<Region>($body)",
+    # for [unsigned] %iv in (%lb to %ub, step %s) : T [iter_values(%a = %x, ...) -> (T, ...)] { ... }
+    "for": "custom<ForHeader>($lowerBound, $upperBound, $step) custom<ForIterValues>($initValues) "
+           "custom<Region>($region) attr-dict",
+    # loop [iter_values(%a = %x, ...) : T, ... [-> R, ...]] | [: R, ...] { ... }
+    "loop": "custom<LoopHeader>($initValues) custom<Region>($region) attr-dict",
+    # load_view_tko SEM [SCOPE] %view[%i, ...] [token = %t] [optimization_hints = <...>] [{attrs}]
+    #   : VIEW_T, INDEX_T -> TILE_T, token
+    "load_view_tko": "$memory_ordering_semantics ($memory_scope^)? $view custom<IndexList>($index) "
+                     "(`token` `=` $token^)? (`inbounds` `=` $inbounds^)? custom<OptHints>($optimization_hints) "
+                     "attr-dict `:` custom<CudaTileType>(type($view)) `,` custom<IndexType>(type($index)) "
+                     "`->` custom<CudaTileType>(type($tile)) `,` custom<CudaTileType>(type($result_token))",
+    # store_view_tko SEM [SCOPE] %tile, %view[%i, ...] [token = %t] [optimization_hints = <...>]
+    #   : TILE_T, VIEW_T, INDEX_T -> token
+    "store_view_tko": "$memory_ordering_semantics ($memory_scope^)? $tile `,` $view custom<IndexList>($index) "
+                      "(`token` `=` $token^)? (`inbounds` `=` $inbounds^)? custom<OptHints>($optimization_hints) "
+                      "attr-dict `:` custom<CudaTileType>(type($tile)) `,` custom<CudaTileType>(type($view)) `,` "
+                      "custom<IndexType>(type($index)) `->` custom<CudaTileType>(type($result_token))",
+    # atomic_red_view_tko SEM SCOPE %view[%i, ...], MODE, %value [token = %t] : VIEW_T, INDEX_T, VALUE_T -> token
+    "atomic_red_view_tko": "$memory_ordering_semantics $memory_scope $view custom<IndexList>($index) `,` "
+                           "$mode `,` $value (`token` `=` $token^)? attr-dict "
+                           "`:` custom<CudaTileType>(type($view)) `,` custom<IndexType>(type($index)) `,` "
+                           "custom<CudaTileType>(type($value)) `->` custom<CudaTileType>(type($result_token))",
+    # make_tensor_view %base, shape = [4, %d], strides = [%s, 1] [{attrs}] : [INDEX_T ->] tensor_view<...>
+    "make_tensor_view": "$base `,` `shape` `=` custom<ShapeList>($dynamicShape) `,` `strides` `=` "
+                        "custom<ShapeList>($dynamicStrides) attr-dict `:` custom<TypeArrowType>(type($result))",
+    # make_partition_view %tv [{attrs}] : partition_view<...>
+    "make_partition_view": "$tensor_view attr-dict `:` custom<CudaTileType>(type($result))",
+    "make_strided_view": "$tensor_view attr-dict `:` custom<CudaTileType>(type($result))",
+    "make_gather_scatter_view": "$tensor_view attr-dict `:` custom<CudaTileType>(type($result))",
+    # get_index_space_shape %view : VIEW_T -> tile<iN>   (one result per dimension)
+    "get_index_space_shape": "$src attr-dict `:` custom<CudaTileType>(type($src)) `->` custom<UniformType>(type($result))",
+    "get_tensor_shape": "$src attr-dict `:` custom<CudaTileType>(type($src)) `->` custom<UniformType>(type($result))",
+}

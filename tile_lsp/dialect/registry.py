@@ -1,0 +1,44 @@
+"""The registry of known ops: the cuda_tile op table merged with the custom formats.
+
+``all_ops()`` is what the grammar generator, the IR builder and the verifiers
+walk.  It is computed once per process.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+from tile_lsp.dialect.custom_formats import CUSTOM_FORMATS, EXTRA_ATTRIBUTES
+from tile_lsp.dialect.schema import OpDef
+
+
+@functools.lru_cache(maxsize=None)
+def all_ops() -> tuple[OpDef, ...]:
+    """Every registered op, with a format for each op that has a custom syntax."""
+    from tile_lsp.dialect.cuda_tile_ops import OPS
+
+    out = []
+    for op in OPS:
+        if op.format is None and op.name in CUSTOM_FORMATS:
+            op = dataclasses.replace(op, format=CUSTOM_FORMATS[op.name])
+        extra = [a for a in EXTRA_ATTRIBUTES.get(op.name, ()) if op.attribute(a.name) is None]
+        if extra:
+            op = dataclasses.replace(op, attributes=op.attributes + tuple(extra))
+        out.append(op)
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=None)
+def ops_by_full_name() -> dict[str, OpDef]:
+    """``{"cuda_tile.addi": OpDef, ...}``."""
+    return {op.full_name: op for op in all_ops()}
+
+
+def lookup(name: str) -> OpDef | None:
+    """The OpDef of ``name`` given with or without the ``cuda_tile.`` prefix."""
+    table = ops_by_full_name()
+    op = table.get(name)
+    if op is None and "." not in name:
+        op = table.get("cuda_tile." + name)
+    return op

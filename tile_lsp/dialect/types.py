@@ -1,0 +1,344 @@
+"""Structured types of Tile IR text: MLIR builtin element types and cuda_tile types.
+
+Each type prints itself as MLIR prints it in diagnostics (``str(t)``): the full
+``!cuda_tile.`` form at the top level and the short form nested inside another
+cuda_tile type (``!cuda_tile.tile<4xptr<f32>>``).  ``short()`` gives the form
+``cuda-tile-opt`` prints inside a ``cuda_tile.module`` (``tile<4xf32>``).
+
+Source of the syntax: NVIDIA ``cuda-tile`` ``include/cuda_tile/Dialect/CudaTile/IR/Types.td``
+and the type printers of ``lib/Dialect/CudaTile/IR/Types.cpp``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+DYNAMIC = None  # a ``?`` dimension or stride
+
+
+class Type:
+    """Base class of all types.  Subclasses are frozen dataclasses (hashable, comparable)."""
+
+    def short(self) -> str:
+        """Form printed inside a ``cuda_tile`` context (no ``!cuda_tile.`` prefix)."""
+        return str(self)
+
+    @property
+    def is_cuda_tile(self) -> bool:
+        return False
+
+
+@dataclass(frozen=True)
+class IntegerType(Type):
+    """Signless integer ``iN`` (MLIR builtin)."""
+
+    width: int
+
+    def __str__(self) -> str:
+        return f"i{self.width}"
+
+
+@dataclass(frozen=True)
+class FloatType(Type):
+    """MLIR builtin float type by its MLIR spelling (``f16``, ``bf16``, ``f8E4M3FN``...).
+
+    ``width`` is the storage width in bits.
+    """
+
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def width(self) -> int:
+        return FLOAT_WIDTHS[self.name]
+
+
+# Storage widths in bits of the MLIR float types Tile IR uses.
+FLOAT_WIDTHS = {
+    "f16": 16,
+    "bf16": 16,
+    "f32": 32,
+    "tf32": 32,
+    "f64": 64,
+    "f8E4M3FN": 8,
+    "f8E5M2": 8,
+    "f8E8M0FNU": 8,
+    "f4E2M1FN": 4,
+    "f6E2M3FN": 6,
+    "f6E3M2FN": 6,
+    "f8E4M3": 8,
+    "f8E3M4": 8,
+    "f8E4M3FNUZ": 8,
+    "f8E5M2FNUZ": 8,
+    "f8E4M3B11FNUZ": 8,
+    "f80": 80,
+    "f128": 128,
+}
+
+
+@dataclass(frozen=True)
+class IndexType(Type):
+    """MLIR builtin ``index``."""
+
+    def __str__(self) -> str:
+        return "index"
+
+
+@dataclass(frozen=True)
+class NoneType(Type):
+    """MLIR builtin ``none``."""
+
+    def __str__(self) -> str:
+        return "none"
+
+
+@dataclass(frozen=True)
+class FunctionType(Type):
+    """MLIR builtin function type ``(inputs) -> results``."""
+
+    inputs: tuple[Type, ...]
+    results: tuple[Type, ...]
+
+    def __str__(self) -> str:
+        ins = ", ".join(str(t) for t in self.inputs)
+        if len(self.results) == 1 and not isinstance(self.results[0], FunctionType):
+            outs = str(self.results[0])
+        else:
+            outs = "(" + ", ".join(str(t) for t in self.results) + ")"
+        return f"({ins}) -> {outs}"
+
+
+@dataclass(frozen=True)
+class OpaqueType(Type):
+    """A type tile-lsp does not model: kept as its source spelling.
+
+    Used for unregistered dialect types (``!foo.bar<...>``) and builtin types
+    outside Tile IR (``tensor<...>``, ``memref<...>``, ``vector<...>``).
+    """
+
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def _dims(shape: tuple[int | None, ...]) -> str:
+    return "x".join("?" if d is None else str(d) for d in shape)
+
+
+class CudaTileType(Type):
+    """Base of the ``!cuda_tile.*`` types; ``str`` is the full form."""
+
+    mnemonic = ""
+
+    @property
+    def is_cuda_tile(self) -> bool:
+        return True
+
+    def body(self) -> str:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def short(self) -> str:
+        return self.mnemonic + self.body()
+
+    def __str__(self) -> str:
+        return "!cuda_tile." + self.short()
+
+
+def _nested(t: Type) -> str:
+    return t.short() if isinstance(t, CudaTileType) else str(t)
+
+
+@dataclass(frozen=True)
+class PointerType(CudaTileType):
+    """``!cuda_tile.ptr<pointee>`` (Types.td ``CudaTile_PointerType``)."""
+
+    pointee: Type
+    mnemonic = "ptr"
+
+    def body(self) -> str:
+        return f"<{_nested(self.pointee)}>"
+
+
+@dataclass(frozen=True)
+class TileType(CudaTileType):
+    """``!cuda_tile.tile<SHAPExELEM>``; ``shape`` is a tuple of static sizes (``()`` is 0-d).
+
+    Dynamic sizes are not legal in a tile but are kept (as ``None``) so the
+    verifier can report them.
+    """
+
+    shape: tuple[int | None, ...]
+    element: Type
+    mnemonic = "tile"
+
+    def body(self) -> str:
+        if self.shape:
+            return f"<{_dims(self.shape)}x{_nested(self.element)}>"
+        return f"<{_nested(self.element)}>"
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    @property
+    def num_elements(self) -> int | None:
+        n = 1
+        for d in self.shape:
+            if d is None:
+                return None
+            n *= d
+        return n
+
+
+@dataclass(frozen=True)
+class TokenType(CudaTileType):
+    """``!cuda_tile.token``."""
+
+    mnemonic = "token"
+
+    def body(self) -> str:
+        return ""
+
+
+def _strides(strides: tuple[int | None, ...], sep: str = ",") -> str:
+    return "[" + sep.join("?" if s is None else str(s) for s in strides) + "]"
+
+
+@dataclass(frozen=True)
+class TensorViewType(CudaTileType):
+    """``!cuda_tile.tensor_view<SHAPExELEM, strides=[...]>`` (``None`` for ``?``).
+
+    A 0-d view prints as ``tensor_view<f32>`` with no strides.
+    """
+
+    shape: tuple[int | None, ...]
+    element: Type
+    strides: tuple[int | None, ...]
+    mnemonic = "tensor_view"
+
+    def body(self) -> str:
+        if not self.shape:
+            return f"<{_nested(self.element)}>"
+        return f"<{_dims(self.shape)}x{_nested(self.element)}, strides={_strides(self.strides)}>"
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+
+@dataclass(frozen=True)
+class PartitionViewType(CudaTileType):
+    """``!cuda_tile.partition_view<tile=(AxB), [padding_value = P,] tensor_view<...>[, dim_map=[...]]>``.
+
+    ``dim_map`` is printed only when it is not the identity.
+    """
+
+    tile_shape: tuple[int, ...]
+    tensor_view: Type
+    padding_value: str | None = None
+    dim_map: tuple[int, ...] | None = None
+    mnemonic = "partition_view"
+
+    def effective_dim_map(self) -> tuple[int, ...]:
+        return self.dim_map if self.dim_map is not None else tuple(range(len(self.tile_shape)))
+
+    def body(self) -> str:
+        parts = [f"tile=({_dims(self.tile_shape)})"]
+        if self.padding_value is not None:
+            parts.append(f"padding_value = {self.padding_value}")
+        parts.append(_nested(self.tensor_view))
+        if self.dim_map is not None and tuple(self.dim_map) != tuple(range(len(self.dim_map))):
+            parts.append("dim_map=[" + ", ".join(str(d) for d in self.dim_map) + "]")
+        return "<" + ", ".join(parts) + ">"
+
+
+@dataclass(frozen=True)
+class StridedViewType(CudaTileType):
+    """``!cuda_tile.strided_view<tile=(...), traversal_strides=[...], [padding_value = P,] tensor_view<...>[, dim_map=[...]]>``."""
+
+    tile_shape: tuple[int, ...]
+    traversal_strides: tuple[int | None, ...]
+    tensor_view: Type
+    padding_value: str | None = None
+    dim_map: tuple[int, ...] | None = None
+    mnemonic = "strided_view"
+
+    def body(self) -> str:
+        parts = [f"tile=({_dims(self.tile_shape)})",
+                 "traversal_strides=" + _strides(self.traversal_strides)]
+        if self.padding_value is not None:
+            parts.append(f"padding_value = {self.padding_value}")
+        parts.append(_nested(self.tensor_view))
+        if self.dim_map is not None and tuple(self.dim_map) != tuple(range(len(self.dim_map))):
+            parts.append("dim_map=[" + ", ".join(str(d) for d in self.dim_map) + "]")
+        return "<" + ", ".join(parts) + ">"
+
+
+@dataclass(frozen=True)
+class GatherScatterViewType(CudaTileType):
+    """``!cuda_tile.gather_scatter_view<tile=(...), [padding_value = P,] VIEW, sparse_dim=N>``."""
+
+    tile_shape: tuple[int, ...]
+    view: Type
+    sparse_dim: int
+    padding_value: str | None = None
+    mnemonic = "gather_scatter_view"
+
+    def body(self) -> str:
+        parts = [f"tile=({_dims(self.tile_shape)})"]
+        if self.padding_value is not None:
+            parts.append(f"padding_value = {self.padding_value}")
+        parts.append(_nested(self.view))
+        parts.append(f"sparse_dim={self.sparse_dim}")
+        return "<" + ", ".join(parts) + ">"
+
+
+TILE_VIEW_TYPES = (PartitionViewType, StridedViewType, GatherScatterViewType)
+
+# Element types Tile IR knows, by spelling.
+INTEGER_WIDTHS = (1, 4, 8, 16, 32, 64)
+
+
+def element_type(name: str) -> Type | None:
+    """The builtin element type spelled ``name`` (``i32``, ``f16``...), or ``None``."""
+    if name in FLOAT_WIDTHS:
+        return FloatType(name)
+    if name.startswith("i") and name[1:].isdigit():
+        return IntegerType(int(name[1:]))
+    if name == "index":
+        return IndexType()
+    return None
+
+
+def element_of(t: Type) -> Type:
+    """Element type of a tile or view type, else ``t`` itself (MLIR ``getElementTypeOrSelf``)."""
+    if isinstance(t, (TileType, TensorViewType)):
+        return t.element
+    return t
+
+
+def bit_width(t: Type) -> int | None:
+    """Bit width of a scalar type (pointers count 64), ``None`` when it has none."""
+    if isinstance(t, IntegerType):
+        return t.width
+    if isinstance(t, FloatType):
+        return FLOAT_WIDTHS.get(t.name)
+    if isinstance(t, PointerType):
+        return 64
+    return None
+
+
+@dataclass(frozen=True)
+class _Unknown(Type):
+    """Placeholder type of a value whose type could not be determined (after an error)."""
+
+    reason: str = field(default="", compare=False)
+
+    def __str__(self) -> str:
+        return "<<unknown type>>"
+
+
+UNKNOWN = _Unknown()

@@ -1,0 +1,67 @@
+"""Loading the Lark parser: ``mlir.lark`` plus the rules generated from the op table.
+
+The parser is LALR(1) with Lark's contextual lexer and position propagation.
+Lark's grammar cache is on: the compiled tables are stored in the user's
+cache directory (``$XDG_CACHE_HOME/tile-lsp`` or ``~/.cache/tile-lsp``, else
+the system temporary directory), keyed by a hash of the grammar text, so a
+change of the op table rebuilds them.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import tempfile
+from importlib import resources
+from pathlib import Path
+
+from lark import Lark
+
+from tile_lsp.grammar.formats import FMT_ATTR_RULES, GrammarBuilder
+
+
+@functools.lru_cache(maxsize=None)
+def grammar_text() -> tuple[str, dict[str, str]]:
+    """The full grammar text and the map op name -> op rule name.
+
+    Raises ``ValueError`` when an op's format cannot be turned into rules.
+    """
+    from tile_lsp.dialect.registry import all_ops
+
+    base = resources.files("tile_lsp.grammar").joinpath("mlir.lark").read_text(encoding="utf-8")
+    builder = GrammarBuilder(list(all_ops()))
+    generated = builder.build()
+    if builder.errors:
+        raise ValueError("op formats: " + "; ".join(builder.errors))
+    return base + "\n" + FMT_ATTR_RULES + "\n" + generated + "\n", dict(builder.op_rule)
+
+
+def _cache_path(text: str) -> str | None:
+    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    for base in (Path(root) / "tile-lsp", Path(tempfile.gettempdir()) / "tile-lsp-cache"):
+        try:
+            base.mkdir(parents=True, exist_ok=True)
+            probe = base / ".probe"
+            probe.write_text("")
+            return str(base / f"grammar-{digest}.lark.cache")
+        except OSError:
+            continue
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def get_parser() -> Lark:
+    """The process-wide LALR parser of Tile IR text (built once, cached on disk)."""
+    text, _ = grammar_text()
+    cache = _cache_path(text)
+    return Lark(
+        text,
+        parser="lalr",
+        lexer="contextual",
+        propagate_positions=True,
+        maybe_placeholders=True,
+        cache=cache if cache else False,
+        start="start",
+    )

@@ -1,0 +1,159 @@
+"""Text to syntax tree, with error recovery at the next operation.
+
+:func:`parse` runs the LALR parser of :mod:`tile_lsp.grammar.loader` over a
+text.  On a syntax error it records a :class:`SyntaxIssue` (message in MLIR's
+words where MLIR has them, span of the offending token), blanks the
+statement that failed (replacing its characters by spaces, newlines kept, so
+every offset stays valid) and parses again, so that one typo does not hide
+the rest of the file.  The tree returned is that of the last, successful,
+parse; ``issues`` lists every error in text order.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from lark import Token, Tree
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from tile_lsp.grammar.loader import get_parser
+
+# Terminal names -> the spelling MLIR uses in "expected ..." messages.
+_PUNCT = {
+    "COLON": ":", "COMMA": ",", "EQUAL": "=", "LPAR": "(", "RPAR": ")", "LSQB": "[", "RSQB": "]",
+    "LBRACE": "{", "RBRACE": "}", "LESSTHAN": "<", "MORETHAN": ">", "QMARK": "?", "ARROW": "->",
+    "STAR": "*", "PLUS": "+",
+}
+
+
+@dataclass
+class SyntaxIssue:
+    """A syntax error: ``message`` and the code-point span ``[start, end)`` in the text."""
+
+    message: str
+    start: int
+    end: int
+
+
+@dataclass
+class ParseResult:
+    """The tree of the (possibly repaired) text, the repaired text and the syntax issues."""
+
+    tree: Tree | None
+    text: str
+    issues: list[SyntaxIssue]
+
+
+def _expected_message(expected: set[str], token: Token | None) -> str:
+    names = {e for e in expected if not e.startswith("__")}
+    puncts = sorted(_PUNCT[e] for e in names if e in _PUNCT)
+    if token is not None and token.type == "$END":
+        found = "end of file"
+    else:
+        found = None
+    if "VALUE_ID" in names and len(names) <= 2:
+        return "expected SSA operand"
+    if len(names) == 1 and puncts:
+        return f"expected '{puncts[0]}'"
+    if names and all(n in ("BARE_ID",) for n in names):
+        return "expected valid keyword"
+    if "AT_ID" in names and len(names) == 1:
+        return "expected valid '@'-identifier for symbol name"
+    if "INT" in names and len(names) <= 2:
+        return "expected integer value"
+    if found:
+        return "unexpected end of file"
+    keywords = sorted(e for e in names if e not in _PUNCT)
+    if len(puncts) == 1 and not keywords:
+        return f"expected '{puncts[0]}'"
+    return "custom op syntax error: unexpected token"
+
+
+def _describe(err: UnexpectedInput, text: str) -> SyntaxIssue:
+    if isinstance(err, UnexpectedToken):
+        tok = err.token
+        if tok.type == "$END":
+            pos = len(text.rstrip())
+            return SyntaxIssue(_expected_message(set(err.expected), tok), pos, pos)
+        start = tok.start_pos if tok.start_pos is not None else 0
+        end = tok.end_pos if tok.end_pos is not None else start + len(str(tok))
+        return SyntaxIssue(_expected_message(set(err.expected), tok), start, end)
+    if isinstance(err, UnexpectedCharacters):
+        pos = err.pos_in_stream
+        ch = text[pos] if pos < len(text) else ""
+        if ch == '"':
+            return SyntaxIssue("expected '\"' in string literal", pos, pos + 1)
+        return SyntaxIssue(f"unexpected character", pos, pos + 1)
+    if isinstance(err, UnexpectedEOF):
+        pos = len(text.rstrip())
+        return SyntaxIssue("unexpected end of file", pos, pos)
+    return SyntaxIssue(str(err).splitlines()[0], 0, 0)
+
+
+_STATEMENT_START = re.compile(r"\s*(%|\^|\"|\}|[A-Za-z_])")
+
+
+def _line_bounds(text: str, offset: int) -> tuple[int, int]:
+    start = text.rfind("\n", 0, offset) + 1
+    end = text.find("\n", offset)
+    return start, (len(text) if end == -1 else end)
+
+
+def _blank(text: str, start: int, end: int) -> str:
+    segment = re.sub(r"[^\n]", " ", text[start:end])
+    return text[:start] + segment + text[end:]
+
+
+def _repair_span(text: str, err: UnexpectedInput, issue: SyntaxIssue) -> tuple[int, int]:
+    """The span to blank for an error: the statement that was being parsed.
+
+    If the offending token is the first of its line, the broken statement is
+    the one before it (a statement cut short), so the previous non-blank
+    line is blanked; otherwise the offending line is.
+    """
+    offset = min(issue.start, max(len(text) - 1, 0))
+    line_start, line_end = _line_bounds(text, offset)
+    before = text[line_start:offset]
+    if before.strip() == "" and line_start > 0:
+        prev = line_start - 1
+        while prev > 0:
+            ps, pe = _line_bounds(text, prev - 1 if text[prev] == "\n" else prev)
+            if text[ps:pe].strip() and not text[ps:pe].strip().startswith("//"):
+                return ps, pe
+            prev = ps - 1
+            if prev < 0:
+                break
+    return line_start, line_end
+
+
+def parse(text: str, *, max_issues: int = 50) -> ParseResult:
+    """Parse ``text``; never raises on bad input.
+
+    Returns the tree of the text with each failing statement blanked, and the
+    syntax issues in order of discovery (at most ``max_issues``; after that
+    the rest of the text is blanked and ``tree`` covers what parsed).
+    """
+    parser = get_parser()
+    issues: list[SyntaxIssue] = []
+    work = text
+    for _ in range(max_issues + 1):
+        try:
+            tree = parser.parse(work)
+            issues.sort(key=lambda i: i.start)
+            return ParseResult(tree, work, issues)
+        except UnexpectedInput as err:
+            issue = _describe(err, work)
+            issues.append(issue)
+            start, end = _repair_span(work, err, issue)
+            if work[start:end].strip() == "":
+                # nothing left to remove on that line: drop everything from the error on
+                start, end = issue.start, len(work)
+                if work[start:end].strip() == "":
+                    break
+            work = _blank(work, start, end)
+        except RecursionError:
+            issues.append(SyntaxIssue("nesting too deep", 0, 0))
+            break
+    issues.sort(key=lambda i: i.start)
+    return ParseResult(None, work, issues)
