@@ -27,6 +27,7 @@ from tile_lsp.analysis import attributes as A
 from tile_lsp.analysis.diagnostics import Diagnostic, Note, Range, Severity, SourceText
 from tile_lsp.analysis.ir import Block, BlockArgument, Module, OpResult, Operation, Region, Use, Value
 from tile_lsp.dialect import types as T
+from tile_lsp.dialect.custom_formats import OPTIONAL_OPERANDS_BY_TYPE
 from tile_lsp.dialect.registry import lookup
 from tile_lsp.dialect.schema import OpDef
 from tile_lsp.grammar.formats import (
@@ -126,34 +127,45 @@ def _enum_cases(enum_name: str) -> tuple[str, ...] | None:
 # ---------------------------------------------------------------------------
 
 
-def _like_shape(elem: T.Type) -> Callable[[T.Type], T.Type | None]:
+def _tile_like(elem: Callable[[T.TileType], T.Type]) -> Callable[[T.Type], T.Type | None]:
     def f(t: T.Type) -> T.Type | None:
-        return T.TileType(t.shape, elem) if isinstance(t, T.TileType) else None
+        return T.TileType(t.shape, elem(t)) if isinstance(t, T.TileType) else None
 
     return f
 
 
-def _elem_tile(t: T.Type) -> T.Type | None:
-    if isinstance(t, T.TileType):
-        return T.TileType((), t.element)
+def _tensor_view_of(t: T.Type) -> T.Type | None:
+    if isinstance(t, (T.PartitionViewType, T.StridedViewType)):
+        return t.tensor_view
+    if isinstance(t, T.GatherScatterViewType):
+        return t.view
     return None
 
 
-def _pointee_tile(t: T.Type) -> T.Type | None:
-    if isinstance(t, T.TileType) and isinstance(t.element, T.PointerType):
-        return T.TileType(t.shape, t.element.pointee)
+def _scalar_ptr_to_elem(t: T.Type) -> T.Type | None:
+    if isinstance(t, T.TensorViewType):
+        return T.TileType((), T.PointerType(t.element))
     return None
 
 
+def index_space_rank(t: T.Type) -> int | None:
+    """Rank of the index space of a tensor_view or tile view (its tensor_view's rank)."""
+    if isinstance(t, T.TensorViewType):
+        return t.rank
+    inner = _tensor_view_of(t)
+    return index_space_rank(inner) if inner is not None else None
+
+
+# Type transforms named in the op table's type_inference
+# (tile_lsp/dialect/cuda_tile_ops.py TYPE_TRANSFORMS documents each).
 TYPE_TRANSFORMS: dict[str, Callable[[T.Type], T.Type | None]] = {
-    "i1_like": _like_shape(T.IntegerType(1)),
-    "i1_tile_like": _like_shape(T.IntegerType(1)),
-    "i1_shape_of": _like_shape(T.IntegerType(1)),
-    "scalar_of": _elem_tile,
-    "element_tile": _elem_tile,
-    "pointee_tile": _pointee_tile,
-    "scalar_i32_tile": lambda t: T.TileType((), T.IntegerType(32)),
     "token": lambda t: T.TokenType(),
+    "scalar_i1_tile": lambda t: T.TileType((), T.IntegerType(1)),
+    "scalar_i32_tile": lambda t: T.TileType((), T.IntegerType(32)),
+    "i1_like": _tile_like(lambda t: T.IntegerType(1)),
+    "ptr_like": _tile_like(lambda t: T.PointerType(t.element)),
+    "scalar_ptr_to_elem": _scalar_ptr_to_elem,
+    "tensor_view_of": _tensor_view_of,
 }
 
 
@@ -377,6 +389,7 @@ class Builder:
         name = ast.literal_eval(str(name_tok)) if str(name_tok).startswith('"') else str(name_tok)
         opdef = lookup(name) if "." in name else None
         op = Operation(name, opdef, generic=True, name_range=self.rng(name_tok))
+        errors_before = len(self.diagnostics)
         ftype = self.type(ftype_t)
         inputs = list(ftype.inputs) if isinstance(ftype, T.FunctionType) else []
         outputs = list(ftype.results) if isinstance(ftype, T.FunctionType) else []
@@ -404,6 +417,7 @@ class Builder:
         self.bind_results(op, bound, outputs, scope, name_tok)
         if opdef is not None:
             self.assign_segments(op, opdef)
+        op.invalid = len(self.diagnostics) > errors_before
         if regions_t is not None:
             isolated = opdef is not None and opdef.has_trait("IsolatedFromAbove")
             for rt in regions_t.children:
@@ -431,11 +445,13 @@ class Builder:
         opdef = lookup(short)
         assert opdef is not None and opdef.format is not None
         op = Operation(opdef.full_name, opdef, name_range=self.rng(name_tok))
+        errors_before = len(self.diagnostics)
         parts = _OpParts()
         elems = parse_format(opdef.format)
         fmt_tree = tree.children[1] if len(tree.children) > 1 else None
         children = _children(fmt_tree)
         self.walk(opdef, elems, children, parts)
+        _disambiguate_optional_operands(opdef, parts)
         self.infer_types(opdef, parts, bound)
         # results
         result_types: list[T.Type] = []
@@ -480,6 +496,7 @@ class Builder:
                 n = len(op.results) - rindex
             op.result_segments[r.name] = (rindex, n)
             rindex += n
+        op.invalid = len(self.diagnostics) > errors_before
         isolated = opdef.has_trait("IsolatedFromAbove")
         for rdef in opdef.regions:
             entry = parts.regions.get(rdef.name)
@@ -765,6 +782,12 @@ class Builder:
 
     def infer_types(self, opdef: OpDef, parts: _OpParts, bound) -> None:
         """Fill the types the format leaves out from the op table's ``type_inference``."""
+        for name, expr in opdef.type_inference.items():
+            m = re.fullmatch(r"splat_rank\((\w+)\)", expr)
+            if m and parts.uniform_result_type is not None and parts.types.get(m.group(1)):
+                rank = index_space_rank(parts.types[m.group(1)][0])
+                if rank is not None:
+                    parts.types[name] = [parts.uniform_result_type] * rank
         for _ in range(3):  # chains (a from b from c) settle in a few rounds
             for name, expr in opdef.type_inference.items():
                 if name in parts.types:
@@ -1009,6 +1032,20 @@ class Builder:
 # ---------------------------------------------------------------------------
 # helpers
 # ---------------------------------------------------------------------------
+
+
+def _disambiguate_optional_operands(opdef: OpDef, parts: _OpParts) -> None:
+    """Give a lone optional operand to the slot its type fits (custom_formats.OPTIONAL_OPERANDS_BY_TYPE)."""
+    entry = OPTIONAL_OPERANDS_BY_TYPE.get(opdef.name)
+    if entry is None:
+        return
+    first, second, element = entry
+    if not parts.operands.get(first) or parts.operands.get(second):
+        return
+    ts = parts.types.get(first)
+    if ts and isinstance(ts[0], T.TileType) and str(ts[0].element) != element:
+        parts.operands[second] = parts.operands.pop(first)
+        parts.types[second] = parts.types.pop(first)
 
 
 def _children(tree: Tree | None) -> list:

@@ -131,6 +131,8 @@ class Operation:
     # operand segment sizes when the op has several variadic operand groups
     operand_segments: dict[str, tuple[int, int]] = field(default_factory=dict)
     result_segments: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # set when building the op already reported an error (its verifiers are skipped)
+    invalid: bool = False
 
     @property
     def dialect(self) -> str:

@@ -57,7 +57,9 @@ def check_trait(text: str, op: Operation, ctx) -> None:
     """Run the check of one trait of ``op`` (unknown traits have no check)."""
     name, params = parse_trait(text)
     fn = TRAITS.get(name)
-    if fn is not None:
+    if fn is _types_match_with:
+        fn(op, ctx, params, text)
+    elif fn is not None:
         fn(op, ctx, params)
 
 
@@ -66,6 +68,10 @@ def _entity_types(op: Operation, name: str) -> list[T.Type]:
         return [v.type for v in op.operand_group(name)]
     if op.opdef is not None and op.opdef.result(name) is not None:
         return [r.type for r in op.result_group(name)]
+    if op.opdef is not None and op.opdef.attribute(name) is not None:
+        a = op.attr(name)
+        t = getattr(a, "type", None)  # a typed attribute (dense literal, typed number)
+        return [t] if isinstance(t, T.Type) else []
     return []
 
 
@@ -82,12 +88,20 @@ def _all_same(values: list) -> bool:
 
 
 def _match_all(kind: str, key: Callable[[T.Type], object]):
+    """ODS ``AllMatchSameOperatorTrait``: the listed operands/results agree on ``key``.
+
+    A variadic operand or result contributes its whole list of types, so
+    variadic groups must agree element-wise (same length, same keys).
+    """
+
     def check(op: Operation, ctx, params: list[str]) -> None:
-        ts: list[T.Type] = []
+        groups = []
         for p in params:
-            ts.extend(_known(_entity_types(op, p)))
-        keys = [key(t) for t in ts]
-        if len(keys) > 1 and not _all_same(keys):
+            ts = _entity_types(op, p)
+            if any(t == T.UNKNOWN for t in ts):
+                return
+            groups.append([key(t) for t in ts])
+        if len(groups) > 1 and not _all_same(groups):
             ctx.op_error(op, "failed to verify that all of {" + ", ".join(params) + "} have " + kind)
 
     return check
@@ -97,8 +111,44 @@ trait("AllTypesMatch")(_match_all("same type", lambda t: t))
 trait("AllShapesMatch")(_match_all("same shape", _shape))
 trait("AllRanksMatch")(_match_all("same rank", lambda t: len(_shape(t) or ())))
 trait("AllElementTypesMatch")(_match_all("same element type", T.element_of))
-# cuda_tile's own wording of the element-type predicate (Ops.td)
-trait("AllElementTypesMatchThe")(_match_all("the same element type", T.element_of))
+# cuda_tile's own element-type predicate (Ops.td AllElementTypeMatch), worded "the same"
+trait("AllElementTypeMatch")(_match_all("the same element type", T.element_of))
+
+
+def _relation(transform: str, src: T.Type, dst: T.Type) -> bool | None:
+    """Whether ``dst`` is ``transform(src)``; ``None`` when the transform is unknown."""
+    from tile_lsp.analysis.builder import TYPE_TRANSFORMS
+
+    if transform == "identity":
+        return src == dst
+    if transform == "same_shape":
+        return _shape(src) == _shape(dst)
+    fn = TYPE_TRANSFORMS.get(transform)
+    if fn is None:
+        return None
+    return fn(src) == dst
+
+
+def _trait_message(op: Operation, text: str, default: str) -> str:
+    from tile_lsp.dialect.cuda_tile_ops import TRAIT_MESSAGES
+
+    return TRAIT_MESSAGES.get(op.short_name, {}).get(text, default)
+
+
+def _types_match_with(op: Operation, ctx, params: list[str], text: str = "") -> None:
+    """ODS ``TypesMatchWith<from, to, transform>``: ``to``'s type is ``transform(from)``."""
+    if len(params) < 3:
+        return
+    src, dst, transform = params[0], params[1], params[2]
+    s, d = _entity_types(op, src), _entity_types(op, dst)
+    if not s or not d or T.UNKNOWN in s or T.UNKNOWN in d:
+        return  # absent optional operand, or a type not known
+    if _relation(transform, s[0], d[0]) is False:
+        ctx.op_error(op, _trait_message(op, text, f"failed to verify that {dst} type matches {src} type"))
+
+
+TRAITS["TypesMatchWith"] = _types_match_with
+TRAITS["OptionalTypesMatchWith"] = _types_match_with
 
 
 def _operands_and_results(op: Operation) -> list[T.Type]:

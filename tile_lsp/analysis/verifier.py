@@ -211,6 +211,8 @@ def _verify_symbol_uses(op: Operation, ctx: VerifyContext, tables: dict[int, Sym
 
 def _verify_op(op: Operation, ctx: VerifyContext, tables: dict[int, SymbolTable]) -> None:
     try:
+        if op.invalid:  # building it already failed: its verifiers would only echo that
+            raise VerifyFailure()
         _verify_ods(op, ctx)
         _verify_traits(op, ctx)
         for code, fn in _RULES.get(op.name, ()):
@@ -222,6 +224,8 @@ def _verify_op(op: Operation, ctx: VerifyContext, tables: dict[int, SymbolTable]
         for block in region.blocks:
             for child in block.operations:
                 _verify_op(child, ctx, tables)
+    if op.invalid:
+        return
     try:
         for code, fn in _REGION_RULES.get(op.name, ()):
             ctx.code = f"{op.name}.{code}"

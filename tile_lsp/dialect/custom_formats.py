@@ -21,8 +21,6 @@ EXTRA_ATTRIBUTES: dict[str, tuple[AttrDef, ...]] = {
 }
 
 CUSTOM_FORMATS: dict[str, str] = {
-    # cuda_tile.module @name [attributes {...}] { ... }
-    "module": "$sym_name attr-dict-with-keyword custom<Region>($body)",
     # entry @name(%a: T, ...) [-> (T)] [optimization_hints=<...>] { ... } [{attrs}]
     "entry": "$sym_name custom<FunctionSignature>($function_type) custom<OptHints>($optimization_hints) "
              "attr-dict-with-keyword custom<Region>($body)",
@@ -36,19 +34,21 @@ CUSTOM_FORMATS: dict[str, str] = {
     #   : VIEW_T, INDEX_T -> TILE_T, token
     "load_view_tko": "$memory_ordering_semantics ($memory_scope^)? $view custom<IndexList>($index) "
                      "(`token` `=` $token^)? (`inbounds` `=` $inbounds^)? custom<OptHints>($optimization_hints) "
-                     "attr-dict `:` custom<CudaTileType>(type($view)) `,` custom<IndexType>(type($index)) "
+                     "attr-dict-with-keyword `:` custom<CudaTileType>(type($view)) (`,` custom<IndexType>(type($index))^)? "
                      "`->` custom<CudaTileType>(type($tile)) `,` custom<CudaTileType>(type($result_token))",
     # store_view_tko SEM [SCOPE] %tile, %view[%i, ...] [token = %t] [optimization_hints = <...>]
     #   : TILE_T, VIEW_T, INDEX_T -> token
     "store_view_tko": "$memory_ordering_semantics ($memory_scope^)? $tile `,` $view custom<IndexList>($index) "
                       "(`token` `=` $token^)? (`inbounds` `=` $inbounds^)? custom<OptHints>($optimization_hints) "
-                      "attr-dict `:` custom<CudaTileType>(type($tile)) `,` custom<CudaTileType>(type($view)) `,` "
-                      "custom<IndexType>(type($index)) `->` custom<CudaTileType>(type($result_token))",
-    # atomic_red_view_tko SEM SCOPE %view[%i, ...], MODE, %value [token = %t] : VIEW_T, INDEX_T, VALUE_T -> token
-    "atomic_red_view_tko": "$memory_ordering_semantics $memory_scope $view custom<IndexList>($index) `,` "
-                           "$mode `,` $value (`token` `=` $token^)? attr-dict "
-                           "`:` custom<CudaTileType>(type($view)) `,` custom<IndexType>(type($index)) `,` "
-                           "custom<CudaTileType>(type($value)) `->` custom<CudaTileType>(type($result_token))",
+                      "attr-dict-with-keyword `:` custom<CudaTileType>(type($tile)) `,` custom<CudaTileType>(type($view)) "
+                      "(`,` custom<IndexType>(type($index))^)? `->` custom<CudaTileType>(type($result_token))",
+    # atomic_red_view_tko SEM [SCOPE] %view[%i, ...], MODE, %value [token = %t]
+    #   : VALUE_T, VIEW_T[, INDEX_T...] -> token
+    "atomic_red_view_tko": "$memory_ordering_semantics ($memory_scope^)? $view custom<IndexList>($index) `,` "
+                           "$mode `,` $value (`token` `=` $token^)? attr-dict-with-keyword "
+                           "`:` custom<CudaTileType>(type($value)) `,` custom<CudaTileType>(type($view)) "
+                           "(`,` custom<IndexType>(type($index))^)? `->` custom<CudaTileType>(type($result_token))",
+    # (get_*_shape parse no attribute dictionary)
     # make_tensor_view %base, shape = [4, %d], strides = [%s, 1] [{attrs}] : [INDEX_T ->] tensor_view<...>
     "make_tensor_view": "$base `,` `shape` `=` custom<ShapeList>($dynamicShape) `,` `strides` `=` "
                         "custom<ShapeList>($dynamicStrides) attr-dict `:` custom<TypeArrowType>(type($result))",
@@ -57,6 +57,17 @@ CUSTOM_FORMATS: dict[str, str] = {
     "make_strided_view": "$tensor_view attr-dict `:` custom<CudaTileType>(type($result))",
     "make_gather_scatter_view": "$tensor_view attr-dict `:` custom<CudaTileType>(type($result))",
     # get_index_space_shape %view : VIEW_T -> tile<iN>   (one result per dimension)
-    "get_index_space_shape": "$src attr-dict `:` custom<CudaTileType>(type($src)) `->` custom<UniformType>(type($result))",
-    "get_tensor_shape": "$src attr-dict `:` custom<CudaTileType>(type($src)) `->` custom<UniformType>(type($result))",
+    "get_index_space_shape": "$src `:` custom<CudaTileType>(type($src)) `->` custom<UniformType>(type($result))",
+    "get_tensor_shape": "$src `:` custom<CudaTileType>(type($src)) `->` custom<UniformType>(type($result))",
 }
+
+
+# Optional operands that NVIDIA's 13.4+ printer writes without their
+# predecessor: ``load_ptr_tko weak %p, %pad : tile<Nxptr<f32>>, tile<Nxf32>``
+# has a padding value but no mask.  MLIR's generated parser would take %pad as
+# the mask; the newer tools tell them apart by type (a mask is a tile of i1).
+# op name -> (first optional operand, second, element type the first must have)
+OPTIONAL_OPERANDS_BY_TYPE: dict[str, tuple[str, str, str]] = {
+    "load_ptr_tko": ("mask", "paddingValue", "i1"),
+}
+

@@ -45,9 +45,14 @@ class ParseResult:
     issues: list[SyntaxIssue]
 
 
+# When several punctuation tokens may come next, MLIR's parsers report the one
+# that is required (the optional ones were tried first): in this order.
+_PUNCT_PRIORITY = (":", "->", "=", ",", ")", "]", ">", "}", "(", "[", "<", "{")
+
+
 def _expected_message(expected: set[str], token: Token | None) -> str:
     names = {e for e in expected if not e.startswith("__")}
-    puncts = sorted(_PUNCT[e] for e in names if e in _PUNCT)
+    puncts = sorted((_PUNCT[e] for e in names if e in _PUNCT), key=_PUNCT_PRIORITY.index)
     if token is not None and token.type == "$END":
         found = "end of file"
     else:
@@ -64,10 +69,9 @@ def _expected_message(expected: set[str], token: Token | None) -> str:
         return "expected integer value"
     if found:
         return "unexpected end of file"
-    keywords = sorted(e for e in names if e not in _PUNCT)
-    if len(puncts) == 1 and not keywords:
+    if puncts:
         return f"expected '{puncts[0]}'"
-    return "custom op syntax error: unexpected token"
+    return "unexpected token"
 
 
 def _describe(err: UnexpectedInput, text: str) -> SyntaxIssue:

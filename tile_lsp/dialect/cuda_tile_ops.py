@@ -1,0 +1,1880 @@
+"""The cuda_tile op table: one :class:`~tile_lsp.dialect.schema.OpDef` per op, as plain data.
+
+Sources (facts only; the summaries and notes are our own words):
+
+* every op of NVIDIA ``cuda-tile`` ``include/cuda_tile/Dialect/CudaTile/IR/Ops.td``
+  (op names, versions, operand/attribute/result/region names, type
+  constraints with the summaries ODS prints, traits in declaration order,
+  assembly formats normalized to single spaces);
+* the testing ops of ``TestingOps.td`` (registered in builds with
+  ``TILE_IR_INCLUDE_TESTS``, as the ``cuda-tile-opt`` behind the oracle is;
+  their versions are the testing versions ``250.x``);
+* ops NVIDIA's ``tileirdisasm`` 13.5 prints that the public repository lacks
+  (``insert``, ``fpowf``, ``fpowi``, ``gdc_wait_tko``,
+  ``gdc_launch_dependents_tko``) and the ``inbounds`` attribute of
+  ``load_view_tko``/``store_view_tko``.  Everything about them is INFERRED from
+  the printed kernels of ``shared/corpus/kernels`` and from their 13.4
+  bytecode (opcodes, operand order, attribute presence); each such fact is
+  marked ``INFERRED`` below.
+
+Conventions of this table (beyond ``schema.py``):
+
+* The summary of a variadic operand/result's constraint includes ODS's
+  ``variadic of`` prefix (``variadic of 0D tile of i32 values``): it is
+  exactly the text of ``'cuda_tile.X' op operand #N must be <summary>, but got
+  '<type>'``.  ``Optional<>`` operands keep the plain summary, as ODS does.
+* ``RegionDef.kind``: ``single_block`` (ODS ``SizedRegion<1>``, message
+  ``region with 1 blocks``) or ``max_one_block`` (``MaxSizedRegion<1>``: empty
+  or one block, message ``region with at most 1 blocks``).
+* ``AttrDef.kind`` ``dense_bool_array``: a ``DenseBoolArrayAttr`` written
+  ``[true, false]`` in custom syntax (``array<i1: true, false>`` generic).
+  ``unit`` attributes are always ``optional``.  Enum attributes wrapped as
+  ``#cuda_tile.X<...>`` vs stored as plain ``i32``: see ``enums.py``.
+  A required enum attribute whose ``custom<...RoundingMode>`` directive
+  supplies a default when the text omits it says so in its ``doc``.
+* Traits are written ``Name`` or ``Name<args>`` with op names (not C++
+  class names) and operand names; ODS declaration order is kept.
+  ``SingleBlockImplicitTerminator<a|b|c>``: the terminator may be any of the
+  listed ops, the first one is inserted when the block has none.
+  ``TypesMatchWith<from, to, transform>`` / ``OptionalTypesMatchWith<...>``:
+  the type of ``to`` must match ``transform(type(from))`` (transforms are
+  described in :data:`TYPE_TRANSFORMS`; the optional form is skipped when
+  ``to`` is absent).  ``AllElementTypeMatch<...>`` is cuda_tile's own
+  element-type trait (message "... have the same element type", with
+  "the"), distinct from upstream ``AllElementTypesMatch``.
+  Messages of the predicate traits: :data:`TRAIT_MESSAGES` for the unusual
+  ones; the standard ones are ``failed to verify that all of {a, b} have same
+  type`` / ``... same shape`` / ``... same rank`` for ``AllTypesMatch`` /
+  ``AllShapesMatch`` / ``AllRanksMatch``.
+* ``format`` ``None`` = the op has ``hasCustomAssemblyFormat = 1``; its syntax
+  is described in :data:`CUSTOM_SYNTAX`.  The ``custom<X>`` directives used by
+  the declarative formats are described in :data:`CUSTOM_DIRECTIVES`.
+* ``type_inference`` also covers the custom-syntax ops (where the C++ parser
+  takes each unprinted type from).
+"""
+
+from __future__ import annotations
+
+from tile_lsp.dialect.schema import (
+    ANY,
+    ANY_TILE,
+    BASE_FLOAT_TILE,
+    CUDA_TILE_ANY,
+    FLOAT_TILE,
+    GATHER_SCATTER_VIEW,
+    I1_TILE,
+    I64_TILE,
+    I8_TILE,
+    INT_OR_I4_TILE,
+    INT_TILE,
+    NUMBER_OR_I4_TILE,
+    NUMBER_TILE,
+    PARTITION_VIEW,
+    PTR_TILE,
+    SCALAR_I1_TILE,
+    SCALAR_I32_TILE,
+    SCALAR_INT_TILE,
+    SCALAR_PTR_TILE,
+    STRIDED_VIEW,
+    TENSOR_VIEW,
+    TILE_VIEW,
+    TOKEN,
+    AttrDef,
+    OpDef,
+    OperandDef,
+    RegionDef,
+    ResultDef,
+    TypeConstraint,
+    tile_of,
+    variadic_of,
+)
+
+# ---------------------------------------------------------------------------
+# Op-specific type constraints (Ops.td ``def MmaFOp_OperandTileType`` etc.)
+# ---------------------------------------------------------------------------
+
+
+def _named_tile(prefix: str, *elements: str) -> TypeConstraint:
+    """``CudaTile_TileOf<[...], [...], "<prefix>">``: summary ``<prefix> of a or b values``."""
+    return tile_of(*elements, summary=f"{prefix} of {' or '.join(elements)} values")
+
+
+MMAF_OPERAND = _named_tile("mmaf operand tile type", "f16", "bf16", "f32", "f64", "tf32", "f8E4M3FN", "f8E5M2")
+MMAF_RESULT = _named_tile("mmaf acc/result tile type", "f16", "f32", "f64")
+MMAF_SCALED_OPERAND = _named_tile("mmaf_scaled operand tile type", "f8E4M3FN", "f8E5M2", "f4E2M1FN")
+MMAF_SCALED_SCALE = _named_tile("mmaf_scaled scale tile type", "f8E4M3FN", "f8E8M0FNU")
+MMAF_SCALED_RESULT = _named_tile("mmaf_scaled result tile type", "f32")
+MMAI_OPERAND = _named_tile("mmai operand tile type", "i8")
+MMAI_ACC = _named_tile("mmai acc tile type", "i32")
+MMAI_RESULT = _named_tile("mmai result tile type", "i32")
+
+# ---------------------------------------------------------------------------
+# Type transforms used by ``type_inference`` and by ``TypesMatchWith`` traits
+# ---------------------------------------------------------------------------
+
+TYPE_TRANSFORMS: dict[str, str] = {
+    "<name>": "a bare operand/result name: exactly the type of that operand/result "
+              "(from AllTypesMatch / SameOperandsAndResultType / an identity TypesMatchWith); "
+              "for a variadic operand, every element has that type",
+    "token": "!cuda_tile.token (a buildable type: ODS fills it in when the format omits it)",
+    "scalar_i1_tile": "!cuda_tile.tile<i1> (0-d tile of i1; buildable)",
+    "scalar_i32_tile": "!cuda_tile.tile<i32> (0-d tile of i32; buildable); for a variadic operand every element",
+    "i1_like(x)": "tile with the shape of x and element i1 (ODS getI1SameShape)",
+    "ptr_like(x)": "tile with the shape of x whose element is !cuda_tile.ptr<element of x> "
+                   "(the comparator also fails when either side is not such a tile)",
+    "same_shape(x)": "relation only: a tile whose shape equals the shape of tile x (elements not compared)",
+    "identity": "the type itself (the two types must be equal: same shape and element)",
+    "scalar_ptr_to_elem(x)": "0-d tile of !cuda_tile.ptr<element type of tensor_view x> (make_tensor_view base)",
+    "tensor_view_of(x)": "the tensor_view parameter of view type x (operand of make_*_view)",
+    "splat_rank(x)": "one result per index dimension of x (tensor_view rank, or the view's index-space "
+                     "rank = rank of its tensor_view), each of the single type printed after '->'",
+    "for_iv_type": "the type written after ':' in a for header; also the induction variable's type",
+}
+
+# ---------------------------------------------------------------------------
+# The ops
+# ---------------------------------------------------------------------------
+
+OPS: tuple[OpDef, ...] = (
+    OpDef(
+        name="absf", since="13.1",
+        summary="Absolute value of each element of a float tile.",
+        operands=(OperandDef("source", BASE_FLOAT_TILE),),
+        results=(ResultDef("result", BASE_FLOAT_TILE),),
+        traits=("Pure", "SameOperandsAndResultShape", "AllTypesMatch<source, result>"),
+        format="$source attr-dict `:` custom<CudaTileType>(type($result))",
+        type_inference={"source": "result"},
+    ),
+    OpDef(
+        name="absi", since="13.1",
+        summary="Absolute value of each element of an integer tile.",
+        operands=(OperandDef("source", INT_TILE),),
+        results=(ResultDef("result", INT_TILE),),
+        traits=("Pure", "SameOperandsAndResultShape", "AllTypesMatch<source, result>"),
+        format="$source attr-dict `:` custom<CudaTileType>(type($result))",
+        type_inference={"source": "result"},
+    ),
+    OpDef(
+        name="addi", since="13.1",
+        summary="Adds two integer tiles element by element.",
+        operands=(
+            OperandDef("lhs", INT_TILE),
+            OperandDef("rhs", INT_TILE),
+        ),
+        attributes=(AttrDef("overflow", "enum:IntegerOverflow", optional=True, default="none"),),
+        results=(ResultDef("result", INT_TILE),),
+        traits=("Pure", "AllTypesMatch<lhs, rhs, result>"),
+        format="$lhs `,` $rhs (`overflow` `` $overflow^)? attr-dict `:` custom<CudaTileType>(type($result))",
+        type_inference={"lhs": "result", "rhs": "result"},
+    ),
+    OpDef(
+        name="addf", since="13.1",
+        summary="Adds two float tiles element by element.",
+        operands=(
+            OperandDef("lhs", BASE_FLOAT_TILE),
+            OperandDef("rhs", BASE_FLOAT_TILE),
+        ),
+        attributes=(
+            AttrDef("rounding_mode", "enum:RoundingMode", doc="text: optional `rounding<mode>`, nearest_even when absent"),
+            AttrDef("flush_to_zero", "unit", optional=True),
+        ),
+        results=(ResultDef("result", BASE_FLOAT_TILE),),
+        traits=("Pure", "AllTypesMatch<lhs, rhs, result>"),
+        format="$lhs `,` $rhs custom<IEEERoundingMode>($rounding_mode) (`flush_to_zero` $flush_to_zero^)? attr-dict `:` custom<CudaTileType>(type($result))",
+        type_inference={"lhs": "result", "rhs": "result"},
+    ),
+    OpDef(
+        name="andi", since="13.1",
+        summary="Bitwise AND of two integer tiles, element by element.",
+        operands=(
+            OperandDef("lhs", INT_TILE),
+            OperandDef("rhs", INT_TILE),
+        ),
+        results=(ResultDef("result", INT_TILE),),
+        traits=("Pure", "AllTypesMatch<lhs, rhs, result>"),
+        format="$lhs `,` $rhs attr-dict `:` custom<CudaTileType>(type($result))",
+        type_inference={"lhs": "result", "rhs": "result"},
+    ),
+    OpDef(
+        name="assert", since="13.1",
+        summary="Stops the kernel with the given message unless every condition element is true.",
+        operands=(OperandDef("condition", I1_TILE),),
+        attributes=(AttrDef("message", "string"),),
+        format="$condition `,` $message attr-dict `:` custom<CudaTileType>(type($condition))",
+    ),
+    OpDef(
+        name="alloca", since="13.3",
+        summary="Allocates scratch memory of a given element count and alignment and yields a pointer to it.",
+        attributes=(
+            AttrDef("num_elem", "i64", doc="must be >= 0"),
+            AttrDef("alignment", "i64", doc="must be >= 0"),
+            AttrDef("global", "unit", optional=True),
+        ),
+        results=(ResultDef("result", SCALAR_PTR_TILE),),
+        format="`num_elem` `=` $num_elem `,` `alignment` `=` $alignment (`global` $global^)? attr-dict `:` custom<CudaTileType>(type($result))",
+    ),
+    OpDef(
+        name="assume", since="13.1",
+        summary="Attaches a fact the compiler may rely on (divisibility, bounds, repeated elements) to a value.",
+        operands=(OperandDef("value", ANY),),
+        attributes=(AttrDef("predicate", "assume_predicate"),),
+        results=(ResultDef("result", ANY),),
+        traits=("AllTypesMatch<value, result>", "OpAsmOpInterface"),
+        format="custom<AssumePredicate>($predicate) `,` $value attr-dict `:` custom<CudaTileType>(type($value))",
+        type_inference={"result": "value"},
+    ),
+    OpDef(
+        name="atan2", since="13.2",
+        summary="Element-wise two-argument arctangent of float tiles.",
+        operands=(
+            OperandDef("x", BASE_FLOAT_TILE),
+            OperandDef("y", BASE_FLOAT_TILE),
+        ),
+        results=(ResultDef("result", BASE_FLOAT_TILE),),
+        traits=("Pure", "AllTypesMatch<x, y, result>"),
+        format="$x `,` $y attr-dict `:` custom<CudaTileType>(type($result))",
+        type_inference={"x": "result", "y": "result"},
+    ),
+    OpDef(
+        name="atomic_cas_tko", since="13.1",
+        summary="Atomic compare-and-swap at each pointer of a tile (token-ordered).",
+        operands=(
+            OperandDef("pointers", PTR_TILE),
+            OperandDef("cmp", ANY_TILE),
+            OperandDef("val", ANY_TILE),
+            OperandDef("mask", I1_TILE, "optional"),
+            OperandDef("token", TOKEN, "optional"),
+        ),
+        attributes=(
+            AttrDef("memory_ordering_semantics", "enum:MemoryOrderingSemantics", doc="allowed: relaxed, acquire, release, acq_rel"),
+            AttrDef("memory_scope", "enum:MemoryScope"),
+        ),
+        results=(
+            ResultDef("result", ANY_TILE),
+            ResultDef("result_token", TOKEN),
+        ),
+        traits=("AllShapesMatch<pointers, cmp, val, result>", "AllTypesMatch<cmp, val, result>", "AttrSizedOperandSegments"),
+        format="$memory_ordering_semantics $memory_scope $pointers `,` $cmp `,` $val (`,` $mask^)? (`token` `` `=` `` $token^)? attr-dict `:` custom<CudaTileType>(type($pointers)) `,` custom<CudaTileType>(type($val)) (`,` custom<CudaTileType>(type($mask))^)? `->` custom<CudaTileType>(type($result)) `,` custom<CudaTileType>(type($result_token))",
+        type_inference={"cmp": "val", "token": "token"},
+    ),
+    OpDef(
+        name="atomic_rmw_tko", since="13.1",
+        summary="Atomic read-modify-write at each pointer of a tile, returning the old values (token-ordered).",
+        operands=(
+            OperandDef("pointers", PTR_TILE),
+            OperandDef("arg", ANY_TILE),
+            OperandDef("mask", I1_TILE, "optional"),
+            OperandDef("token", TOKEN, "optional"),
+        ),
+        attributes=(
+            AttrDef("memory_ordering_semantics", "enum:MemoryOrderingSemantics", doc="allowed: relaxed, acquire, release, acq_rel"),
+            AttrDef("memory_scope", "enum:MemoryScope"),
+            AttrDef("mode", "enum:AtomicRMWMode"),
+        ),
+        results=(
+            ResultDef("result", ANY_TILE),
+            ResultDef("result_token", TOKEN),
+        ),
+        traits=("AllShapesMatch<pointers, arg, result>", "AllTypesMatch<arg, result>", "AttrSizedOperandSegments"),
+        format="$memory_ordering_semantics $memory_scope $pointers `,` $mode `,` $arg (`,` $mask^)? (`token` `` `=` `` $token^)? attr-dict `:` custom<CudaTileType>(type($pointers)) `,` custom<CudaTileType>(type($arg)) (`,` custom<CudaTileType>(type($mask))^)? `->` custom<CudaTileType>(type($result)) `,` custom<CudaTileType>(type($result_token))",
+        type_inference={"token": "token"},
+    ),
+    OpDef(
+        name="atomic_red_view_tko", since="13.3",
+        summary="Atomically combines a tile into a tile view at a tile index (token-ordered).",
+        operands=(
+            OperandDef("view", TILE_VIEW),
+            OperandDef("index", variadic_of(INT_TILE), "variadic"),
+            OperandDef("value", ANY_TILE),
+            OperandDef("token", TOKEN, "optional"),
+        ),
+        attributes=(
+            AttrDef("memory_ordering_semantics", "enum:MemoryOrderingSemantics", doc="allowed: relaxed"),
+            AttrDef("memory_scope", "enum:MemoryScope", doc="allowed: tl_blk, device"),
+            AttrDef("mode", "enum:AtomicRMWMode", doc="allowed: and, or, xor, add, addf, max, min, umax, umin"),
+        ),
+        results=(ResultDef("result_token", TOKEN),),
+        traits=("AttrSizedOperandSegments",),
+        format=None,
+        type_inference={"token": "token"},
+    ),
+    OpDef(
+        name="bitcast", since="13.1",
+        summary="Reinterprets the bits of each element as another element type of the same width.",
+        operands=(OperandDef("source", NUMBER_TILE),),
+        results=(ResultDef("result", NUMBER_TILE),),
+        traits=("Pure", "AllShapesMatch<source, result>"),
+        format="$source attr-dict `:` custom<CudaTileType>(type($source)) `->` custom<CudaTileType>(type($result))",
+    ),
+    OpDef(
+        name="broadcast", since="13.1",
+        summary="Expands the size-1 dimensions of a tile to a larger shape of the same rank.",
+        operands=(OperandDef("source", ANY_TILE),),
+        results=(ResultDef("result", ANY_TILE),),
+        traits=("Pure", "SameOperandsAndResultElementType", "AllRanksMatch<source, result>", "OpAsmOpInterface"),
+        format="$source attr-dict `:` custom<CudaTileType>(type($source)) `->` custom<CudaTileType>(type($result))",
+    ),
+    OpDef(
+        name="cat", since="13.1",
+        summary="Joins two tiles along one dimension.",
+        operands=(
+            OperandDef("lhs", ANY_TILE),
+            OperandDef("rhs", ANY_TILE),
+        ),
+        attributes=(AttrDef("dim", "i64"),),
+        results=(ResultDef("result", ANY_TILE),),
+        traits=("Pure", "AllRanksMatch<lhs, rhs, result>", "AllElementTypeMatch<lhs, rhs, result>"),
+        format="$lhs `,` $rhs `dim` `=` $dim attr-dict `:` custom<CudaTileType>(type($lhs)) `,` custom<CudaTileType>(type($rhs)) `->` custom<CudaTileType>(type($result))",
+    ),
+    OpDef(
+        name="cos", since="13.1",
+        summary="Element-wise cosine.",
+        operands=(OperandDef("source", BASE_FLOAT_TILE),),
+        results=(ResultDef("result", BASE_FLOAT_TILE),),
+        traits=("Pure", "AllTypesMatch<source, result>"),
+        format="$source attr-dict `:` custom<CudaTileType>(type($result))",
+        type_inference={"source": "result"},
+    ),
+    OpDef(
+        name="cosh", since="13.1",
+        summary="Element-wise hyperbolic cosine.",
+        operands=(OperandDef("source", BASE_FLOAT_TILE),),
+        results=(ResultDef("result", BASE_FLOAT_TILE),),
+        traits=("Pure", "AllTypesMatch<source, result>"),
+        format="$source attr-dict `:` custom<CudaTileType>(type($result))",
+        type_inference={"source": "result"},
+    ),
+    OpDef(
+        name="break", since="13.1",
+        summary="Leaves the enclosing loop, handing values to the loop's results.",
+        operands=(OperandDef("operands", variadic_of(CUDA_TILE_ANY), "variadic"),),
+        traits=("ReturnLike", "Terminator", "ParentOneOf<if, loop>"),
+        format="attr-dict ($operands^ `:` custom<CudaTileType>(type($operands)))?",
+    ),
+    OpDef(
+        name="ceil", since="13.1",
+        summary="Rounds each float element up to an integral value.",
+        operands=(OperandDef("source", BASE_FLOAT_TILE),),
+        results=(ResultDef("result", BASE_FLOAT_TILE),),
+        traits=("Pure", "AllTypesMatch<source, result>"),
+        format="$source attr-dict `:` custom<CudaTileType>(type($result))",
+        type_inference={"source": "result"},
+    ),
+    OpDef(
+        name="cmpf", since="13.1",
+        summary="Compares two float tiles element by element into an i1 tile.",
+        operands=(
+            OperandDef("lhs", BASE_FLOAT_TILE),
+            OperandDef("rhs", BASE_FLOAT_TILE),
+        ),
+        attributes=(
+            AttrDef("comparison_predicate", "enum:ComparisonPredicate"),
+            AttrDef("comparison_ordering", "enum:ComparisonOrdering"),
+        ),
+        results=(ResultDef("result", I1_TILE),),
+        traits=("Pure", "AllTypesMatch<lhs, rhs>", "TypesMatchWith<lhs, result, i1_like>"),
+        format="custom<ComparisonPredicate>($comparison_predicate) custom<ComparisonOrdering>($comparison_ordering) $lhs `,` $rhs attr-dict `:` custom<CudaTileType>(type($lhs)) `->` custom<CudaTileType>(type($result))",
+        type_inference={"rhs": "lhs"},
+    ),
+    OpDef(
+        name="cmpi", since="13.1",
+        summary="Compares two integer tiles element by element into an i1 tile.",
+        operands=(
+            OperandDef("lhs", INT_TILE),
+            OperandDef("rhs", INT_TILE),
+        ),
+        attributes=(
+            AttrDef("comparison_predicate", "enum:ComparisonPredicate"),
+            AttrDef("signedness", "enum:Signedness"),
+        ),
+        results=(ResultDef("result", I1_TILE),),
+        traits=("Pure", "AllTypesMatch<lhs, rhs>", "TypesMatchWith<lhs, result, i1_like>"),
+        format="custom<ComparisonPredicate>($comparison_predicate) $lhs `,` $rhs `,` custom<Signedness>($signedness) attr-dict `:` custom<CudaTileType>(type($lhs)) `->` custom<CudaTileType>(type($result))",
+        type_inference={"rhs": "lhs"},
+    ),
+    OpDef(
+        # AllTypesMatch<value, result>: `value` is the dense attribute; its type takes part.
+        name="constant", since="13.1",
+        summary="Materializes a tile from a literal value.",
+        attributes=(AttrDef("value", "dense"),),
+        results=(ResultDef("result", NUMBER_TILE),),
+        traits=("ConstantLike", "Pure", "AllTypesMatch<value, result>", "OpAsmOpInterface"),
+        format="custom<DenseTypedElementsAttr>($value, type($result)) attr-dict",
+    ),
+    OpDef(
+        name="continue", since="13.1",
+        summary="Ends the current loop iteration, handing over the next loop-carried values.",
+        operands=(OperandDef("operands", variadic_of(CUDA_TILE_ANY), "variadic"),),
+        traits=("Terminator", "ParentOneOf<for, if, loop>"),
+        format="attr-dict ($operands^ `:` custom<CudaTileType>(type($operands)))?",
+    ),
+    OpDef(
+        name="get_index_space_shape", since="13.1",
+        summary="Returns the extent of each dimension of a tile view's index space.",
+        operands=(OperandDef("src", TILE_VIEW),),
+        results=(ResultDef("result", variadic_of(SCALAR_INT_TILE), "variadic"),),
+        traits=("NoMemoryEffect",),
+        format=None,
+        type_inference={"result": "splat_rank(src)"},
+    ),
+    OpDef(
+        name="get_tensor_shape", since="13.1",
+        summary="Returns the extent of each dimension of a tensor view.",
+        operands=(OperandDef("src", TENSOR_VIEW),),
+        results=(ResultDef("result", variadic_of(SCALAR_INT_TILE), "variadic"),),
+        traits=("NoMemoryEffect",),
+        format=None,
+        type_inference={"result": "splat_rank(src)"},
+    ),
+    OpDef(
+        name="divf", since="13.1",
+        summary="Divides two float tiles element by element.",
+        operands=(
+            OperandDef("lhs", BASE_FLOAT_TILE),
+            OperandDef("rhs", BASE_FLOAT_TILE),
+        ),
+        attributes=(
+            AttrDef("rounding_mode", "enum:RoundingMode", doc="text: optional `rounding<mode>`, nearest_even when absent"),
+            AttrDef("flush_to_zero", "unit", optional=True),
+        ),
+        results=(ResultDef("result", BASE_FLOAT_TILE),),
+        traits=("Pure", "AllTypesMatch<lhs, rhs, result>"),
+        format="$lhs `,` $rhs custom<DivFOpRoundingMode>($rounding_mode) (`flush_to_zero` $flush_to_zero^)? attr-dict `:` custom<CudaTileType>(type($result))",
+        type_inference={"lhs": "result", "rhs": "result"},
+    ),
+    OpDef(
+        name="divi", since="13.1",
+        summary="Divides two integer tiles element by element, rounding in the chosen direction.",
+        operands=(
+            OperandDef("lhs", INT_TILE),
+            OperandDef("rhs", INT_TILE),
+        ),
+        attributes=(
+            AttrDef("signedness", "enum:Signedness"),
+            AttrDef("rounding", "enum:RoundingMode", optional=True, default="zero"),
+        ),
+        results=(ResultDef("result", INT_TILE),),
+        traits=("NoMemoryEffect", "AllTypesMatch<lhs, rhs, result>"),
+        format="$lhs `,` $rhs custom<Signedness>($signedness) (`rounding` `` $rounding^)? attr-dict `:` custom<CudaTileType>(type($result))",
+        type_inference={"lhs": "result", "rhs": "result"},
+    ),
+    OpDef(
+        name="mmaf", since="13.1",
+        summary="Float matrix multiply of two tiles added to an accumulator tile.",
+        operands=(
+            OperandDef("lhs", MMAF_OPERAND),
+            OperandDef("rhs", MMAF_OPERAND),
+            OperandDef("acc", MMAF_RESULT),
+        ),
+        attributes=(AttrDef("fast_acc", "unit", optional=True, doc="since 13.3"),),
+        results=(ResultDef("result", MMAF_RESULT),),
+        traits=("Pure", "AllTypesMatch<acc, result>", "AllElementTypeMatch<lhs, rhs>", "AllRanksMatch<lhs, rhs, acc>"),
+        format="$lhs `,` $rhs `,` $acc (`fast_acc` $fast_acc^)? attr-dict `:` custom<CudaTileType>(type($lhs)) `,` custom<CudaTileType>(type($rhs)) `,` custom<CudaTileType>(type($acc))",
+        type_inference={"result": "acc"},
+    ),
+    OpDef(
+        name="mmaf_scaled", since="13.3",
+        summary="Block-scaled low-precision float matrix multiply added to an f32 accumulator.",
+        operands=(
+            OperandDef("lhs", MMAF_SCALED_OPERAND),
+            OperandDef("rhs", MMAF_SCALED_OPERAND),
+            OperandDef("acc", MMAF_SCALED_RESULT),
+            OperandDef("lhs_scale", MMAF_SCALED_SCALE),
+            OperandDef("rhs_scale", MMAF_SCALED_SCALE),
+        ),
+        results=(ResultDef("result", MMAF_SCALED_RESULT),),
+        traits=("Pure", "AllTypesMatch<acc, result>", "AllElementTypeMatch<lhs, rhs>", "AllElementTypeMatch<lhs_scale, rhs_scale>", "AllRanksMatch<lhs, rhs, acc, lhs_scale, rhs_scale>"),
+        format="$lhs `,` $rhs `,` $acc `,` $lhs_scale `,` $rhs_scale attr-dict `:` custom<CudaTileType>(type($lhs)) `,` custom<CudaTileType>(type($rhs)) `,` custom<CudaTileType>(type($acc)) `,` custom<CudaTileType>(type($lhs_scale)) `,` custom<CudaTileType>(type($rhs_scale))",
+        type_inference={"result": "acc"},
+    ),
+    OpDef(
+        name="mmai", since="13.1",
+        summary="i8 matrix multiply added to an i32 accumulator tile.",
+        operands=(
+            OperandDef("lhs", MMAI_OPERAND),
+            OperandDef("rhs", MMAI_OPERAND),
+            OperandDef("acc", MMAI_ACC),
+        ),
+        attributes=(
+            AttrDef("signedness_lhs", "enum:Signedness"),
+            AttrDef("signedness_rhs", "enum:Signedness"),
+        ),
+        results=(ResultDef("result", MMAI_RESULT),),
+        traits=("Pure", "AllTypesMatch<acc, result>", "AllElementTypeMatch<lhs, rhs>", "AllRanksMatch<lhs, rhs, acc>"),
+        format="$lhs `,` $rhs `,` $acc custom<Signedness>($signedness_lhs) custom<Signedness>($signedness_rhs) attr-dict `:` custom<CudaTileType>(type($lhs)) `,` custom<CudaTileType>(type($rhs)) `,` custom<CudaTileType>(type($acc))",
+        type_inference={"result": "acc"},
+    ),
+    OpDef(
+        name="extract", since="13.1",
+        summary="Takes one sub-tile out of a tile, chosen by its position in the sub-tile grid.",
+        operands=(
+            OperandDef("source", ANY_TILE),
+            OperandDef("indices", variadic_of(SCALAR_I32_TILE), "variadic"),
+        ),
+        results=(ResultDef("result", ANY_TILE),),
+        traits=("Pure", "AllRanksMatch<source, result>"),
+        format="$source `[` $indices `]` attr-dict `:` custom<CudaTileType>(type($source)) `->` custom<CudaTileType>(type($result))",
+        type_inference={"indices": "scalar_i32_tile"},
+    ),
+    OpDef(
+        name="exp", since="13.1",
+        summary="Element-wise natural exponential.",
+        operands=(OperandDef("source", BASE_FLOAT_TILE),),
+        attributes=(AttrDef("rounding_mode", "enum:RoundingMode", optional=True, default="full", doc="since 13.3; text: optional `rounding<mode>`, full when absent"),),
+        results=(ResultDef("result", BASE_FLOAT_TILE),),
+        traits=("Pure", "AllTypesMatch<source, result>"),
+        format="$source custom<ExpOpRoundingMode>($rounding_mode) attr-dict `:` custom<CudaTileType>(type($result))",
+        type_inference={"source": "result"},
+    ),
+    OpDef(
+        name="exp2", since="13.1",
+        summary="Element-wise base-2 exponential.",
+        operands=(OperandDef("source", BASE_FLOAT_TILE),),
+        attributes=(AttrDef("flush_to_zero", "unit", optional=True),),
+        results=(ResultDef("result", BASE_FLOAT_TILE),),
+        traits=("Pure", "AllTypesMatch<source, result>"),
+        format="$source (`flush_to_zero` $flush_to_zero^)? attr-dict `:` custom<CudaTileType>(type($result))",
+        type_inference={"source": "result"},
+    ),
+    OpDef(
+        name="exti", since="13.1",
+        summary="Widens integer elements by sign or zero extension.",
+        operands=(OperandDef("from", INT_OR_I4_TILE),),
+        attributes=(AttrDef("signedness", "enum:Signedness"),),
+        results=(ResultDef("to", INT_OR_I4_TILE),),
+        traits=("Pure", "AllShapesMatch<from, to>"),
+        format="$from custom<Signedness>($signedness) attr-dict `:` custom<CudaTileType>(type($from)) `->` custom<CudaTileType>(type($to))",
+    ),
+    OpDef(
+        name="for", since="13.1",
+        summary="Counted loop over an integer range, with loop-carried values.",
+        operands=(
+            OperandDef("lowerBound", SCALAR_INT_TILE),
+            OperandDef("upperBound", SCALAR_INT_TILE),
+            OperandDef("step", SCALAR_INT_TILE),
+            OperandDef("initValues", variadic_of(ANY), "variadic"),
+        ),
+        attributes=(AttrDef("unsignedCmp", "unit", optional=True, doc="since 13.2"),),
+        results=(ResultDef("resultValues", variadic_of(ANY), "variadic"),),
+        regions=(RegionDef("region", "single_block"),),
+        traits=("AutomaticAllocationScope", "AllTypesMatch<lowerBound, upperBound, step>", "AllTypesMatch<initValues, resultValues>", "OpAsmOpInterface", "RecursiveMemoryEffects", "SingleBlockImplicitTerminator<continue>"),
+        format=None,
+        type_inference={"lowerBound": "for_iv_type", "upperBound": "for_iv_type", "step": "for_iv_type", "initValues": "resultValues"},
+    ),
+    OpDef(
+        name="floor", since="13.1",
+        summary="Rounds each float element down to an integral value.",
+        operands=(OperandDef("source", BASE_FLOAT_TILE),),
+        results=(ResultDef("result", BASE_FLOAT_TILE),),
+        traits=("Pure", "AllTypesMatch<source, result>"),
+        format="$source attr-dict `:` custom<CudaTileType>(type($result))",
+        type_inference={"source": "result"},
+    ),
+    OpDef(
+        name="fma", since="13.1",
+        summary="Fused multiply-add of three float tiles, element by element.",
+        operands=(
+            OperandDef("lhs", BASE_FLOAT_TILE),
+            OperandDef("rhs", BASE_FLOAT_TILE),
+            OperandDef("acc", BASE_FLOAT_TILE),
+        ),
+        attributes=(
+            AttrDef("rounding_mode", "enum:RoundingMode", doc="text: optional `rounding<mode>`, nearest_even when absent"),
+            AttrDef("flush_to_zero", "unit", optional=True),
+        ),
+        results=(ResultDef("result", BASE_FLOAT_TILE),),
+        traits=("Pure", "AllTypesMatch<lhs, rhs, acc, result>"),
+        format="$lhs `,` $rhs `,` $acc custom<IEEERoundingMode>($rounding_mode) (`flush_to_zero` $flush_to_zero^)? attr-dict `:` custom<CudaTileType>(type($result))",
+        type_inference={"lhs": "result", "rhs": "result", "acc": "result"},
+    ),
+    OpDef(
+        name="ftof", since="13.1",
+        summary="Converts tile elements from one float type to another.",
+        operands=(OperandDef("from", FLOAT_TILE),),
+        attributes=(AttrDef("rounding_mode", "enum:RoundingMode", optional=True, default="nearest_even", doc="text: optional `rounding<mode>`, nearest_even when absent"),),
+        results=(ResultDef("to", FLOAT_TILE),),
+        traits=("Pure", "AllShapesMatch<from, to>"),
+        format="$from custom<IEEERoundingMode>($rounding_mode) attr-dict `:` custom<CudaTileType>(type($from)) `->` custom<CudaTileType>(type($to))",
+    ),
+    OpDef(
+        name="ftoi", since="13.1",
+        summary="Converts float elements to integers.",
+        operands=(OperandDef("from", FLOAT_TILE),),
+        attributes=(
+            AttrDef("signedness", "enum:Signedness"),
+            AttrDef("rounding_mode", "enum:RoundingMode", doc="text: optional `rounding<mode>`, nearest_int_to_zero when absent"),
+        ),
+        results=(ResultDef("to", INT_TILE),),
+        traits=("Pure", "AllShapesMatch<from, to>"),
+        format="$from custom<Signedness>($signedness) custom<IntegerRoundingMode>($rounding_mode) attr-dict `:` custom<CudaTileType>(type($from)) `->` custom<CudaTileType>(type($to))",
+    ),
+    OpDef(
+        name="entry", since="13.1",
+        summary="Defines a kernel entry point.",
+        attributes=(
+            AttrDef("sym_name", "symbol_name"),
+            AttrDef("function_type", "type"),
+            AttrDef("arg_attrs", "array", optional=True),
+            AttrDef("res_attrs", "array", optional=True),
+            AttrDef("optimization_hints", "opt_hints", optional=True),
+        ),
+        regions=(RegionDef("body", "single_block"),),
+        traits=("FunctionOpInterface", "IsolatedFromAbove", "OpAsmOpInterface", "SingleBlock", "SingleBlockImplicitTerminator<return>"),
+        format=None,
+    ),
+    OpDef(
+        name="get_tile_block_id", since="13.1",
+        summary="Returns the x, y and z coordinates of the running tile block.",
+        results=(
+            ResultDef("blockId_x", SCALAR_I32_TILE),
+            ResultDef("blockId_y", SCALAR_I32_TILE),
+            ResultDef("blockId_z", SCALAR_I32_TILE),
+        ),
+        traits=("Pure",),
+        format="attr-dict `:` custom<CudaTileType>(type($blockId_x))",
+        type_inference={"blockId_y": "scalar_i32_tile", "blockId_z": "scalar_i32_tile"},
+    ),
+    OpDef(
+        name="get_num_tile_blocks", since="13.1",
+        summary="Returns the number of tile blocks in the grid along x, y and z.",
+        results=(
+            ResultDef("gridSize_x", SCALAR_I32_TILE),
+            ResultDef("gridSize_y", SCALAR_I32_TILE),
+            ResultDef("gridSize_z", SCALAR_I32_TILE),
+        ),
+        traits=("Pure",),
+        format="attr-dict `:` custom<CudaTileType>(type($gridSize_x))",
+        type_inference={"gridSize_y": "scalar_i32_tile", "gridSize_z": "scalar_i32_tile"},
+    ),
+    OpDef(
+        name="get_global", since="13.1",
+        summary="Returns a pointer to a module-level global.",
+        attributes=(AttrDef("name", "symbol_ref"),),
+        results=(ResultDef("result", SCALAR_PTR_TILE),),
+        traits=("Pure", "SymbolUserOpInterface"),
+        format="$name attr-dict `:` custom<CudaTileType>(type($result))",
+    ),
+    OpDef(
+        name="global", since="13.1",
+        summary="Declares a module-level global buffer with an initial value.",
+        attributes=(
+            AttrDef("sym_name", "symbol_name"),
+            AttrDef("value", "dense"),
+            AttrDef("alignment", "i64", optional=True, default="0"),
+            AttrDef("constant", "unit", optional=True, doc="since 13.3"),
+            AttrDef("symbol_visibility", "enum:SymbolVisibility", optional=True, default="public", doc="since 13.3; text: optional `public`/`private` keyword, public when absent"),
+        ),
+        traits=("Symbol",),
+        format="custom<SymbolVisibility>($symbol_visibility) (`constant` $constant^)? $sym_name (`alignment` `=` $alignment^)? attr-dict custom<DenseTypedElementsAttrNoResult>($value)",
+    ),
+    OpDef(
+        name="if", since="13.1",
+        summary="Runs the then region, or the optional else region, depending on a scalar i1 condition.",
+        operands=(OperandDef("condition", SCALAR_I1_TILE),),
+        results=(ResultDef("results", variadic_of(ANY), "variadic"),),
+        regions=(
+            RegionDef("thenRegion", "single_block"),
+            RegionDef("elseRegion", "max_one_block"),
+        ),
+        traits=("NoRegionArguments", "OpAsmOpInterface", "RecursiveMemoryEffects", "SingleBlockImplicitTerminator<yield|break|continue|return>"),
+        format="$condition (`->` `(` custom<CudaTileType>(type($results))^ `)`)? custom<IfOpRegion>($thenRegion) (`else` custom<IfOpRegion>($elseRegion)^)? attr-dict",
+        type_inference={"condition": "scalar_i1_tile"},
+    ),
+    OpDef(
+        name="int_to_ptr", since="13.1",
+        summary="Reinterprets i64 elements as pointers.",
+        operands=(OperandDef("source", I64_TILE),),
+        results=(ResultDef("result", PTR_TILE),),
+        traits=("Pure", "AllShapesMatch<source, result>"),
+        format="$source attr-dict `:` custom<CudaTileType>(type($source)) `->` custom<CudaTileType>(type($result))",
+    ),
+    OpDef(
+        name="iota", since="13.1",
+        summary="Produces the 1-d integer tile 0, 1, ..., n-1.",
+        results=(ResultDef("result", INT_TILE),),
+        traits=("Pure",),
+        format="attr-dict `:` custom<CudaTileType>(type($result))",
+    ),
+    OpDef(
+        name="join_tokens", since="13.1",
+        summary="Merges ordering tokens into one that depends on all of them.",
+        operands=(OperandDef("tokens", variadic_of(TOKEN), "variadic"),),
+        results=(ResultDef("result", TOKEN),),
+        traits=("Pure",),
+        format="$tokens attr-dict `:` custom<CudaTileType>(type($result))",
+        type_inference={"tokens": "token"},
+    ),
+    OpDef(
+        name="trunci", since="13.1",
+        summary="Narrows integer elements by dropping their high bits.",
+        operands=(OperandDef("from", INT_OR_I4_TILE),),
+        attributes=(AttrDef("overflow", "enum:IntegerOverflow", optional=True, default="none"),),
+        results=(ResultDef("to", INT_OR_I4_TILE),),
+        traits=("Pure", "AllShapesMatch<from, to>"),
+        format="$from (`overflow` `` $overflow^)? attr-dict `:` custom<CudaTileType>(type($from)) `->` custom<CudaTileType>(type($to))",
+    ),
+    OpDef(
+        name="itof", since="13.1",
+        summary="Converts integer elements to floats.",
+        operands=(OperandDef("from", INT_TILE),),
+        attributes=(
+            AttrDef("signedness", "enum:Signedness"),
+            AttrDef("rounding_mode", "enum:RoundingMode", doc="text: optional `rounding<mode>`, nearest_even when absent"),
+        ),
+        results=(ResultDef("to", FLOAT_TILE),),
+        traits=("Pure", "AllShapesMatch<from, to>"),
+        format="$from custom<Signedness>($signedness) custom<IEEERoundingMode>($rounding_mode) attr-dict `:` custom<CudaTileType>(type($from)) `->` custom<CudaTileType>(type($to))",
+    ),
+    OpDef(
+        name="load_view_tko", since="13.1",
+        summary="Loads one tile from a tile view at a tile index (token-ordered).",
+        operands=(
+            OperandDef("view", TILE_VIEW),
+            OperandDef("index", variadic_of(INT_TILE), "variadic"),
+            OperandDef("token", TOKEN, "optional"),
+        ),
+        attributes=(
+            AttrDef("memory_ordering_semantics", "enum:MemoryOrderingSemantics", doc="allowed: weak, relaxed, acquire"),
+            AttrDef("memory_scope", "enum:MemoryScope", optional=True),
+            AttrDef("optimization_hints", "opt_hints", optional=True),
+            AttrDef("inbounds", "dense_bool_array", optional=True, doc="INFERRED from 13.4 bytecode / 13.5 printed text: one flag per index dimension, printed `inbounds = [true]` when set"),
+        ),
+        results=(
+            ResultDef("tile", ANY_TILE),
+            ResultDef("result_token", TOKEN),
+        ),
+        traits=("AttrSizedOperandSegments",),
+        format=None,
+        type_inference={"token": "token"},
+    ),
+    OpDef(
+        name="load_ptr_tko", since="13.1",
+        summary="Gathers a tile from memory through a tile of pointers (token-ordered).",
+        operands=(
+            OperandDef("source", PTR_TILE),
+            OperandDef("mask", I1_TILE, "optional"),
+            OperandDef("paddingValue", NUMBER_TILE, "optional"),
+            OperandDef("token", TOKEN, "optional"),
+        ),
+        attributes=(
+            AttrDef("memory_ordering_semantics", "enum:MemoryOrderingSemantics", doc="allowed: weak, relaxed, acquire"),
+            AttrDef("memory_scope", "enum:MemoryScope", optional=True),
+            AttrDef("optimization_hints", "opt_hints", optional=True),
+        ),
+        results=(
+            ResultDef("result", ANY_TILE),
+            ResultDef("result_token", TOKEN),
+        ),
+        traits=("AttrSizedOperandSegments", "TypesMatchWith<result, source, ptr_like>", "OptionalTypesMatchWith<source, mask, same_shape>", "OptionalTypesMatchWith<result, paddingValue, identity>"),
+        format="$memory_ordering_semantics ($memory_scope^)? $source (`,` $mask^)? (`,` $paddingValue^)? (`token` `` `=` `` $token^)? (`optimization_hints` `=` $optimization_hints^)? attr-dict `:` custom<CudaTileType>(type($source)) (`,` custom<CudaTileType>(type($mask))^)? (`,` custom<CudaTileType>(type($paddingValue))^)? `->` custom<CudaTileType>(type($result)) `,` custom<CudaTileType>(type($result_token))",
+        type_inference={"token": "token"},
+    ),
+    OpDef(
+        name="log", since="13.1",
+        summary="Element-wise natural logarithm.",
+        operands=(OperandDef("source", BASE_FLOAT_TILE),),
+        results=(ResultDef("result", BASE_FLOAT_TILE),),
+        traits=("Pure", "AllTypesMatch<source, result>"),
+        format="$source attr-dict `:` custom<CudaTileType>(type($result))",
+        type_inference={"source": "result"},
+    ),
+    OpDef(
+        name="log2", since="13.1",
+        summary="Element-wise base-2 logarithm.",
+        operands=(OperandDef("source", BASE_FLOAT_TILE),),
+        results=(ResultDef("result", BASE_FLOAT_TILE),),
+        traits=("Pure", "AllTypesMatch<source, result>"),
+        format="$source attr-dict `:` custom<CudaTileType>(type($result))",
+        type_inference={"source": "result"},
+    ),
+    OpDef(
+        name="loop", since="13.1",
+        summary="Loop that repeats until a break, with loop-carried values.",
+        operands=(OperandDef("initValues", variadic_of(ANY), "variadic"),),
+        results=(ResultDef("resultValues", variadic_of(ANY), "variadic"),),
+        regions=(RegionDef("region", "single_block"),),
+        traits=("AutomaticAllocationScope", "OpAsmOpInterface", "RecursiveMemoryEffects", "SingleBlockImplicitTerminator<continue|break>"),
+        format=None,
+    ),
+    OpDef(
+        name="make_tensor_view", since="13.1",
+        summary="Builds a tensor view with a shape and strides over a global memory pointer.",
+        operands=(
+            OperandDef("base", SCALAR_PTR_TILE),
+            OperandDef("dynamicShape", variadic_of(SCALAR_INT_TILE), "variadic"),
+            OperandDef("dynamicStrides", variadic_of(SCALAR_INT_TILE), "variadic"),
+        ),
+        results=(ResultDef("result", TENSOR_VIEW),),
+        traits=("AttrSizedOperandSegments", "NoMemoryEffect", "OpAsmOpInterface"),
+        format=None,
+        type_inference={"base": "scalar_ptr_to_elem(result)"},
+    ),
+    OpDef(
+        name="maxf", since="13.1",
+        summary="Element-wise maximum of two float tiles.",
+        operands=(
+            OperandDef("lhs", BASE_FLOAT_TILE),
+            OperandDef("rhs", BASE_FLOAT_TILE),
+        ),
+        attributes=(
+            AttrDef("propagate_nan", "unit", optional=True),
+            AttrDef("flush_to_zero", "unit", optional=True),
+        ),
+        results=(ResultDef("result", BASE_FLOAT_TILE),),
+        traits=("Pure", "AllTypesMatch<lhs, rhs, result>"),
+        format="$lhs `,` $rhs oilist(`flush_to_zero` $flush_to_zero | `propagate_nan` $propagate_nan) attr-dict `:` custom<CudaTileType>(type($result))",
+        type_inference={"lhs": "result", "rhs": "result"},
+    ),
+    OpDef(
+        name="maxi", since="13.1",
+        summary="Element-wise maximum of two integer tiles.",
+        operands=(
+            OperandDef("lhs", INT_TILE),
+            OperandDef("rhs", INT_TILE),
+        ),
+        attributes=(AttrDef("signedness", "enum:Signedness"),),
+        results=(ResultDef("result", INT_TILE),),
+        traits=("Pure", "AllTypesMatch<lhs, rhs, result>"),
+        format="$lhs `,` $rhs custom<Signedness>($signedness) attr-dict `:` custom<CudaTileType>(type($result))",
+        type_inference={"lhs": "result", "rhs": "result"},
+    ),
+    OpDef(
+        name="minf", since="13.1",
+        summary="Element-wise minimum of two float tiles.",
+        operands=(
+            OperandDef("lhs", BASE_FLOAT_TILE),
+            OperandDef("rhs", BASE_FLOAT_TILE),
+        ),
+        attributes=(
+            AttrDef("propagate_nan", "unit", optional=True),
+            AttrDef("flush_to_zero", "unit", optional=True),
+        ),
+        results=(ResultDef("result", BASE_FLOAT_TILE),),
+        traits=("Pure", "AllTypesMatch<lhs, rhs, result>"),
+        format="$lhs `,` $rhs oilist(`flush_to_zero` $flush_to_zero | `propagate_nan` $propagate_nan) attr-dict `:` custom<CudaTileType>(type($result))",
+        type_inference={"lhs": "result", "rhs": "result"},
+    ),
+    OpDef(
+        name="mini", since="13.1",
+        summary="Element-wise minimum of two integer tiles.",
+        operands=(
+            OperandDef("lhs", INT_TILE),
+            OperandDef("rhs", INT_TILE),
+        ),
+        attributes=(AttrDef("signedness", "enum:Signedness"),),
+        results=(ResultDef("result", INT_TILE),),
+        traits=("Pure", "AllTypesMatch<lhs, rhs, result>"),
+        format="$lhs `,` $rhs custom<Signedness>($signedness) attr-dict `:` custom<CudaTileType>(type($result))",
+        type_inference={"lhs": "result", "rhs": "result"},
+    ),
+    OpDef(
+        name="module", since="13.1",
+        summary="Top-level container of kernels and globals.",
+        attributes=(
+            AttrDef("sym_name", "symbol_name"),
+            AttrDef("producer", "string", optional=True, doc="since 13.3"),
+        ),
+        regions=(RegionDef("body", "max_one_block"),),
+        traits=("IsolatedFromAbove", "OpAsmOpInterface", "NoRegionArguments", "SingleBlock", "SymbolTable", "NoTerminator", "RegionKindInterface", "HasOnlyGraphRegion"),
+        format="$sym_name attr-dict-with-keyword $body",
+    ),
+    OpDef(
+        name="mulf", since="13.1",
+        summary="Multiplies two float tiles element by element.",
+        operands=(
+            OperandDef("lhs", BASE_FLOAT_TILE),
+            OperandDef("rhs", BASE_FLOAT_TILE),
+        ),
+        attributes=(
+            AttrDef("rounding_mode", "enum:RoundingMode", doc="text: optional `rounding<mode>`, nearest_even when absent"),
+            AttrDef("flush_to_zero", "unit", optional=True),
+        ),
+        results=(ResultDef("result", BASE_FLOAT_TILE),),
+        traits=("Pure", "AllTypesMatch<lhs, rhs, result>"),
+        format="$lhs `,` $rhs custom<IEEERoundingMode>($rounding_mode) (`flush_to_zero` $flush_to_zero^)? attr-dict `:` custom<CudaTileType>(type($result))",
+        type_inference={"lhs": "result", "rhs": "result"},
+    ),
+    OpDef(
+        name="muli", since="13.1",
+        summary="Multiplies two integer tiles element by element (low half of the product).",
+        operands=(
+            OperandDef("lhs", INT_TILE),
+            OperandDef("rhs", INT_TILE),
+        ),
+        attributes=(AttrDef("overflow", "enum:IntegerOverflow", optional=True, default="none"),),
+        results=(ResultDef("result", INT_TILE),),
+        traits=("Pure", "AllTypesMatch<lhs, rhs, result>"),
+        format="$lhs `,` $rhs (`overflow` `` $overflow^)? attr-dict `:` custom<CudaTileType>(type($result))",
+        type_inference={"lhs": "result", "rhs": "result"},
+    ),
+    OpDef(
+        name="mulhii", since="13.1",
+        summary="High half of the double-width product of two integer tiles, element by element.",
+        operands=(
+            OperandDef("x", INT_TILE),
+            OperandDef("y", INT_TILE),
+        ),
+        results=(ResultDef("result", INT_TILE),),
+        traits=("Pure", "AllTypesMatch<x, y, result>"),
+        format="$x `,` $y attr-dict `:` custom<CudaTileType>(type($result))",
+        type_inference={"x": "result", "y": "result"},
+    ),
+    OpDef(
+        name="negi", since="13.1",
+        summary="Negates each element of an integer tile.",
+        operands=(OperandDef("source", INT_TILE),),
+        attributes=(AttrDef("overflow", "enum:IntegerOverflow", optional=True, default="none", doc="since 13.2"),),
+        results=(ResultDef("result", INT_TILE),),
+        traits=("Pure", "AllTypesMatch<source, result>"),
+        format="$source (`overflow` `` $overflow^)? attr-dict `:` custom<CudaTileType>(type($result))",
+        type_inference={"source": "result"},
+    ),
+    OpDef(
+        name="negf", since="13.1",
+        summary="Negates each element of a float tile.",
+        operands=(OperandDef("source", BASE_FLOAT_TILE),),
+        results=(ResultDef("result", BASE_FLOAT_TILE),),
+        traits=("Pure", "AllTypesMatch<source, result>"),
+        format="$source attr-dict `:` custom<CudaTileType>(type($result))",
+        type_inference={"source": "result"},
+    ),
+    OpDef(
+        name="make_token", since="13.1",
+        summary="Creates a fresh ordering token that depends on nothing.",
+        results=(ResultDef("result", TOKEN),),
+        traits=("Pure",),
+        format="attr-dict `:` custom<CudaTileType>(type($result))",
+    ),
+    OpDef(
+        name="offset", since="13.1",
+        summary="Advances each pointer of a tile by a number of pointee elements.",
+        operands=(
+            OperandDef("ptr", PTR_TILE),
+            OperandDef("offset", INT_TILE),
+        ),
+        results=(ResultDef("result", PTR_TILE),),
+        traits=("Pure", "Elementwise", "SameOperandsAndResultShape", "AllTypesMatch<result, ptr>"),
+        format="$ptr `,` $offset attr-dict `:` custom<CudaTileType>(type($ptr)) `,` custom<CudaTileType>(type($offset)) `->` custom<CudaTileType>(type($result))",
+    ),
+    OpDef(
+        name="pack", since="13.3",
+        summary="Packs the elements of a tile densely into a tile of bytes.",
+        operands=(OperandDef("source", NUMBER_OR_I4_TILE),),
+        results=(ResultDef("result", I8_TILE),),
+        traits=("Pure", "AllRanksMatch<source, result>"),
+        format="$source attr-dict `:` custom<CudaTileType>(type($source)) `->` custom<CudaTileType>(type($result))",
+    ),
+    OpDef(
+        name="permute", since="13.1",
+        summary="Reorders the dimensions of a tile.",
+        operands=(OperandDef("source", ANY_TILE),),
+        attributes=(AttrDef("permutation", "dense_i32_array"),),
+        results=(ResultDef("result", ANY_TILE),),
+        traits=("Pure", "AllElementTypeMatch<source, result>", "AllRanksMatch<source, result>"),
+        format="$source $permutation attr-dict `:` custom<CudaTileType>(type($source)) `->` custom<CudaTileType>(type($result))",
+    ),
+    OpDef(
+        name="pow", since="13.1",
+        summary="Element-wise float power: base raised to exponent.",
+        operands=(
+            OperandDef("source", BASE_FLOAT_TILE),
+            OperandDef("exponent", BASE_FLOAT_TILE),
+        ),
+        results=(ResultDef("result", BASE_FLOAT_TILE),),
+        traits=("Pure", "AllTypesMatch<result, source, exponent>", "AllRanksMatch<source, exponent, result>"),
+        format="$source `,` $exponent attr-dict `:` custom<CudaTileType>(type($result))",
+        type_inference={"source": "result", "exponent": "result"},
+    ),
+    OpDef(
+        name="print_tko", since="13.1",
+        summary="Prints a printf-style message with tile arguments (token-ordered).",
+        operands=(
+            OperandDef("args", variadic_of(ANY_TILE), "variadic"),
+            OperandDef("token", TOKEN, "optional", doc="since 13.2"),
+        ),
+        attributes=(AttrDef("str", "string"),),
+        results=(ResultDef("result_token", TOKEN, doc="since 13.2"),),
+        traits=("AttrSizedOperandSegments",),
+        format="$str (`,` $args^)? (`token` `` `=` `` $token^)? attr-dict (`:` custom<CudaTileType>(type($args))^)? `->` custom<CudaTileType>(type($result_token))",
+        type_inference={"token": "token"},
+    ),
+    OpDef(
+        name="ptr_to_int", since="13.1",
+        summary="Reinterprets pointers as i64 values.",
+        operands=(OperandDef("source", PTR_TILE),),
+        results=(ResultDef("result", I64_TILE),),
+        traits=("Pure", "AllShapesMatch<source, result>"),
+        format="$source attr-dict `:` custom<CudaTileType>(type($source)) `->` custom<CudaTileType>(type($result))",
+    ),
+    OpDef(
+        name="ptr_to_ptr", since="13.1",
+        summary="Changes the pointee type of a tile of pointers.",
+        operands=(OperandDef("source", PTR_TILE),),
+        results=(ResultDef("result", PTR_TILE),),
+        traits=("Pure", "AllShapesMatch<source, result>"),
+        format="$source attr-dict `:` custom<CudaTileType>(type($source)) `->` custom<CudaTileType>(type($result))",
+    ),
+    OpDef(
+        name="reduce", since="13.1",
+        summary="Reduces tiles along one dimension with a combining region.",
+        operands=(OperandDef("operands", variadic_of(ANY_TILE), "variadic"),),
+        attributes=(
+            AttrDef("dim", "i32", doc="must be non-negative"),
+            AttrDef("identities", "array"),
+        ),
+        results=(ResultDef("results", variadic_of(ANY_TILE), "variadic"),),
+        regions=(RegionDef("body", "single_block"),),
+        traits=("InferTypeOpAdaptor", "OpAsmOpInterface", "RecursiveMemoryEffects", "SameOperandsShape", "SingleBlockImplicitTerminator<yield>"),
+        format="$operands attr-dict ` ` `dim` `` `=` `` $dim `identities` `` `=` `` $identities `:` custom<CudaTileType>(type($operands)) `->` custom<CudaTileType>(type($results)) custom<ArgumentRegion>($body)",
+    ),
+    OpDef(
+        name="remi", since="13.1",
+        summary="Element-wise integer remainder.",
+        operands=(
+            OperandDef("lhs", INT_TILE),
+            OperandDef("rhs", INT_TILE),
+        ),
+        attributes=(AttrDef("signedness", "enum:Signedness"),),
+        results=(ResultDef("result", INT_TILE),),
+        traits=("Pure", "AllTypesMatch<result, lhs, rhs>", "AllShapesMatch<result, lhs, rhs>"),
+        format="$lhs `,` $rhs custom<Signedness>($signedness) attr-dict `:` custom<CudaTileType>(type($result))",
+        type_inference={"lhs": "result", "rhs": "result"},
+    ),
+    OpDef(
+        name="reshape", since="13.1",
+        summary="Gives a tile a new shape with the same number of elements.",
+        operands=(OperandDef("source", ANY_TILE),),
+        results=(ResultDef("result", ANY_TILE),),
+        traits=("Pure", "SameOperandsAndResultElementType", "OpAsmOpInterface"),
+        format="$source attr-dict `:` custom<CudaTileType>(type($source)) `->` custom<CudaTileType>(type($result))",
+    ),
+    OpDef(
+        name="return", since="13.1",
+        summary="Returns from a kernel (or from an if region nested in one).",
+        operands=(OperandDef("operands", variadic_of(ANY), "variadic"),),
+        traits=("ParentOneOf<entry, if, testing$func>", "ReturnLike", "Terminator"),
+        format="attr-dict ($operands^ `:` custom<CudaTileType>(type($operands)))?",
+    ),
+    OpDef(
+        name="scan", since="13.1",
+        summary="Prefix scan of tiles along one dimension with a combining region.",
+        operands=(OperandDef("operands", variadic_of(ANY_TILE), "variadic"),),
+        attributes=(
+            AttrDef("dim", "i32", doc="must be non-negative"),
+            AttrDef("reverse", "bool"),
+            AttrDef("identities", "array"),
+        ),
+        results=(ResultDef("results", variadic_of(ANY_TILE), "variadic"),),
+        regions=(RegionDef("body", "single_block"),),
+        traits=("InferTypeOpAdaptor", "OpAsmOpInterface", "RecursiveMemoryEffects", "SameOperandsShape", "SingleBlockImplicitTerminator<yield>"),
+        format="$operands attr-dict ` ` `dim` `` `=` `` $dim `reverse` `` `=` `` $reverse `identities` `` `=` `` $identities `:` custom<CudaTileType>(type($operands)) `->` custom<CudaTileType>(type($results)) custom<ArgumentRegion>($body)",
+    ),
+    OpDef(
+        name="select", since="13.1",
+        summary="Picks each element from one of two tiles according to an i1 condition tile.",
+        operands=(
+            OperandDef("cond", I1_TILE),
+            OperandDef("val_if_true", ANY_TILE),
+            OperandDef("val_if_false", ANY_TILE),
+        ),
+        results=(ResultDef("result", ANY_TILE),),
+        traits=("Pure", "AllTypesMatch<val_if_true, val_if_false, result>", "AllShapesMatch<cond, val_if_true, val_if_false, result>"),
+        format="$cond `,` $val_if_true `,` $val_if_false attr-dict `:` custom<CudaTileType>(type($cond)) `,` custom<CudaTileType>(type($result))",
+        type_inference={"val_if_true": "result", "val_if_false": "result"},
+    ),
+    OpDef(
+        name="shli", since="13.1",
+        summary="Shifts integer elements left.",
+        operands=(
+            OperandDef("lhs", INT_TILE),
+            OperandDef("rhs", INT_TILE),
+        ),
+        attributes=(AttrDef("overflow", "enum:IntegerOverflow", optional=True, default="none"),),
+        results=(ResultDef("result", INT_TILE),),
+        traits=("Pure", "AllTypesMatch<lhs, rhs, result>"),
+        format="$lhs `,` $rhs (`overflow` `` $overflow^)? attr-dict `:` custom<CudaTileType>(type($result))",
+        type_inference={"lhs": "result", "rhs": "result"},
+    ),
+    OpDef(
+        name="shri", since="13.1",
+        summary="Shifts integer elements right (arithmetic or logical).",
+        operands=(
+            OperandDef("lhs", INT_TILE),
+            OperandDef("rhs", INT_TILE),
+        ),
+        attributes=(AttrDef("signedness", "enum:Signedness"),),
+        results=(ResultDef("result", INT_TILE),),
+        traits=("Pure", "AllTypesMatch<lhs, rhs, result>"),
+        format="$lhs `,` $rhs custom<Signedness>($signedness) attr-dict `:` custom<CudaTileType>(type($result))",
+        type_inference={"lhs": "result", "rhs": "result"},
+    ),
+    OpDef(
+        name="sin", since="13.1",
+        summary="Element-wise sine.",
+        operands=(OperandDef("source", BASE_FLOAT_TILE),),
+        results=(ResultDef("result", BASE_FLOAT_TILE),),
+        traits=("Pure", "AllTypesMatch<source, result>"),
+        format="$source attr-dict `:` custom<CudaTileType>(type($result))",
+        type_inference={"source": "result"},
+    ),
+    OpDef(
+        name="sinh", since="13.1",
+        summary="Element-wise hyperbolic sine.",
+        operands=(OperandDef("source", BASE_FLOAT_TILE),),
+        results=(ResultDef("result", BASE_FLOAT_TILE),),
+        traits=("Pure", "AllTypesMatch<source, result>"),
+        format="$source attr-dict `:` custom<CudaTileType>(type($result))",
+        type_inference={"source": "result"},
+    ),
+    OpDef(
+        name="store_ptr_tko", since="13.1",
+        summary="Scatters a tile to memory through a tile of pointers (token-ordered).",
+        operands=(
+            OperandDef("destination", PTR_TILE),
+            OperandDef("value", ANY_TILE),
+            OperandDef("mask", I1_TILE, "optional"),
+            OperandDef("token", TOKEN, "optional"),
+        ),
+        attributes=(
+            AttrDef("memory_ordering_semantics", "enum:MemoryOrderingSemantics", doc="allowed: weak, relaxed, release"),
+            AttrDef("memory_scope", "enum:MemoryScope", optional=True),
+            AttrDef("optimization_hints", "opt_hints", optional=True),
+        ),
+        results=(ResultDef("result_token", TOKEN),),
+        traits=("AttrSizedOperandSegments", "TypesMatchWith<value, destination, ptr_like>", "OptionalTypesMatchWith<mask, destination, same_shape>"),
+        format="$memory_ordering_semantics ($memory_scope^)? $destination `,` $value (`,` $mask^)? (`token` `` `=` `` $token^)? (`optimization_hints` `=` $optimization_hints^)? attr-dict `:` custom<CudaTileType>(type($destination)) `,` custom<CudaTileType>(type($value)) (`,` custom<CudaTileType>(type($mask))^)? `->` custom<CudaTileType>(type($result_token))",
+        type_inference={"token": "token"},
+    ),
+    OpDef(
+        name="store_view_tko", since="13.1",
+        summary="Stores one tile into a tile view at a tile index (token-ordered).",
+        operands=(
+            OperandDef("tile", ANY_TILE),
+            OperandDef("view", TILE_VIEW),
+            OperandDef("index", variadic_of(INT_TILE), "variadic"),
+            OperandDef("token", TOKEN, "optional"),
+        ),
+        attributes=(
+            AttrDef("memory_ordering_semantics", "enum:MemoryOrderingSemantics", doc="allowed: weak, relaxed, release"),
+            AttrDef("memory_scope", "enum:MemoryScope", optional=True),
+            AttrDef("optimization_hints", "opt_hints", optional=True),
+            AttrDef("inbounds", "dense_bool_array", optional=True, doc="INFERRED from 13.4 bytecode: the same per-index-dimension flag array as load_view_tko; assumed printed `inbounds = [...]`"),
+        ),
+        results=(ResultDef("result_token", TOKEN),),
+        traits=("AttrSizedOperandSegments",),
+        format=None,
+        type_inference={"token": "token"},
+    ),
+    OpDef(
+        name="subf", since="13.1",
+        summary="Subtracts two float tiles element by element.",
+        operands=(
+            OperandDef("lhs", BASE_FLOAT_TILE),
+            OperandDef("rhs", BASE_FLOAT_TILE),
+        ),
+        attributes=(
+            AttrDef("rounding_mode", "enum:RoundingMode", doc="text: optional `rounding<mode>`, nearest_even when absent"),
+            AttrDef("flush_to_zero", "unit", optional=True),
+        ),
+        results=(ResultDef("result", BASE_FLOAT_TILE),),
+        traits=("Pure", "AllTypesMatch<lhs, rhs, result>"),
+        format="$lhs `,` $rhs custom<IEEERoundingMode>($rounding_mode) (`flush_to_zero` $flush_to_zero^)? attr-dict `:` custom<CudaTileType>(type($result))",
+        type_inference={"lhs": "result", "rhs": "result"},
+    ),
+    OpDef(
+        name="subi", since="13.1",
+        summary="Subtracts two integer tiles element by element.",
+        operands=(
+            OperandDef("lhs", INT_TILE),
+            OperandDef("rhs", INT_TILE),
+        ),
+        attributes=(AttrDef("overflow", "enum:IntegerOverflow", optional=True, default="none"),),
+        results=(ResultDef("result", INT_TILE),),
+        traits=("Pure", "AllTypesMatch<lhs, rhs, result>"),
+        format="$lhs `,` $rhs (`overflow` `` $overflow^)? attr-dict `:` custom<CudaTileType>(type($result))",
+        type_inference={"lhs": "result", "rhs": "result"},
+    ),
+    OpDef(
+        name="tan", since="13.1",
+        summary="Element-wise tangent.",
+        operands=(OperandDef("source", BASE_FLOAT_TILE),),
+        results=(ResultDef("result", BASE_FLOAT_TILE),),
+        traits=("Pure", "AllTypesMatch<source, result>"),
+        format="$source attr-dict `:` custom<CudaTileType>(type($result))",
+        type_inference={"source": "result"},
+    ),
+    OpDef(
+        name="tanh", since="13.1",
+        summary="Element-wise hyperbolic tangent.",
+        operands=(OperandDef("source", BASE_FLOAT_TILE),),
+        attributes=(AttrDef("rounding_mode", "enum:RoundingMode", optional=True, default="full", doc="since 13.2; text: optional `rounding<mode>`, full when absent"),),
+        results=(ResultDef("result", BASE_FLOAT_TILE),),
+        traits=("Pure", "AllTypesMatch<source, result>"),
+        format="$source custom<TanHOpRoundingMode>($rounding_mode) attr-dict `:` custom<CudaTileType>(type($result))",
+        type_inference={"source": "result"},
+    ),
+    OpDef(
+        name="unpack", since="13.3",
+        summary="Unpacks a tile of bytes into a tile of another element type.",
+        operands=(OperandDef("source", I8_TILE),),
+        results=(ResultDef("result", NUMBER_OR_I4_TILE),),
+        traits=("Pure", "AllRanksMatch<source, result>"),
+        format="$source attr-dict `:` custom<CudaTileType>(type($source)) `->` custom<CudaTileType>(type($result))",
+    ),
+    OpDef(
+        name="make_partition_view", since="13.1",
+        summary="Splits a tensor view into a grid of equally sized, non-overlapping tiles.",
+        operands=(OperandDef("tensor_view", TENSOR_VIEW),),
+        results=(ResultDef("result", PARTITION_VIEW),),
+        traits=("Pure", "OpAsmOpInterface"),
+        format=None,
+        type_inference={"tensor_view": "tensor_view_of(result)"},
+    ),
+    OpDef(
+        name="make_strided_view", since="13.3",
+        summary="Views a tensor view as tiles placed at a chosen traversal stride.",
+        operands=(OperandDef("tensor_view", TENSOR_VIEW),),
+        results=(ResultDef("result", STRIDED_VIEW),),
+        traits=("Pure", "OpAsmOpInterface"),
+        format=None,
+        type_inference={"tensor_view": "tensor_view_of(result)"},
+    ),
+    OpDef(
+        name="make_gather_scatter_view", since="13.3",
+        summary="Views a tensor view as tiles whose one dimension is gathered or scattered by indices.",
+        operands=(OperandDef("tensor_view", TENSOR_VIEW),),
+        results=(ResultDef("result", GATHER_SCATTER_VIEW),),
+        traits=("Pure", "OpAsmOpInterface"),
+        format=None,
+        type_inference={"tensor_view": "tensor_view_of(result)"},
+    ),
+    OpDef(
+        name="xori", since="13.1",
+        summary="Bitwise exclusive OR of two integer tiles, element by element.",
+        operands=(
+            OperandDef("lhs", INT_TILE),
+            OperandDef("rhs", INT_TILE),
+        ),
+        results=(ResultDef("result", INT_TILE),),
+        traits=("Pure", "AllTypesMatch<lhs, rhs, result>"),
+        format="$lhs `,` $rhs attr-dict `:` custom<CudaTileType>(type($result))",
+        type_inference={"lhs": "result", "rhs": "result"},
+    ),
+    OpDef(
+        name="yield", since="13.1",
+        summary="Hands values from a region back to its parent op.",
+        operands=(OperandDef("operands", variadic_of(CUDA_TILE_ANY), "variadic"),),
+        traits=("Pure", "ReturnLike", "Terminator", "ParentOneOf<if, reduce, scan>"),
+        format="attr-dict ($operands^ `:` custom<CudaTileType>(type($operands)))?",
+    ),
+    OpDef(
+        name="ori", since="13.1",
+        summary="Bitwise OR of two integer tiles, element by element.",
+        operands=(
+            OperandDef("lhs", INT_TILE),
+            OperandDef("rhs", INT_TILE),
+        ),
+        results=(ResultDef("result", INT_TILE),),
+        traits=("Pure", "AllTypesMatch<lhs, rhs, result>"),
+        format="$lhs `,` $rhs attr-dict `:` custom<CudaTileType>(type($result))",
+        type_inference={"lhs": "result", "rhs": "result"},
+    ),
+    OpDef(
+        name="remf", since="13.1",
+        summary="Element-wise float remainder.",
+        operands=(
+            OperandDef("lhs", BASE_FLOAT_TILE),
+            OperandDef("rhs", BASE_FLOAT_TILE),
+        ),
+        results=(ResultDef("result", BASE_FLOAT_TILE),),
+        traits=("Pure", "AllTypesMatch<lhs, rhs, result>"),
+        format="$lhs `,` $rhs attr-dict `:` custom<CudaTileType>(type($result))",
+        type_inference={"lhs": "result", "rhs": "result"},
+    ),
+    OpDef(
+        name="rsqrt", since="13.1",
+        summary="Element-wise reciprocal square root.",
+        operands=(OperandDef("source", BASE_FLOAT_TILE),),
+        attributes=(AttrDef("flush_to_zero", "unit", optional=True),),
+        results=(ResultDef("result", BASE_FLOAT_TILE),),
+        traits=("Pure", "AllTypesMatch<source, result>"),
+        format="$source (`flush_to_zero` $flush_to_zero^)? attr-dict `:` custom<CudaTileType>(type($result))",
+        type_inference={"source": "result"},
+    ),
+    OpDef(
+        name="sqrt", since="13.1",
+        summary="Element-wise square root.",
+        operands=(OperandDef("source", BASE_FLOAT_TILE),),
+        attributes=(
+            AttrDef("rounding_mode", "enum:RoundingMode", doc="text: optional `rounding<mode>`, nearest_even when absent"),
+            AttrDef("flush_to_zero", "unit", optional=True),
+        ),
+        results=(ResultDef("result", BASE_FLOAT_TILE),),
+        traits=("Pure", "AllTypesMatch<source, result>"),
+        format="$source custom<SqrtOpRoundingMode>($rounding_mode) (`flush_to_zero` $flush_to_zero^)? attr-dict `:` custom<CudaTileType>(type($result))",
+        type_inference={"source": "result"},
+    ),
+    # -----------------------------------------------------------------------
+    # Testing ops (TestingOps.td, builds with TILE_IR_INCLUDE_TESTS).  Their
+    # version strings are testing versions, not Tile IR releases.
+    # -----------------------------------------------------------------------
+    OpDef(
+        name="testing$func", since="250.0",
+        summary="Testing-only function op (an entry without hints) used by NVIDIA's tests.",
+        attributes=(
+            AttrDef("sym_name", "symbol_name"),
+            AttrDef("function_type", "type"),
+            AttrDef("arg_attrs", "array", optional=True),
+            AttrDef("res_attrs", "array", optional=True),
+        ),
+        regions=(RegionDef("body", "single_block"),),
+        traits=("IsolatedFromAbove", "FunctionOpInterface", "SingleBlock", "OpAsmOpInterface",
+                "SingleBlockImplicitTerminator<return>"),
+        format=None,
+    ),
+    OpDef(
+        name="testing$bytecode_test_new_attribute", since="250.0",
+        summary="Testing-only op for bytecode versioning of added attributes.",
+        attributes=(
+            AttrDef("new_flag", "unit", optional=True, doc="since 250.1"),
+            AttrDef("new_param", "i32", optional=True, default="42", doc="since 250.1"),
+        ),
+        format="(`new_flag` $new_flag^)? (`new_param` `=` $new_param^)? attr-dict",
+    ),
+    OpDef(
+        name="testing$bytecode_test_evolution", since="250.0",
+        summary="Testing-only op for bytecode versioning of evolving operands and attributes.",
+        operands=(
+            OperandDef("inputs", variadic_of(ANY_TILE), "variadic"),
+            OperandDef("optional_token", TOKEN, "optional", doc="since 250.1"),
+        ),
+        attributes=(
+            AttrDef("new_attr", "i32", optional=True, doc="since 250.1"),
+            AttrDef("priority", "enum:BytecodeTestPriority", optional=True),
+            AttrDef("test_attr", "attr", optional=True, doc="since 250.1; #cuda_tile.bytecode_test_value<N>"),
+        ),
+        results=(ResultDef("result_token", TOKEN, doc="since 250.1"),),
+        traits=("AttrSizedOperandSegments",),
+        format="`(` $inputs `:` type($inputs) `)` (`new_attr` `=` $new_attr^)? (`token` `=` $optional_token^ `:` "
+               "custom<CudaTileType>(type($optional_token)))? (`priority` `=` $priority^)? (`test_attr` `=` "
+               "$test_attr^)? `->` custom<CudaTileType>(type($result_token)) attr-dict",
+    ),
+    # -----------------------------------------------------------------------
+    # Ops newer than the public repository (printed by tileirdisasm 13.5).
+    # INFERRED from shared/corpus/kernels: names and printed syntax from the
+    # .mlir texts; versions, opcodes, operand order and the absence of
+    # attributes from their 13.4 bytecode (.tileirbc: header version 13.4,
+    # opcodes above the 13.3 maximum 0x75).  Operand names, constraints and
+    # traits are our best guess by analogy with the neighbouring public ops.
+    # -----------------------------------------------------------------------
+    OpDef(
+        # INFERRED.  Printed: `insert %src, %dst[%i, %j] : tile<16x16xf32>, tile<32x32xf32>`.
+        # Bytecode 0x76: result type, then operands in the order source, dest, indices...
+        name="insert", since="13.4",
+        summary="Writes a sub-tile into a copy of a larger tile at a position of its sub-tile grid.",
+        operands=(
+            OperandDef("source", ANY_TILE, doc="INFERRED name; the smaller tile written"),
+            OperandDef("dest", ANY_TILE, doc="INFERRED name; the tile written into (same type as the result)"),
+            OperandDef("indices", variadic_of(SCALAR_I32_TILE), "variadic",
+                       doc="INFERRED: sub-tile grid position, like extract's indices"),
+        ),
+        results=(ResultDef("result", ANY_TILE),),
+        traits=("Pure", "AllTypesMatch<dest, result>", "AllRanksMatch<source, dest>"),  # INFERRED
+        format="$source `,` $dest `[` $indices `]` attr-dict `:` custom<CudaTileType>(type($source)) `,` "
+               "custom<CudaTileType>(type($dest))",
+        type_inference={"result": "dest", "indices": "scalar_i32_tile"},
+    ),
+    OpDef(
+        # INFERRED.  The 13.5 printer's name for the op whose bytecode opcode is
+        # 0x54, i.e. Ops.td's `pow` (see OP_ALIASES); printed
+        # `fpowf %a, %b : tile<256xf32>`.  Operands, constraints and traits are
+        # those of `pow`.  The version is the one of the rename as far as we can
+        # tell (the op itself exists since 13.1).
+        name="fpowf", since="13.4",
+        summary="Element-wise float power with a float exponent (13.5 spelling of pow).",
+        operands=(
+            OperandDef("source", BASE_FLOAT_TILE),
+            OperandDef("exponent", BASE_FLOAT_TILE),
+        ),
+        results=(ResultDef("result", BASE_FLOAT_TILE),),
+        traits=("Pure", "AllTypesMatch<result, source, exponent>", "AllRanksMatch<source, exponent, result>"),
+        format="$source `,` $exponent attr-dict `:` custom<CudaTileType>(type($result))",
+        type_inference={"source": "result", "exponent": "result"},
+    ),
+    OpDef(
+        # INFERRED.  Printed `fpowi %x, %n : tile<256xf32>, tile<256xi32>`; bytecode
+        # 0x79 carries one result type and two operands, no attributes.  Only i32
+        # exponents were observed; the exponent constraint is a guess.
+        name="fpowi", since="13.4",
+        summary="Element-wise float base raised to an integer exponent.",
+        operands=(
+            OperandDef("source", BASE_FLOAT_TILE, doc="INFERRED name"),
+            OperandDef("exponent", INT_TILE, doc="INFERRED name and constraint (i32 observed)"),
+        ),
+        results=(ResultDef("result", BASE_FLOAT_TILE),),
+        traits=("Pure", "AllTypesMatch<source, result>", "AllShapesMatch<source, exponent, result>"),  # INFERRED
+        format="$source `,` $exponent attr-dict `:` custom<CudaTileType>(type($source)) `,` "
+               "custom<CudaTileType>(type($exponent))",
+        type_inference={"result": "source"},
+    ),
+    OpDef(
+        # INFERRED.  Grid dependency control (programmatic dependent launch).
+        # Printed `gdc_wait_tko token = %t -> token`; bytecode 0x78: result type,
+        # then one (optional) token operand.
+        name="gdc_wait_tko", since="13.4",
+        summary="Waits until the grids this kernel depends on allow it to proceed (token-ordered).",
+        operands=(OperandDef("token", TOKEN, "optional", doc="INFERRED: optional like the other *_tko tokens"),),
+        results=(ResultDef("result_token", TOKEN),),
+        format="(`token` `=` $token^)? attr-dict `->` custom<CudaTileType>(type($result_token))",
+        type_inference={"token": "token"},
+    ),
+    OpDef(
+        # INFERRED.  Printed `gdc_launch_dependents_tko token = %t -> token`; bytecode 0x77.
+        name="gdc_launch_dependents_tko", since="13.4",
+        summary="Signals that grids depending on this kernel may start launching (token-ordered).",
+        operands=(OperandDef("token", TOKEN, "optional", doc="INFERRED: optional like the other *_tko tokens"),),
+        results=(ResultDef("result_token", TOKEN),),
+        format="(`token` `=` $token^)? attr-dict `->` custom<CudaTileType>(type($result_token))",
+        type_inference={"token": "token"},
+    ),
+)
+
+# ---------------------------------------------------------------------------
+# Messages of the predicate traits whose wording is not the standard one
+# ("failed to verify that all of {a, b} have same type|shape|rank").
+# ---------------------------------------------------------------------------
+
+TRAIT_MESSAGES: dict[str, dict[str, str]] = {
+    "cat": {
+        "AllElementTypeMatch<lhs, rhs, result>":
+            "failed to verify that all of {lhs, rhs, result} have the same element type",
+    },
+    "cmpf": {
+        "TypesMatchWith<lhs, result, i1_like>":
+            "failed to verify that Result type has i1 element type and same shape as operands",
+    },
+    "cmpi": {
+        "TypesMatchWith<lhs, result, i1_like>":
+            "failed to verify that Result type has i1 element type and same shape as operands",
+    },
+    "mmaf": {
+        "AllElementTypeMatch<lhs, rhs>":
+            "failed to verify that all of {lhs, rhs} have the same element type",
+    },
+    "mmaf_scaled": {
+        "AllElementTypeMatch<lhs, rhs>":
+            "failed to verify that all of {lhs, rhs} have the same element type",
+        "AllElementTypeMatch<lhs_scale, rhs_scale>":
+            "failed to verify that all of {lhs_scale, rhs_scale} have the same element type",
+    },
+    "mmai": {
+        "AllElementTypeMatch<lhs, rhs>":
+            "failed to verify that all of {lhs, rhs} have the same element type",
+    },
+    "load_ptr_tko": {
+        "TypesMatchWith<result, source, ptr_like>":
+            "failed to verify that `source` type is expected a pointer type of `result` type",
+        "OptionalTypesMatchWith<source, mask, same_shape>":
+            "failed to verify that shape of 'mask' must match the shape of 'source'",
+        "OptionalTypesMatchWith<result, paddingValue, identity>":
+            "failed to verify that type of 'paddingValue' must match the type of 'result'",
+    },
+    "permute": {
+        "AllElementTypeMatch<source, result>":
+            "failed to verify that all of {source, result} have the same element type",
+    },
+    "store_ptr_tko": {
+        "TypesMatchWith<value, destination, ptr_like>":
+            "failed to verify that `destination` type is expected a pointer type of `value` type",
+        "OptionalTypesMatchWith<mask, destination, same_shape>":
+            "failed to verify that shape of 'destination' must match the shape of 'mask'",
+    },
+}
+
+# ---------------------------------------------------------------------------
+# Ops with a C++ parser/printer (format None): their syntax
+# ---------------------------------------------------------------------------
+# Notation: 'x' a literal keyword or punctuation; %name an SSA value bound to
+# the operand `name`; @name a symbol; TYPE(x) a type read with parseCudaTileType
+# (CUSTOM_DIRECTIVES["CudaTileType"]) giving the type of x; [ ... ] optional;
+# ( ... )* zero or more; ( ... )+ one or more; A | B alternatives;
+# ATTR-DICT an optional `{...}` attribute dictionary; ATTR-DICT-KW an
+# optional `attributes {...}`; REGION an MLIR region `{ ... }`.
+# "print" gives the exact text the printer writes after the op name (MLIR
+# writes the op name itself, preceded by `%results = `).  Parser error texts
+# are prefixed by MLIR with "custom op 'cuda_tile.<op>' " when reported.
+
+_MEMSEM_LOAD_STORE = """\
+  MEMSEM := bare keyword, memory_ordering_semantics: weak | relaxed | acquire | release | acq_rel
+  SCOPE  := bare keyword, memory_scope: tl_blk | device | sys.  Taken as a scope only when a bare
+            keyword follows MEMSEM (the next operand starts with '%').
+  INDEX_TYPES := TYPE                   one type for every index ("splat")
+               | TYPE (',' TYPE)+       one type per index, in order
+  OPT_HINTS := CUSTOM_DIRECTIVES["OptimizationHints"]"""
+
+_MEMSEM_ERRORS = """\
+  unknown MEMSEM: 'invalid memory_ordering_semantics attribute specification. Got "<kw>" but expect one of: weak, relaxed, acquire, release, acq_rel'
+  no keyword at all: 'expected valid keyword', then the message above with Got "" (same location)
+  MEMSEM weak followed by a keyword: 'operation specifies weak memory ordering semantics, but then provides "<kw>" scope, expected no memory scope.'
+  unknown SCOPE: 'invalid memory_scope attribute specification. Got "<kw>" but expect one of: tl_blk, device, sys'"""
+
+_INDEX_ERRORS = """\
+  ',' after the view type but no type: 'expected index type after comma'
+  indices present, no index types: 'index types must be specified when indices are present'
+  several index types, count != number of indices: 'expected <n> index types, got <m>'"""
+
+CUSTOM_SYNTAX: dict[str, str] = {
+    "load_view_tko": f"""\
+syntax:
+  MEMSEM [SCOPE] %view '[' [%index (',' %index)*] ']'
+      ['token' '=' %token]
+      ['inbounds' '=' '[' BOOL (',' BOOL)* ']']            (13.4+, INFERRED; see notes)
+      ['optimization_hints' '=' OPT_HINTS]
+      ATTR-DICT-KW
+      ':' TYPE(view) [',' INDEX_TYPES] '->' TYPE(tile) ',' TYPE(result_token)
+{_MEMSEM_LOAD_STORE}
+print:
+  ' ' MEMSEM [' ' SCOPE] ' ' %view '[' indices joined by ', ' ']' [' token = ' %token]
+  [' optimization_hints = ' OPT_HINTS] [' attributes {{...}}' of the attributes other than
+  memory_ordering_semantics, memory_scope, optimization_hints, operandSegmentSizes]
+  ' : ' TYPE(view) [', ' T when all index types equal T | (', ' T_i) for each index]
+  ' -> ' TYPE(tile) ', ' TYPE(result_token)
+  Example (13.5): `load_view_tko weak %pv[%i, %j] token = %t : partition_view<...>, tile<i32> -> tile<16x16xf32>, token`
+types: view, index, tile and result_token types are written; token is !cuda_tile.token.
+errors:
+{_MEMSEM_ERRORS}
+{_INDEX_ERRORS}
+notes:
+  inbounds (INFERRED from 13.4 bytecode and 13.5 text): a bool per index dimension, stored even
+  when all false; 13.5 prints `inbounds = [true]` right after the token clause when a flag is
+  set (observed without optimization_hints only, so their relative order is unknown).
+  The verifier (not the parser) restricts MEMSEM to weak, relaxed, acquire.""",
+
+    "store_view_tko": f"""\
+syntax:
+  MEMSEM [SCOPE] %tile ',' %view '[' [%index (',' %index)*] ']'
+      ['token' '=' %token]
+      ['inbounds' '=' '[' BOOL (',' BOOL)* ']']            (13.4+, INFERRED; see notes)
+      ['optimization_hints' '=' OPT_HINTS]
+      ATTR-DICT-KW
+      ':' TYPE(tile) ',' TYPE(view) [',' INDEX_TYPES] '->' TYPE(result_token)
+{_MEMSEM_LOAD_STORE}
+print:
+  ' ' MEMSEM [' ' SCOPE] ' ' %tile ', ' %view '[' indices joined by ', ' ']' [' token = ' %token]
+  [' optimization_hints = ' OPT_HINTS] [' attributes {{...}}' (same elisions as load_view_tko)]
+  ' : ' TYPE(tile) ', ' TYPE(view) [index types as for load_view_tko] ' -> ' TYPE(result_token)
+  Example (13.5): `store_view_tko weak %v, %pv[%i] token = %t : tile<256xf32>, partition_view<...>, tile<i32> -> token`
+types: tile, view, index and result_token types are written; token is !cuda_tile.token.
+errors:
+{_MEMSEM_ERRORS}
+{_INDEX_ERRORS}
+notes:
+  inbounds (INFERRED): the 13.4 bytecode of store_view_tko carries the same per-dimension flag
+  array as load_view_tko; no printed store with a set flag was observed.
+  The verifier restricts MEMSEM to weak, relaxed, release.""",
+
+    "atomic_red_view_tko": f"""\
+syntax:
+  MEMSEM [SCOPE] %view '[' [%index (',' %index)*] ']' ',' MODE ',' %value
+      ['token' '=' %token] ATTR-DICT-KW
+      ':' TYPE(value) ',' TYPE(view) [',' INDEX_TYPES] '->' TYPE(result_token)
+{_MEMSEM_LOAD_STORE}
+  MODE := bare keyword, mode (AtomicRMWMode): and | or | xor | add | addf | max | min | umax | umin | xchg
+print:
+  ' ' MEMSEM [' ' SCOPE] ' ' %view '[' indices joined by ', ' ']' ', ' MODE ', ' %value
+  [' token = ' %token] [' attributes {{...}}' without memory_ordering_semantics, memory_scope,
+  mode, operandSegmentSizes] ' : ' TYPE(value) ', ' TYPE(view) [index types as for
+  load_view_tko] ' -> ' TYPE(result_token)
+  Example: `atomic_red_view_tko relaxed device %pv[%c0, %c0], add, %v token = %t : tile<2x2xi32>, partition_view<...>, tile<i32> -> token`
+types: value, view, index and result_token types are written; token is !cuda_tile.token.
+errors (this parser has its own wording):
+  no keyword where MEMSEM or MODE is expected: 'expected valid keyword' (only that)
+  unknown MEMSEM: "invalid memory_ordering_semantics: '<kw>'; expected one of: weak, relaxed, acquire, release, acq_rel"
+  unknown SCOPE: "invalid memory_scope: '<kw>'; expected one of: tl_blk, device, sys"
+  unknown MODE: "unknown atomic RMW mode: '<kw>'; expected one of: and, or, xor, add, addf, max, min, umax, umin"
+{_INDEX_ERRORS}
+notes:
+  No weak-plus-scope check at parse time.  The verifier restricts MEMSEM to relaxed, SCOPE to
+  tl_blk/device and MODE to everything but xchg.""",
+
+    "get_tensor_shape": """\
+syntax:
+  %src ':' TYPE(src) '->' TYPE
+print:
+  ' ' %src ' : ' TYPE(src) ' -> ' TYPE(result#0)
+  Example: `%0:2 = get_tensor_shape %tv : tensor_view<64x64xi32, strides=[1,1]> -> tile<i32>`
+types: the op has one result per dimension of the tensor_view TYPE(src), each of type TYPE.
+errors:
+  TYPE(src) not a tensor_view: 'expected tensor_view, got <type>' (at the type)
+notes:
+  No attribute dictionary is parsed or printed.""",
+
+    "get_index_space_shape": """\
+syntax:
+  %src ':' TYPE(src) '->' TYPE
+print:
+  ' ' %src ' : ' TYPE(src) ' -> ' TYPE(result#0)
+  Example: `%0:3 = get_index_space_shape %pv : partition_view<tile=(8x1x16), tensor_view<...>> -> tile<i64>`
+types: one result per index dimension of the view TYPE(src) (partition, strided or
+  gather/scatter view: the rank of its tensor_view), each of type TYPE.
+errors:
+  TYPE(src) not a tile view: 'expected tile view, got <type>' (at the type)
+notes:
+  No attribute dictionary is parsed or printed.""",
+
+    "make_tensor_view": """\
+syntax:
+  %base ',' 'shape' '=' '[' [ELEM (',' ELEM)*] ']' ',' 'strides' '=' '[' [ELEM (',' ELEM)*] ']'
+      ATTR-DICT ':' [TYPE '->'] TYPE(result)
+  ELEM := integer            a static size/stride (must equal the tensor_view type's entry)
+        | %value             a dynamic size/stride (the type's entry must be '?'); the values of
+                             'shape' become dynamicShape, those of 'strides' dynamicStrides, in order
+  The 'TYPE ->' part is present exactly when there is at least one dynamic value; TYPE is the
+  type of every dynamic value.
+print:
+  ' ' %base ', shape = [' entries joined by ', ' ']' ', strides = [' entries joined by ', ' ']'
+  [' {...}' attributes without operandSegmentSizes] ' : ' [TYPE(first dynamic value) ' -> ']
+  TYPE(result)
+  Example: `make_tensor_view %p, shape = [%n, 64], strides = [64, 1] : tile<i32> -> tensor_view<?x64xf32, strides=[64,1]>`
+types: base is tile<ptr<E>> (0-d) with E the element type of the result tensor_view.
+errors:
+  ELEM neither integer nor value: 'expected either integer or SSA value'
+  result type not a tensor_view: "expected 'tensor_view' type, but got <type>"
+  list length != rank: 'expected shape declaration to contain <r> elements due to tensor_view type, but <n> were provided'
+    (same with 'stride declaration')
+  entry mismatch: 'input shape dimension <i> does not match tensor_view type (expected <dynamic|N>, got <dynamic|N>)'
+    (same with 'input stride dimension')""",
+
+    "make_partition_view": """\
+syntax:
+  %tensor_view ATTR-DICT ':' TYPE(result)
+print:
+  ' ' %tensor_view [' {...}'] ' : ' TYPE(result)
+  Example: `make_partition_view %tv : partition_view<tile=(256), tensor_view<?xf32, strides=[?]>>`
+types: the operand's type is the tensor_view parameter of TYPE(result).
+errors:
+  TYPE(result) not a partition_view: "expected 'partition_view' type, but got <type>\"""",
+
+    "make_strided_view": """\
+syntax:
+  %tensor_view ATTR-DICT ':' TYPE(result)
+print:
+  ' ' %tensor_view [' {...}'] ' : ' TYPE(result)
+types: the operand's type is the tensor_view parameter of TYPE(result).
+errors:
+  TYPE(result) not a strided_view: "expected 'strided_view' type, but got <type>\"""",
+
+    "make_gather_scatter_view": """\
+syntax:
+  %tensor_view ATTR-DICT ':' TYPE(result)
+print:
+  ' ' %tensor_view [' {...}'] ' : ' TYPE(result)
+types: the operand's type is the tensor_view parameter of TYPE(result).
+errors:
+  TYPE(result) not a gather_scatter_view: "expected 'gather_scatter_view' type, but got <type>\"""",
+
+    "for": """\
+syntax:
+  ['unsigned'] %iv 'in' '(' %lowerBound 'to' %upperBound ',' 'step' %step ')' ':' TYPE
+      ['iter_values' '(' %arg '=' %initValue (',' %arg '=' %initValue)* ')'
+       '->' '(' TYPE (',' TYPE)* ')']
+      REGION ATTR-DICT
+  'unsigned' sets the unit attribute unsignedCmp.  %iv and the %arg names are the region's block
+  arguments (not written in the region header).
+print:
+  [' unsigned'] ' ' %iv ' in (' %lowerBound ' to ' %upperBound ', step ' %step ') : ' TYPE ' '
+  ['iter_values(' (%arg ' = ' %init) joined by ', ' ') -> (' result types joined by ', ' ') ']
+  REGION [' {...}' attributes without unsignedCmp]
+  Example: `%for = for %loopIdx in (%c0 to %c8, step %c1) : tile<i32> iter_values(%iterArg0 = %x) -> (tile<f32>) {`
+types: lowerBound, upperBound, step and %iv have type TYPE; initValues, the %arg block arguments
+  and the results have the parenthesized types, in order.
+errors:
+  number of iter_values != number of types: 'mismatch in number of loop-carried values and defined values' (at the op name)
+notes:
+  A block without terminator gets an implicit `continue`; the printer omits the terminator when
+  it is a `continue` without operands.  Printer names: %loopIdx, %iterArg<i>, result %for.""",
+
+    "loop": """\
+syntax:
+  [ 'iter_values' '(' %arg '=' %initValue (',' %arg '=' %initValue)* ')'
+        ':' TYPE (',' TYPE)* ['->' TYPE (',' TYPE)*]
+  | ':' TYPE (',' TYPE)* ]
+      REGION ATTR-DICT
+  With iter_values, the ':' list gives the types of the init values and block arguments and the
+  optional '->' list the result types.  Without iter_values, an optional ':' list gives the
+  result types.
+print:
+  ' ' ['iter_values(' (%arg ' = ' %init) joined by ', ' ') '] [': ' when there are init values
+  or results] [init types joined by ', ' ' ' ['-> ' when there are results]]
+  [result types joined by ', ' ' '] REGION [' {...}']
+  Examples: `%0 = loop iter_values(%arg0 = %c0) : tile<i32> -> tile<i32> {`, `%1 = loop : tile<i32> {`
+errors:
+  number of iter_values != number of types: 'found different number of iter_values and types'
+notes:
+  A block without terminator gets an implicit `continue`; the printer omits a `continue`
+  terminator without operands.""",
+
+    "entry": """\
+syntax:
+  @sym_name '(' [ARG (',' ARG)*] ')' ['->' RESULTS]
+      ['optimization_hints' '=' OPT_HINTS] REGION ATTR-DICT
+  ARG     := %name ':' TYPE [ATTR-DICT] [loc(...)]   (the SSA names are the body's block arguments;
+             either every argument has a name or none has one)
+  RESULTS := TYPE | '(' [TYPE [ATTR-DICT] (',' TYPE [ATTR-DICT])*] ')'
+  OPT_HINTS := CUSTOM_DIRECTIVES["OptimizationHints"]
+print:
+  ' ' @sym_name '(' (%arg ': ' TYPE) joined by ', ' ')' [' -> ' TYPE | ' -> (' TYPEs ')']
+  [' optimization_hints=' OPT_HINTS  (no spaces around '=')] ' ' REGION
+  [' {...}' attributes without sym_name, function_type, arg_attrs, res_attrs, optimization_hints]
+  Example (13.5): `entry @k(%arg0: tile<ptr<f32>>, %arg1: tile<i32>) optimization_hints=<default = {}> {`
+types: function_type = (argument types) -> (result types); arg_attrs gets one dictionary per
+  argument (empty when none was written).
+errors:
+  a name after unnamed arguments: 'expected type instead of SSA identifier'
+  a missing name after named arguments: 'expected SSA identifier'
+notes:
+  The region's block arguments are not redeclared in the region (no name shadowing allowed).
+  An empty body gets a block with an implicit `return`.  The public printer writes the hints only
+  when the dictionary is non-empty; tileirdisasm 13.5 writes `optimization_hints=<default = {}>`
+  for every kernel.  Argument attributes are parsed but not printed.""",
+
+    "testing$func": """\
+syntax:
+  @sym_name '(' [ARG (',' ARG)*] ')' ['->' RESULTS] REGION ATTR-DICT
+  (ARG and RESULTS as for entry; no optimization_hints)
+print:
+  ' ' @sym_name '(' (%arg ': ' TYPE) joined by ', ' ')' [' -> ' TYPE | ' -> (' TYPEs ')'] ' '
+  REGION [' {...}' attributes without sym_name, function_type, arg_attrs, res_attrs]
+notes:
+  Same parser/printer as entry (SharedFuncParserAndPrinter.h) minus the hints; implicit
+  terminator `return`.""",
+}
+
+# ---------------------------------------------------------------------------
+# The custom<X> directives of the declarative formats, and shared pieces
+# ---------------------------------------------------------------------------
+
+CUSTOM_DIRECTIVES: dict[str, str] = {
+    "CudaTileType": (
+        "A type read by parseCudaTileType: the bare keyword `token` is !cuda_tile.token; otherwise any "
+        "MLIR type, where cuda_tile types may omit the `!cuda_tile.` prefix (`tile<4xf32>`, `ptr<f16>`, "
+        "`tensor_view<...>`, `partition_view<...>`; inside a cuda_tile type nested cuda_tile types are "
+        "always short).  For a type range (variadic or optional operand) it is a comma-separated list "
+        "without delimiters.  Printed in the short form for cuda_tile types (`tile<4xf32>`, `token`), "
+        "MLIR's form otherwise."),
+    "IEEERoundingMode": (
+        "Optional `rounding` `<` KEYWORD `>` (the same shape for all *RoundingMode directives; a non-keyword "
+        "after `<` fails with 'expected valid keyword'); absent = nearest_even; printed only when the mode "
+        "is not nearest_even.  A spelling that is not an IEEE mode (nearest_even, zero, negative_inf, "
+        "positive_inf), known or not, fails with \"expected rounding mode to be one of: 'nearest_even', "
+        "'zero', 'negative_inf', 'positive_inf', got: '<kw>'\"."),
+    "IntegerRoundingMode": (
+        "Optional `rounding` `<` KEYWORD `>`; absent = nearest_int_to_zero; printed only when not "
+        "nearest_int_to_zero.  Any other spelling fails with \"expected rounding mode to be one of: "
+        "'nearest_int_to_zero', got: '<kw>'\"."),
+    "DivFOpRoundingMode": (
+        "Optional `rounding` `<` KEYWORD `>`; absent = nearest_even; printed only when not nearest_even.  "
+        "An unknown spelling fails with \"expected rounding mode to be one of: 'nearest_even', 'zero', "
+        "'negative_inf', 'positive_inf', 'approx', 'full'\" (no \", got\" part); a known but unsupported "
+        "mode (nearest_int_to_zero) parses and is rejected by the verifier."),
+    "SqrtOpRoundingMode": (
+        "As DivFOpRoundingMode with the list 'nearest_even', 'zero', 'negative_inf', 'positive_inf', "
+        "'approx' (no 'full'); absent = nearest_even."),
+    "TanHOpRoundingMode": (
+        "Optional `rounding` `<` KEYWORD `>`; absent = full; printed only when not full.  Unknown spelling: "
+        "\"expected rounding mode to be one of: 'approx', 'full'\"; known other modes parse and are "
+        "rejected by the verifier."),
+    "ExpOpRoundingMode": "Same as TanHOpRoundingMode (list 'approx', 'full'; absent = full).",
+    "Signedness": (
+        "Required bare keyword `signed` | `unsigned`; otherwise \"expected signedness to be one of: "
+        "{'signed', 'unsigned'}\" (when the token is not a keyword at all, MLIR first reports "
+        "'expected valid keyword' at the same location)."),
+    "ComparisonPredicate": (
+        "Required bare keyword equal | not_equal | less_than | less_than_or_equal | greater_than | "
+        "greater_than_or_equal; otherwise \"expected 'comparison_predicate' to be one of: {'equal', "
+        "'not_equal', 'less_than', 'less_than_or_equal', 'greater_than', 'greater_than_or_equal'}\" "
+        "(preceded by 'expected valid keyword' when the token is not a keyword)."),
+    "ComparisonOrdering": (
+        "Required bare keyword ordered | unordered; otherwise \"expected 'comparison_ordering' to be one "
+        "of: {'ordered', 'unordered'}\" (preceded by 'expected valid keyword' when the token is not a "
+        "keyword)."),
+    "AssumePredicate": (
+        "Either a full attribute (`#cuda_tile.div_by<...>`; one that is not an assume predicate fails "
+        "with 'expected assume predicate attribute') or the short form KEYWORD<...>: "
+        "`div_by<N>` | `div_by<N, every E along A>` | `same_elements<[a, b, ...]>` | "
+        "`bounded<LB|?, UB|?>`.  No keyword: 'expected attribute name'; another keyword: "
+        "\"unknown assume predicate attribute: <kw> (expected 'div_by', 'same_elements', or 'bounded')\".  "
+        "Printed in the short form."),
+    "DenseTypedElementsAttr": (
+        "`<` ELEM_TYPE `:` LITERAL `>` `:` TYPE(result).  ELEM_TYPE is read with parseCudaTileType and must "
+        "be i1/i8/i16/i32/i64/f16/bf16/f32/f64/tf32/f8E4M3FN/f8E5M2/f8E8M0FNU/f4E2M1FN (else \"expect "
+        "element type to be one of i1 or i8 or i16 or i32 or i64 or f16 or bf16 or f32 or f64 or tf32 or "
+        "f8E4M3FN or f8E5M2 or f8E8M0FNU or f4E2M1FN values, but got <T>\").  LITERAL := number | `[` "
+        "LITERAL (`,` LITERAL)* `]`; integers for integer types (true/false only for i1, else 'expected "
+        "integer value'; range check: 'integer constant out of range for type'), floats (decimal or hex "
+        "bit pattern) otherwise; nested lists must agree ('tensor literal is invalid; ranks are not "
+        "consistent between elements').  TYPE(result) must be a tile (\"result #0 must be tile of i1 or "
+        "i8 or i16 or i32 or i64 or f16 or bf16 or f32 or f64 or tf32 or f8E4M3FN or f8E5M2 or f8E8M0FNU "
+        "or f4E2M1FN values, but got <T>\") with element ELEM_TYPE ('mismatch between the element type: "
+        "<A> and the tile element type <B>') and the literal's shape or a scalar literal (splat) "
+        "('inferred shape of elements literal ([..]) does not match type ([..])').  Printed as "
+        "`<E: V> : tile<...>` with V a scalar for a splat, nested `[...]` otherwise, floats as MLIR prints "
+        "them (`1.000000e+00`, hex for non-finite values)."),
+    "DenseTypedElementsAttrNoResult": (
+        "Same text as DenseTypedElementsAttr; the type after ':' is the attribute's own type (global)."),
+    "SymbolVisibility": (
+        "Optional bare keyword `public` | `private` (only these two are consumed); absent = public.  "
+        "Printed as `private ` (with a trailing space) when private, nothing when public."),
+    "IfOpRegion": (
+        "A region without block arguments.  When its block has no terminator a `yield` is inserted.  "
+        "Printed without the terminator when that is a `yield` without operands."),
+    "ArgumentRegion": (
+        "A newline, then `(` %a `:` TYPE [ATTR-DICT] (`,` ...)* `)` giving the region's block arguments, "
+        "then the region.  Printed as a new line `(%a: T, %b: T) {` ... `}`.  The printer names them "
+        "%reduce_lhs/%reduce_rhs (with an index suffix when there are more than two) for reduce."),
+    "OptimizationHints": (
+        "`<` `>` | `<` KEY `=` DICT (`,` KEY `=` DICT)* `>` where KEY is a bare identifier or a string "
+        "(sm_80 ... sm_121, default) and DICT a dictionary attribute.  Errors: duplicate key: "
+        "'duplicate optimization_hints key `<k>`'; not a dictionary: 'expected dictionary attribute for "
+        "optimization_hints entry `<k>` got value=<v>'.  Printed `<k = {a = v, b = w}, k2 = {...}>` with "
+        "values printed without their type."),
+}
+
+# ---------------------------------------------------------------------------
+# Bytecode opcodes (BytecodeOpcodes.td; the 13.4 ones INFERRED from the
+# corpus bytecode) and alternative spellings
+# ---------------------------------------------------------------------------
+
+BYTECODE_OPCODES: dict[str, int] = {
+    "absf": 0x0, "absi": 0x1, "addf": 0x2, "addi": 0x3, "andi": 0x4, "assert": 0x5, "assume": 0x6,
+    "atomic_cas_tko": 0x7, "atomic_rmw_tko": 0x8, "bitcast": 0x9, "break": 0xA, "broadcast": 0xB, "cat": 0xC,
+    "ceil": 0xD, "cmpf": 0xE, "cmpi": 0xF, "constant": 0x10, "continue": 0x11, "cos": 0x12, "cosh": 0x13,
+    "divf": 0x14, "divi": 0x15, "entry": 0x16, "exp": 0x17, "exp2": 0x18, "exti": 0x25, "extract": 0x26,
+    "floor": 0x27, "fma": 0x28, "for": 0x29, "ftof": 0x2A, "ftoi": 0x2B, "get_global": 0x2C,
+    "get_index_space_shape": 0x2D, "get_num_tile_blocks": 0x2E, "get_tensor_shape": 0x2F,
+    "get_tile_block_id": 0x30, "global": 0x31, "if": 0x32, "int_to_ptr": 0x33, "iota": 0x3A, "itof": 0x3B,
+    "join_tokens": 0x3C, "load_ptr_tko": 0x3D, "load_view_tko": 0x3E, "log": 0x3F, "log2": 0x40, "loop": 0x41,
+    "make_partition_view": 0x42, "make_tensor_view": 0x43, "make_token": 0x44, "maxf": 0x45, "maxi": 0x46,
+    "minf": 0x47, "mini": 0x48, "mmaf": 0x49, "mmai": 0x4A, "module": 0x4B, "mulf": 0x4C, "mulhii": 0x4D,
+    "muli": 0x4E, "negf": 0x4F, "negi": 0x50, "offset": 0x51, "ori": 0x52, "permute": 0x53, "pow": 0x54,
+    "print_tko": 0x55, "ptr_to_int": 0x56, "ptr_to_ptr": 0x57, "reduce": 0x58, "remf": 0x59, "remi": 0x5A,
+    "reshape": 0x5B, "return": 0x5C, "rsqrt": 0x5D, "scan": 0x5E, "select": 0x5F, "shli": 0x60, "shri": 0x61,
+    "sin": 0x62, "sinh": 0x63, "sqrt": 0x64, "store_ptr_tko": 0x65, "store_view_tko": 0x66, "subf": 0x67,
+    "subi": 0x68, "tan": 0x69, "tanh": 0x6A, "trunci": 0x6B, "xori": 0x6C, "yield": 0x6D, "atan2": 0x6E,
+    "pack": 0x6F, "unpack": 0x70, "alloca": 0x71, "mmaf_scaled": 0x72, "make_gather_scatter_view": 0x73,
+    "make_strided_view": 0x74, "atomic_red_view_tko": 0x75, "testing$bytecode_test_new_attribute": 0x3000,
+    "testing$func": 0x3001, "testing$bytecode_test_evolution": 0x3002,
+    # INFERRED from 13.4 .tileirbc files of shared/corpus/kernels:
+    "fpowf": 0x54,  # same opcode as "pow"
+    "insert": 0x76,
+    "gdc_launch_dependents_tko": 0x77,
+    "gdc_wait_tko": 0x78,
+    "fpowi": 0x79,
+}
+
+# Ops that are one op under two names: {13.5 printed name: Ops.td name}.
+OP_ALIASES: dict[str, str] = {
+    "fpowf": "pow",  # INFERRED: same bytecode opcode 0x54
+}
+
+OPS_BY_NAME: dict[str, OpDef] = {op.name: op for op in OPS}
