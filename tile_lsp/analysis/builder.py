@@ -27,6 +27,8 @@ from tile_lsp.analysis import attributes as A
 from tile_lsp.analysis.diagnostics import Diagnostic, Note, Range, Severity, SourceText
 from tile_lsp.analysis.ir import Block, BlockArgument, Module, OpResult, Operation, Region, Use, Value
 from tile_lsp.dialect import types as T
+from tile_lsp.analysis.parse_rules import PARSE_RULES, ParseContext, run_parse_rules
+from tile_lsp.analysis.type_rules import verify_type
 from tile_lsp.dialect.custom_formats import OPTIONAL_OPERANDS_BY_TYPE
 from tile_lsp.dialect.registry import lookup
 from tile_lsp.dialect.schema import OpDef
@@ -207,6 +209,8 @@ class _OpParts:
     # extra region arguments supplied before the region is seen (for/loop headers)
     region_args: list[tuple[str, T.Type | None, Range | None]] = field(default_factory=list)
     uniform_result_type: T.Type | None = None
+    type_ranges: dict[str, list[Range | None]] = field(default_factory=dict)
+    nodes: dict[str, Any] = field(default_factory=dict)
 
 
 class Builder:
@@ -225,6 +229,7 @@ class Builder:
         self.diagnostics: list[Diagnostic] = []
         self.stop_at_first_error = stop_at_first_error
         self.module = Module()
+        self._reported_types: set[int] = set()
 
     # -- ranges and diagnostics ------------------------------------------------
 
@@ -453,6 +458,8 @@ class Builder:
         self.walk(opdef, elems, children, parts)
         _disambiguate_optional_operands(opdef, parts)
         self.infer_types(opdef, parts, bound)
+        if opdef.name in PARSE_RULES:
+            self.run_parse_rules(opdef, parts, op, scope, tree)
         # results
         result_types: list[T.Type] = []
         for r in opdef.results:
@@ -507,6 +514,20 @@ class Builder:
             op.regions.append(self.region(rtree, op, scope, args, isolated))
         return op
 
+    def run_parse_rules(self, opdef: OpDef, parts: _OpParts, op: Operation, scope: Scope, tree: Tree) -> None:
+        """Run the parse-time rules of NVIDIA's C++ parser for this op (parse_rules package)."""
+
+        def value_type(name: str) -> T.Type | None:
+            v = scope.lookup(_canonical(name))
+            return v.type if v is not None else None
+
+        def emit(message: str, rng: Range | None) -> None:
+            self.error(message, rng, f"parse.{opdef.name}")
+
+        run_parse_rules(ParseContext(
+            opdef, parts.operands, parts.types, parts.type_ranges, parts.props, parts.nodes,
+            value_type, op.name_range, self.rng(tree), emit, self.rng))
+
     def walk(self, opdef: OpDef, elems: tuple, children: list, parts: _OpParts) -> None:
         """Bind the format elements ``elems`` to the aligned tree ``children``."""
         it = iter(children)
@@ -542,6 +563,7 @@ class Builder:
 
     def bind_var(self, opdef: OpDef, var: Var, child: Any, parts: _OpParts) -> None:
         name = var.name
+        parts.nodes[name] = child
         if opdef.operand(name) is not None:
             if child is None:
                 parts.operands[name] = []
@@ -613,6 +635,7 @@ class Builder:
             target = self._target(d)
             if target is not None and child is not None:
                 parts.types[target] = self.type_list(child)
+                parts.type_ranges[target] = self.type_ranges(child)
             return
         if name == "functional-type":
             ft = self.type(child)
@@ -627,9 +650,12 @@ class Builder:
             return
         custom = d.custom
         target = self._target(d.args[0]) if d.args else None
+        if target is not None:
+            parts.nodes.setdefault(target, child)
         if custom in ("CudaTileType",):
             if target is not None and child is not None:
                 parts.types[target] = self.type_list(child)
+                parts.type_ranges[target] = self.type_ranges(child)
             return
         if custom == "UniformType":
             t = self.type(child.children[0])
@@ -640,6 +666,7 @@ class Builder:
         if custom == "IndexType":
             ts = self.type_list(child)
             if target is not None:
+                parts.type_ranges[target] = self.type_ranges(child)
                 n = len(parts.operands.get(target, []))
                 parts.types[target] = ts if len(ts) == n or len(ts) != 1 else ts * max(n, 1)
             return
@@ -855,6 +882,14 @@ class Builder:
 
     # -- types ---------------------------------------------------------------------------
 
+    def type_ranges(self, node: Any) -> list[Range | None]:
+        """Ranges of the types of a type or type-list subtree, in order."""
+        if isinstance(node, Tree) and node.data == "type_list":
+            return [self.rng(c) for c in node.children]
+        if isinstance(node, Tree) and node.data == "paren_type_list":
+            return self.type_ranges(node.children[0]) if node.children[0] is not None else []
+        return [self.rng(node)]
+
     def type_list(self, node: Any) -> list[T.Type]:
         if node is None:
             return []
@@ -865,7 +900,21 @@ class Builder:
         return [self.type(node)]
 
     def type(self, node: Any) -> T.Type:
-        """Convert a type subtree to a :class:`~tile_lsp.dialect.types.Type`."""
+        """Convert a type subtree to a :class:`~tile_lsp.dialect.types.Type`, verifying it.
+
+        A cuda_tile type that breaks its type verifier
+        (:func:`tile_lsp.analysis.type_rules.verify_type`) is reported at its
+        range, as MLIR's parser does.
+        """
+        t = self._type(node)
+        if isinstance(t, T.CudaTileType) and isinstance(node, Tree):
+            message = verify_type(t)
+            if message is not None and id(node) not in self._reported_types:
+                self._reported_types.add(id(node))
+                self.error(message, self.point(node), "type.verify")
+        return t
+
+    def _type(self, node: Any) -> T.Type:
         if node is None:
             return T.UNKNOWN
         if isinstance(node, Token):

@@ -1,0 +1,421 @@
+"""The tile-lsp language server: thin LSP adapters over :mod:`tile_lsp.analysis`.
+
+The server knows nothing of Tile IR.  It keeps the documents (pygls's
+workspace, incremental sync), runs :func:`tile_lsp.analysis.api.analyze_text`
+in a worker thread and publishes the diagnostics:
+
+* ``textDocument/didOpen``: analysed at once;
+* ``textDocument/didChange``: analysed ``debounceMs`` (150 ms by default)
+  after the last change;
+* ``textDocument/didClose``: an empty list is published;
+* ``workspace/didChangeConfiguration``: settings updated, open documents
+  analysed again.
+
+Each document carries a generation number, bumped on every open, change,
+close and configuration change; an analysis publishes only if its generation
+is still the document's, so an older version never overwrites a newer one.
+
+Start it with :func:`serve_stdio` (``python -m tile_lsp.server`` or
+``tile-lsp serve``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import sys
+import traceback
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, NamedTuple, TypeVar
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from tile_lsp import __version__
+from tile_lsp.analysis.api import AnalysisOptions, DocumentAnalysis, analyze_text
+from tile_lsp.server.convert import to_lsp_diagnostics
+from tile_lsp.server.settings import ServerSettings
+
+logger = logging.getLogger(__name__)
+
+#: Name reported in ``serverInfo``.
+SERVER_NAME = "tile-lsp"
+#: The line separating chunks of a split file (MLIR's ``-split-input-file``).
+SPLIT_MARKER = "// -----"
+#: Worker threads running analyses.
+ANALYSIS_WORKERS = 2
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class AnalysisSnapshot(NamedTuple):
+    """The latest published analysis of a document: its version and result."""
+
+    version: int | None
+    analysis: DocumentAnalysis
+
+
+@dataclass
+class _DocumentState:
+    """Per-URI bookkeeping of the server (the text itself lives in pygls)."""
+
+    generation: int = 0
+    pending: asyncio.Task | None = None
+    latest: AnalysisSnapshot | None = None
+
+
+def has_split_marker(text: str) -> bool:
+    """True if a line of ``text`` is MLIR's ``// -----`` split marker.
+
+    The criterion is :func:`tile_lsp.analysis.split.split_chunks`'s: the
+    marker alone on its line, surrounding spaces allowed.
+    """
+    if SPLIT_MARKER not in text:
+        return False
+    return any(line.strip() == SPLIT_MARKER for line in text.splitlines())
+
+
+class TileLanguageServer(LanguageServer):
+    """pygls language server holding tile-lsp's settings and analysis cache.
+
+    Handlers are registered by :func:`create_server`; this class holds the
+    state they share: :attr:`settings`, the per-document generation counters
+    and the cache of the latest analysis (:meth:`latest_analysis`).
+    """
+
+    def __init__(self) -> None:
+        super().__init__(
+            SERVER_NAME,
+            __version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+        )
+        self.settings = ServerSettings()
+        self._docs: dict[str, _DocumentState] = {}
+        self._executor: ThreadPoolExecutor | None = None
+        self._warmed_up = False
+
+    # -- public accessors ---------------------------------------------------
+
+    def latest_analysis(self, uri: str) -> AnalysisSnapshot | None:
+        """The latest analysis published for ``uri``, or ``None``.
+
+        Features such as hover and definition read the IR from here.  The
+        snapshot's ``version`` may be older than the document's current
+        version while an analysis is pending.
+        """
+        state = self._docs.get(uri)
+        return state.latest if state is not None else None
+
+    def open_uris(self) -> list[str]:
+        """URIs of the documents currently open."""
+        return list(self._docs)
+
+    def analysis_options(self, text: str) -> AnalysisOptions:
+        """Analysis options for ``text`` under the current settings.
+
+        Split mode is on exactly when ``text`` has a ``// -----`` line.
+        """
+        return AnalysisOptions(
+            split_input_file=has_split_marker(text),
+            tile_version=self.settings.tile_version,
+        )
+
+    # -- logging -----------------------------------------------------------
+
+    def log(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
+        """Send ``message`` to the client (``window/logMessage``) and to Python logging."""
+        level = {
+            types.MessageType.Error: logging.ERROR,
+            types.MessageType.Warning: logging.WARNING,
+        }.get(kind, logging.INFO)
+        logger.log(level, "%s", message)
+        try:
+            self.window_log_message(types.LogMessageParams(type=kind, message=message))
+        except Exception:  # the connection may be gone; nothing else to do
+            logger.debug("could not send window/logMessage", exc_info=True)
+
+    def log_exception(self, what: str) -> None:
+        """Log the exception being handled, with its traceback, as an error."""
+        self.log(f"{what}\n{traceback.format_exc()}", types.MessageType.Error)
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """Report pygls-level errors through ``window/logMessage`` instead of a popup."""
+        try:
+            self.log(f"tile-lsp internal error ({getattr(source, '__name__', source)}): {error}", types.MessageType.Error)
+        except Exception:
+            logger.exception("failed to report a server error")
+
+    # -- settings ------------------------------------------------------------
+
+    def apply_settings(self, raw: Any) -> bool:
+        """Update :attr:`settings` from client JSON; True if the analysis options changed."""
+        new, problems = self.settings.updated(raw)
+        for problem in problems:
+            self.log(problem, types.MessageType.Warning)
+        changed = new.tile_version != self.settings.tile_version
+        self.settings = new
+        return changed
+
+    # -- document lifecycle ----------------------------------------------------
+
+    def document_opened(self, uri: str) -> None:
+        """Start tracking ``uri`` (already in the workspace) and analyse it now."""
+        old = self._docs.pop(uri, None)
+        if old is not None and old.pending is not None:
+            old.pending.cancel()
+        self._docs[uri] = _DocumentState()
+        self.schedule_analysis(uri, delay_s=0.0)
+
+    def document_changed(self, uri: str) -> None:
+        """Note a change of ``uri`` and analyse it after the debounce delay."""
+        self.schedule_analysis(uri, delay_s=self.settings.debounce_s)
+
+    def document_closed(self, uri: str) -> None:
+        """Forget ``uri``, drop its pending analysis and clear its diagnostics."""
+        state = self._docs.pop(uri, None)
+        if state is not None:
+            state.generation += 1
+            if state.pending is not None:
+                state.pending.cancel()
+        self.publish(uri, None, [])
+
+    def reanalyze_all(self, delay_s: float = 0.0) -> None:
+        """Analyse every open document again (after a settings change)."""
+        for uri in list(self._docs):
+            self.schedule_analysis(uri, delay_s=delay_s)
+
+    def schedule_analysis(self, uri: str, *, delay_s: float) -> None:
+        """Analyse ``uri`` after ``delay_s`` seconds, superseding earlier requests.
+
+        Does nothing for a document that is not open.  Must be called from the
+        event loop thread.
+        """
+        state = self._docs.get(uri)
+        if state is None:
+            return
+        state.generation += 1
+        if state.pending is not None and not state.pending.done():
+            state.pending.cancel()
+        task = asyncio.ensure_future(self._analyze_and_publish(uri, state, state.generation, delay_s))
+        state.pending = task
+
+    def shutdown_analyses(self) -> None:
+        """Cancel pending analyses and stop the worker threads (``shutdown``)."""
+        for state in self._docs.values():
+            state.generation += 1
+            if state.pending is not None:
+                state.pending.cancel()
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+            self._executor = None
+
+    # -- analysis ----------------------------------------------------------------
+
+    def _is_current(self, uri: str, state: _DocumentState, generation: int) -> bool:
+        return self._docs.get(uri) is state and state.generation == generation
+
+    def _get_executor(self) -> ThreadPoolExecutor:
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(
+                max_workers=ANALYSIS_WORKERS, thread_name_prefix="tile-lsp-analysis"
+            )
+        return self._executor
+
+    def _run_analysis(
+        self, uri: str, state: _DocumentState, generation: int, text: str, options: AnalysisOptions
+    ) -> DocumentAnalysis | None:
+        """Worker-thread body: analyse ``text`` unless it is already stale."""
+        if not self._is_current(uri, state, generation):
+            return None
+        return analyze_text(text, options)
+
+    async def _analyze_and_publish(
+        self, uri: str, state: _DocumentState, generation: int, delay_s: float
+    ) -> None:
+        """Task body: wait ``delay_s``, analyse in a worker, publish if still current.
+
+        Should the analysis itself raise (it is designed not to), the
+        traceback is logged and one ``internal`` error is published in place
+        of the diagnostics, so stale ones do not linger.
+        """
+        version: int | None = None
+        try:
+            if delay_s > 0:
+                await asyncio.sleep(delay_s)
+            if not self._is_current(uri, state, generation):
+                return
+            document = self.workspace.get_text_document(uri)
+            text = document.source
+            version = document.version
+            options = self.analysis_options(text)
+            loop = asyncio.get_running_loop()
+            analysis = await loop.run_in_executor(
+                self._get_executor(), self._run_analysis, uri, state, generation, text, options
+            )
+            if analysis is None or not self._is_current(uri, state, generation):
+                return
+            state.latest = AnalysisSnapshot(version, analysis)
+            diagnostics = to_lsp_diagnostics(
+                analysis.diagnostics,
+                uri,
+                text=text,
+                encoding=self.workspace.position_encoding,
+            )
+            self.publish(uri, version, diagnostics)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            self.log_exception(f"tile-lsp: analysis of {uri} failed")
+            if self._is_current(uri, state, generation):
+                self.publish(uri, version, [internal_error_diagnostic(exc)])
+
+    def warm_up(self) -> None:
+        """Import and exercise the analysis in a worker thread, off the event loop.
+
+        :func:`serve_stdio` calls it as the process starts, so that the first
+        ``didOpen`` does not pay for importing the parser and building its
+        tables.  Runs at most once per server.
+        """
+        if self._warmed_up:
+            return
+        self._warmed_up = True
+
+        def run() -> None:
+            try:
+                analyze_text("", AnalysisOptions())
+            except Exception:  # reported when a real document is analysed
+                logger.debug("analysis warm-up failed", exc_info=True)
+
+        self._get_executor().submit(run)
+
+    def publish(self, uri: str, version: int | None, diagnostics: list[types.Diagnostic]) -> None:
+        """Send ``textDocument/publishDiagnostics`` for ``uri``."""
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
+        )
+
+
+def internal_error_diagnostic(exc: BaseException) -> types.Diagnostic:
+    """The diagnostic published when the analysis of a document crashed."""
+    zero = types.Position(line=0, character=0)
+    return types.Diagnostic(
+        range=types.Range(start=zero, end=zero),
+        message=f"tile-lsp internal error: {type(exc).__name__}: {exc}",
+        severity=types.DiagnosticSeverity.Error,
+        code="internal",
+        source=SERVER_NAME,
+    )
+
+
+def guarded(default: Any = None) -> Callable[[F], F]:
+    """Decorate a handler so that no exception escapes it.
+
+    The exception is logged (``window/logMessage`` and Python logging) and
+    ``default`` is returned, which answers a request with ``default``.
+    The wrapper keeps the handler's signature, which pygls inspects.
+    """
+
+    def decorate(fn: F) -> F:
+        if asyncio.iscoroutinefunction(fn):
+
+            @functools.wraps(fn)
+            async def async_wrapper(ls: TileLanguageServer, *args: Any, **kwargs: Any) -> Any:
+                try:
+                    return await fn(ls, *args, **kwargs)
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    ls.log_exception(f"tile-lsp: handler {fn.__name__} failed")
+                    return default
+
+            return async_wrapper  # type: ignore[return-value]
+
+        @functools.wraps(fn)
+        def wrapper(ls: TileLanguageServer, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(ls, *args, **kwargs)
+            except Exception:
+                ls.log_exception(f"tile-lsp: handler {fn.__name__} failed")
+                return default
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
+
+
+# Handlers are synchronous on purpose: they only update state and schedule
+# tasks, and running them synchronously keeps them in message order.
+
+
+@guarded()
+def on_initialize(ls: TileLanguageServer, params: types.InitializeParams) -> None:
+    """``initialize``: read ``initializationOptions`` (``tileVersion``, ``debounceMs``)."""
+    ls.apply_settings(params.initialization_options)
+
+
+@guarded()
+def on_did_open(ls: TileLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
+    """``textDocument/didOpen``: analyse the document and publish at once."""
+    ls.document_opened(params.text_document.uri)
+
+
+@guarded()
+def on_did_change(ls: TileLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
+    """``textDocument/didChange``: pygls applied the edits; analyse after the debounce."""
+    ls.document_changed(params.text_document.uri)
+
+
+@guarded()
+def on_did_close(ls: TileLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
+    """``textDocument/didClose``: publish an empty list for the document."""
+    ls.document_closed(params.text_document.uri)
+
+
+@guarded()
+def on_did_change_configuration(ls: TileLanguageServer, params: types.DidChangeConfigurationParams) -> None:
+    """``workspace/didChangeConfiguration``: update settings, re-analyse if needed."""
+    if ls.apply_settings(params.settings):
+        ls.reanalyze_all()
+
+
+@guarded()
+def on_shutdown(ls: TileLanguageServer, params: Any) -> None:
+    """``shutdown``: cancel pending analyses."""
+    ls.shutdown_analyses()
+
+
+def create_server() -> TileLanguageServer:
+    """Build a fresh tile-lsp server with all its handlers registered.
+
+    Returns a :class:`pygls.lsp.server.LanguageServer` (a
+    :class:`TileLanguageServer`) named ``tile-lsp`` with incremental text
+    synchronisation; start it with ``start_io()`` or use :func:`serve_stdio`.
+    """
+    server = TileLanguageServer()
+    server.feature(types.INITIALIZE)(on_initialize)
+    server.feature(types.TEXT_DOCUMENT_DID_OPEN)(on_did_open)
+    server.feature(types.TEXT_DOCUMENT_DID_CHANGE)(on_did_change)
+    server.feature(types.TEXT_DOCUMENT_DID_CLOSE)(on_did_close)
+    server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)(on_did_change_configuration)
+    server.feature(types.SHUTDOWN)(on_shutdown)
+    return server
+
+
+def serve_stdio() -> None:
+    """Run a tile-lsp server over stdin/stdout until the client says ``exit``.
+
+    Python logging goes to stderr (stdout carries the protocol).  The
+    analysis is warmed up in a worker thread while the client initializes.
+    """
+    if not logging.getLogger().handlers:
+        logging.basicConfig(
+            level=logging.WARNING,
+            stream=sys.stderr,
+            format="tile-lsp %(levelname)s %(name)s: %(message)s",
+        )
+    server = create_server()
+    server.warm_up()
+    server.start_io()
