@@ -1092,7 +1092,9 @@ def _disambiguate_optional_operands(opdef: OpDef, parts: _OpParts) -> None:
     if not parts.operands.get(first) or parts.operands.get(second):
         return
     ts = parts.types.get(first)
-    if ts and isinstance(ts[0], T.TileType) and str(ts[0].element) != element:
+    second_def = opdef.operand(second)
+    if (ts and isinstance(ts[0], T.TileType) and str(ts[0].element) != element
+            and second_def is not None and second_def.constraint.accepts(ts[0])):
         parts.operands[second] = parts.operands.pop(first)
         parts.types[second] = parts.types.pop(first)
 

@@ -119,10 +119,8 @@ def _verify_ods(op: Operation, ctx: VerifyContext) -> None:
             t = op.operands[k].type
             if t == T.UNKNOWN or o.constraint.accepts(t):
                 continue
-            summary = o.constraint.summary
-            if o.kind == "variadic":
-                summary = f"variadic of {summary}"
-            ctx.op_error(op, f"operand #{k} must be {summary}, but got '{t}'")
+            # variadic constraints already read "variadic of ..." in the table
+            ctx.op_error(op, f"operand #{k} must be {o.constraint.summary}, but got '{t}'")
     ctx.code = f"{op.name}.result-type"
     for r in opdef.results:
         start, size = op.result_segments.get(r.name, (0, 0))
@@ -132,10 +130,7 @@ def _verify_ods(op: Operation, ctx: VerifyContext) -> None:
             t = op.results[k].type
             if t == T.UNKNOWN or r.constraint.accepts(t):
                 continue
-            summary = r.constraint.summary
-            if r.kind == "variadic":
-                summary = f"variadic of {summary}"
-            ctx.op_error(op, f"result #{k} must be {summary}, but got '{t}'")
+            ctx.op_error(op, f"result #{k} must be {r.constraint.summary}, but got '{t}'")
 
 
 def _verify_traits(op: Operation, ctx: VerifyContext) -> None:

@@ -17,6 +17,7 @@ from importlib import resources
 from pathlib import Path
 
 from lark import Lark
+from lark.lark import PostLex
 
 from tile_lsp.grammar.formats import FMT_ATTR_RULES, GrammarBuilder
 
@@ -51,6 +52,21 @@ def _cache_path(text: str) -> str | None:
     return None
 
 
+class _KeywordsAsIdentifiers(PostLex):
+    """Keeps the identifier terminals in every state of the contextual lexer.
+
+    With ``BARE_ID`` and ``BANG_ID`` always in a state's lexer, Lark folds the
+    keywords they match (op names, ``!cuda_tile.tile``...) into one regex and
+    a dictionary look-up instead of an alternation of hundreds of literals,
+    which makes lexing several times faster.  Tokens pass through unchanged.
+    """
+
+    always_accept = ("BARE_ID", "BANG_ID")
+
+    def process(self, stream):
+        return stream
+
+
 @functools.lru_cache(maxsize=None)
 def get_parser() -> Lark:
     """The process-wide LALR parser of Tile IR text (built once, cached on disk)."""
@@ -64,4 +80,5 @@ def get_parser() -> Lark:
         maybe_placeholders=True,
         cache=cache if cache else False,
         start="start",
+        postlex=_KeywordsAsIdentifiers(),
     )
