@@ -449,6 +449,11 @@ class Builder:
         short = str(name_tok).split(".", 1)[-1] if str(name_tok).startswith("cuda_tile.") else str(name_tok)
         opdef = lookup(short)
         assert opdef is not None and opdef.format is not None
+        if opdef.name == "module" and str(name_tok) in ("module", "builtin.module") and (
+                str(name_tok) == "builtin.module" or block is self.module.body
+                or (block.parent_op is not None and block.parent_op.name == "builtin.module")):
+            # MLIR resolves a bare `module` outside cuda_tile ops to builtin.module
+            opdef = lookup("builtin.module")
         op = Operation(opdef.full_name, opdef, name_range=self.rng(name_tok))
         errors_before = len(self.diagnostics)
         parts = _OpParts()
@@ -456,6 +461,10 @@ class Builder:
         fmt_tree = tree.children[1] if len(tree.children) > 1 else None
         children = _children(fmt_tree)
         self.walk(opdef, elems, children, parts)
+        if opdef.full_name == "cuda_tile.module" and "sym_name" not in parts.props:
+            body = parts.regions.get("body")
+            where = self.point(body[0]) if body else self.point(name_tok)
+            self.error("expected valid '@'-identifier for symbol name", where, "parse.symbol")
         _disambiguate_optional_operands(opdef, parts)
         self.infer_types(opdef, parts, bound)
         if opdef.name in PARSE_RULES:

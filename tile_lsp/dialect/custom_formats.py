@@ -23,8 +23,8 @@ EXTRA_ATTRIBUTES: dict[str, tuple[AttrDef, ...]] = {
 CUSTOM_FORMATS: dict[str, str] = {
     # entry @name(%a: T, ...) [-> (T)] [optimization_hints=<...>] { ... } [{attrs}]
     "entry": "$sym_name custom<FunctionSignature>($function_type) custom<OptHints>($optimization_hints) "
-             "attr-dict-with-keyword custom<Region>($body)",
-    "testing$func": "$sym_name custom<FunctionSignature>($function_type) attr-dict-with-keyword custom<Region>($body)",
+             "custom<Region>($body) attr-dict",
+    "testing$func": "$sym_name custom<FunctionSignature>($function_type) custom<Region>($body) attr-dict",
     # for [unsigned] %iv in (%lb to %ub, step %s) : T [iter_values(%a = %x, ...) -> (T, ...)] { ... }
     "for": "custom<ForHeader>($lowerBound, $upperBound, $step) custom<ForIterValues>($initValues) "
            "custom<Region>($region) attr-dict",
@@ -61,6 +61,15 @@ CUSTOM_FORMATS: dict[str, str] = {
     "get_tensor_shape": "$src `:` custom<CudaTileType>(type($src)) `->` custom<UniformType>(type($result))",
 }
 
+
+# Formats that replace the table's for parsing.  ``module`` is both
+# ``cuda_tile.module @name {...}`` and MLIR's ``builtin.module`` (``module
+# [@name] [attributes {...}] {...}``, the wrapper MLIR files use at the top
+# level); one keyword means one grammar rule, so the name is optional there and
+# the builder decides which op it is (tile_lsp/analysis/builder.py).
+FORMAT_OVERRIDES: dict[str, str] = {
+    "module": "($sym_name^)? attr-dict-with-keyword $body",
+}
 
 # Optional operands that NVIDIA's 13.4+ printer writes without their
 # predecessor: ``load_ptr_tko weak %p, %pad : tile<Nxptr<f32>>, tile<Nxf32>``

@@ -9,8 +9,19 @@ from __future__ import annotations
 import dataclasses
 import functools
 
-from tile_lsp.dialect.custom_formats import CUSTOM_FORMATS, EXTRA_ATTRIBUTES
-from tile_lsp.dialect.schema import OpDef
+from tile_lsp.dialect.custom_formats import CUSTOM_FORMATS, EXTRA_ATTRIBUTES, FORMAT_OVERRIDES
+from tile_lsp.dialect.schema import AttrDef, OpDef, RegionDef
+
+# MLIR's builtin.module: the implicit top-level op, also written explicitly
+# (``module attributes {...} { cuda_tile.module @m {...} }``).
+BUILTIN_MODULE = OpDef(
+    name="module", since="13.1", dialect="builtin",
+    summary="MLIR's top-level container; holds cuda_tile.module ops.",
+    attributes=(AttrDef("sym_name", "symbol_name", optional=True),),
+    regions=(RegionDef("body", "max_one_block"),),
+    traits=("IsolatedFromAbove", "NoRegionArguments", "SingleBlock", "SymbolTable", "NoTerminator"),
+    format=FORMAT_OVERRIDES["module"],
+)
 
 
 @functools.lru_cache(maxsize=None)
@@ -22,6 +33,8 @@ def all_ops() -> tuple[OpDef, ...]:
     for op in OPS:
         if op.format is None and op.name in CUSTOM_FORMATS:
             op = dataclasses.replace(op, format=CUSTOM_FORMATS[op.name])
+        if op.name in FORMAT_OVERRIDES:
+            op = dataclasses.replace(op, format=FORMAT_OVERRIDES[op.name])
         extra = [a for a in EXTRA_ATTRIBUTES.get(op.name, ()) if op.attribute(a.name) is None]
         if extra:
             op = dataclasses.replace(op, attributes=op.attributes + tuple(extra))
@@ -37,6 +50,8 @@ def ops_by_full_name() -> dict[str, OpDef]:
 
 def lookup(name: str) -> OpDef | None:
     """The OpDef of ``name`` given with or without the ``cuda_tile.`` prefix."""
+    if name == "builtin.module":
+        return BUILTIN_MODULE
     table = ops_by_full_name()
     op = table.get(name)
     if op is None and "." not in name:
