@@ -570,3 +570,44 @@ def test_settings_parsing():
     assert (s5.tile_version, s5.debounce_ms) == (None, 0)
     assert s.updated(None) == (s, [])
     assert s.updated([1, 2]) == (s, [])
+
+
+# -- end-to-end tests on NVIDIA's corpus ----------------------------------------------------
+
+
+@pytest.mark.asyncio
+async def test_corpus_kernel_is_clean_and_fast(client: RecordingClient, corpus):
+    """A real cuTile kernel: no diagnostics, published within 1 s of didOpen (after warm-up)."""
+    await initialize(client)
+    open_doc(client, "file:///workspace/warm.mlir", VALID)
+    await wait_for_publish(client, "file:///workspace/warm.mlir", timeout=30.0)
+    kernel = corpus / "kernels" / "flash_attention_f16_causal_d64_128x64.sm_90.mlir"
+    uri = kernel.as_uri()
+    start = time.monotonic()
+    open_doc(client, uri, kernel.read_text(encoding="utf-8"))
+    published = await wait_for_publish(client, uri, timeout=5.0)
+    elapsed = time.monotonic() - start
+    assert list(published.diagnostics) == []
+    assert elapsed < 1.0, f"diagnostics took {elapsed:.3f} s"
+
+
+@pytest.mark.asyncio
+async def test_invalid_conformance_file_publishes_verbatim_diagnostics(client: RecordingClient, corpus):
+    """A split file of NVIDIA's dialect tests: chunk-wise analysis, MLIR's text and ranges."""
+    await initialize(client)
+    path = corpus / "conformance" / "Dialect" / "CudaTile" / "math_invalid.mlir"
+    text = path.read_text(encoding="utf-8")
+    uri = path.as_uri()
+    open_doc(client, uri, text)
+    published = await wait_for_publish(client, uri, timeout=30.0)
+    lines = text.splitlines()
+    absi = next(i for i, line in enumerate(lines) if "%0 = cuda_tile.absi %arg0 : !cuda_tile.tile<4x4xf32>" in line)
+    found = [d for d in published.diagnostics if d.range.start.line == absi]
+    assert [d.message for d in found] == [
+        "'cuda_tile.absi' op operand #0 must be tile of i1 or i8 or i16 or i32 or i64 values, "
+        "but got '!cuda_tile.tile<4x4xf32>'"
+    ]
+    assert found[0].range.start.character == lines[absi].index("cuda_tile.absi")
+    assert found[0].severity == types.DiagnosticSeverity.Error
+    # every chunk is analysed: diagnostics spread over the whole file
+    assert len({d.range.start.line for d in published.diagnostics}) > 50

@@ -1,7 +1,7 @@
 // Broken on purpose: %missing is never defined.
 cuda_tile.module @broken_undefined {
-  entry @kernel(%x: tile<4xi32>) {
-    %a = addi %x, %missing : tile<4xi32>
+  entry @kernel(%x: tile<i32>) {
+    %a = addi %x, %missing : tile<i32>
     return
   }
 }

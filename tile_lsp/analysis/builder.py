@@ -322,6 +322,11 @@ class Builder:
 
     def use(self, scope: Scope, name: str, rng: Range | None, expected: T.Type | None,
             op: Operation, index: int) -> Value:
+        """Resolve a use of ``name`` expecting type ``expected`` (``None``: any).
+
+        As MLIR's parser stops at the first error, only the first mismatching
+        use of an op is reported (``op.invalid`` marks that one was).
+        """
         key = _canonical(name)
         value = scope.lookup(key)
         if value is None:
@@ -335,7 +340,8 @@ class Builder:
             target.pending.setdefault(key, []).append((op, index, rng, expected))
             return placeholder
         if (expected is not None and expected != T.UNKNOWN and value.type != T.UNKNOWN
-                and expected != value.type):
+                and expected != value.type and not op.invalid):
+            op.invalid = True
             self.error(
                 f"use of value '{name}' expects different type than prior uses: "
                 f"{_q(expected)} vs {_q(value.type)}",
