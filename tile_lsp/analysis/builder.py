@@ -29,7 +29,7 @@ from tile_lsp.analysis.ir import Block, BlockArgument, Module, OpResult, Operati
 from tile_lsp.dialect import types as T
 from tile_lsp.analysis.parse_rules import PARSE_RULES, ParseContext, run_parse_rules
 from tile_lsp.analysis.type_rules import verify_type
-from tile_lsp.dialect.custom_formats import OPTIONAL_OPERANDS_BY_TYPE
+from tile_lsp.dialect.custom_formats import ENUM_KEYWORD_DIRECTIVES, OPTIONAL_OPERANDS_BY_TYPE
 from tile_lsp.dialect.registry import lookup
 from tile_lsp.dialect.schema import OpDef
 from tile_lsp.grammar.formats import (
@@ -83,20 +83,6 @@ def _canonical(name: str) -> str:
 # ---------------------------------------------------------------------------
 # Enum keyword messages of NVIDIA's custom parsers (CudaTile.cpp)
 # ---------------------------------------------------------------------------
-
-# custom directive -> (enum name, message when the keyword is not a case)
-ENUM_DIRECTIVES: dict[str, tuple[str, str]] = {
-    "Signedness": ("Signedness", "expected signedness to be one of: {'signed', 'unsigned'}"),
-    "ComparisonPredicate": (
-        "ComparisonPredicate",
-        "expected 'comparison_predicate' to be one of: {'equal', 'not_equal', 'less_than', "
-        "'less_than_or_equal', 'greater_than', 'greater_than_or_equal'}",
-    ),
-    "ComparisonOrdering": (
-        "ComparisonOrdering",
-        "expected 'comparison_ordering' to be one of: {'ordered', 'unordered'}",
-    ),
-}
 
 # rounding-mode custom directive -> (allowed modes, default, append ", got: '<x>'")
 ROUNDING_DIRECTIVES: dict[str, tuple[tuple[str, ...], str, bool]] = {
@@ -375,7 +361,9 @@ class Builder:
     def bind_results(self, op: Operation, bound: list[tuple[str, int, Any]], result_types: list[T.Type],
                      scope: Scope, node: Any) -> None:
         total = sum(c for _, c, _ in bound)
-        if bound and total != len(result_types):
+        if bound and not result_types and op.opdef is not None and not op.opdef.results:
+            self.error("cannot name an operation with no results", self.point(bound[0][2]), "structure.result-count")
+        elif bound and total != len(result_types):
             self.error(f"operation defines {len(result_types)} results but was provided {total} to bind",
                        self.point(node), "structure.result-count")
         index = 0
@@ -698,15 +686,16 @@ class Builder:
                     msg += f", got: '{case}'"
                 # MLIR reports at the current location: after the closing '>'
                 r = self.rng(child)
-                self.error(msg, Range(r.end, r.end) if r else None, "parse.rounding")
+                self.error(f"custom op '{opdef.full_name}' {msg}", Range(r.end, r.end) if r else None,
+                           "parse.rounding")
             parts.props[target] = A.EnumAttr("RoundingMode", case, "rounding", range=self.rng(tok))
             return
-        if custom in ENUM_DIRECTIVES:
-            enum, message = ENUM_DIRECTIVES[custom]
+        if custom in ENUM_KEYWORD_DIRECTIVES:
+            _, enum, message = ENUM_KEYWORD_DIRECTIVES[custom]
             tok = child.children[0]
             cases = _enum_cases(enum)
             if cases is not None and str(tok) not in cases:
-                self.error(message, self.point(tok), "parse.enum")
+                self.error(f"custom op '{opdef.full_name}' {message}", self.point(tok), "parse.enum")
             parts.props[target] = A.EnumAttr(enum, str(tok), range=self.rng(tok))
             return
         if custom == "AssumePredicate":

@@ -43,7 +43,9 @@ def analyze_chunk(chunk: Chunk, options, source: SourceText | None = None):
                 Severity.ERROR, issue.message,
                 source.range(base + issue.start, base + issue.end), "parse.syntax"))
         if compat and result.issues:
-            return ChunkAnalysis(chunk, None, diagnostics[:1])
+            # MLIR stops at the first error; its diagnostics all sit at one place
+            first = diagnostics[0].range
+            return ChunkAnalysis(chunk, None, [d for d in diagnostics if d.range == first][:2])
         builder = Builder(source, base, result.text, stop_at_first_error=compat)
         module = builder.build(result.tree)
         diagnostics.extend(builder.diagnostics)

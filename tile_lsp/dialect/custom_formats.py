@@ -80,3 +80,22 @@ OPTIONAL_OPERANDS_BY_TYPE: dict[str, tuple[str, str, str]] = {
     "load_ptr_tko": ("mask", "paddingValue", "i1"),
 }
 
+
+# custom<...> directives that parse one enum keyword, as NVIDIA's custom
+# parsers do (CudaTile.cpp parseSignedness, parseComparisonPredicate,
+# parseComparisonOrdering): directive -> (grammar rule, enum, message when the
+# keyword is not a case).  When no keyword is there at all, the parser first
+# reports MLIR's "expected valid keyword", then this message.
+ENUM_KEYWORD_DIRECTIVES: dict[str, tuple[str, str, str]] = {
+    "Signedness": ("enum_signedness", "Signedness", "expected signedness to be one of: {'signed', 'unsigned'}"),
+    "ComparisonPredicate": (
+        "enum_comparison_predicate", "ComparisonPredicate",
+        "expected 'comparison_predicate' to be one of: {'equal', 'not_equal', 'less_than', "
+        "'less_than_or_equal', 'greater_than', 'greater_than_or_equal'}",
+    ),
+    "ComparisonOrdering": (
+        "enum_comparison_ordering", "ComparisonOrdering",
+        "expected 'comparison_ordering' to be one of: {'ordered', 'unordered'}",
+    ),
+}
+

@@ -252,9 +252,9 @@ CUSTOM_DIRECTIVES: dict[str, str] = {
     "TanHOpRoundingMode": "[rounding_mode]",
     "SqrtOpRoundingMode": "[rounding_mode]",
     "IntegerRoundingMode": "[rounding_mode]",
-    "Signedness": "enum_keyword",
-    "ComparisonPredicate": "enum_keyword",
-    "ComparisonOrdering": "enum_keyword",
+    "Signedness": "enum_signedness",
+    "ComparisonPredicate": "enum_comparison_predicate",
+    "ComparisonOrdering": "enum_comparison_ordering",
     "AssumePredicate": "assume_predicate",
     "DenseTypedElementsAttr": "dense_typed",
     "DenseTypedElementsAttrNoResult": "dense_typed",
@@ -278,6 +278,9 @@ CUSTOM_DIRECTIVES: dict[str, str] = {
 CUSTOM_RULES = r"""
 rounding_mode: "rounding" "<" BARE_ID ">"
 enum_keyword: BARE_ID
+enum_signedness: BARE_ID
+enum_comparison_predicate: BARE_ID
+enum_comparison_ordering: BARE_ID
 !symbol_visibility: "public" | "private" | "nested"
 assume_predicate: BARE_ID [pretty_body] | dialect_attr | attr_alias
 dense_typed: "<" non_function_type ":" [dense_literal] ">" ":" type

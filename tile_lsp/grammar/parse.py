@@ -16,8 +16,13 @@ from dataclasses import dataclass
 
 from lark import Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.parsers.lalr_analysis import Reduce
 
+from tile_lsp.dialect.custom_formats import ENUM_KEYWORD_DIRECTIVES
 from tile_lsp.grammar.loader import get_parser
+
+# Grammar rule of a missing enum keyword -> the message of NVIDIA's parser.
+_MISSING_ENUM = {rule: message for rule, _, message in ENUM_KEYWORD_DIRECTIVES.values()}
 
 # Terminal names -> the spelling MLIR uses in "expected ..." messages.
 _PUNCT = {
@@ -74,25 +79,74 @@ def _expected_message(expected: set[str], token: Token | None) -> str:
     return "unexpected token"
 
 
-def _describe(err: UnexpectedInput, text: str) -> SyntaxIssue:
+def _current_op(err: UnexpectedToken) -> str | None:
+    """Full name of the custom op being parsed when ``err`` happened, if any."""
+    ip = err.interactive_parser
+    if ip is None:
+        return None
+    for value in reversed(ip.parser_state.value_stack):
+        if isinstance(value, Tree) and isinstance(value.data, str) and value.data.startswith("opname_"):
+            name = str(value.children[0])
+            return name if "." in name else f"cuda_tile.{name}"
+        if isinstance(value, Tree) and value.data in ("operation", "region"):
+            return None
+    return None
+
+
+def _completed_rule(err: UnexpectedToken, token_type: str, value: str) -> str | None:
+    """The rule a token of ``token_type`` would complete at the error, probing a copy of the parser.
+
+    LALR states after the probe token reduce by a single rule; its name tells
+    which part of the op's format was expected (e.g. ``enum_signedness``).
+    """
+    ip = err.interactive_parser
+    if ip is None:
+        return None
+    try:
+        probe = ip.copy()
+        probe.feed_token(Token(token_type, value))
+        state = probe.parser_state.state_stack[-1]
+        actions = probe.parser_state.parse_conf.parse_table.states[state]
+    except Exception:  # the probe token does not fit either
+        return None
+    for action, arg in actions.values():
+        if action is Reduce:
+            return arg.origin.name
+    return None
+
+
+def _describe(err: UnexpectedInput, text: str) -> list[SyntaxIssue]:
+    """The issues MLIR would print for ``err`` (usually one; NVIDIA's enum parsers print two)."""
     if isinstance(err, UnexpectedToken):
         tok = err.token
+        expected = set(err.expected)
         if tok.type == "$END":
             pos = len(text.rstrip())
-            return SyntaxIssue(_expected_message(set(err.expected), tok), pos, pos)
+            return [SyntaxIssue(_expected_message(expected, tok), pos, pos)]
         start = tok.start_pos if tok.start_pos is not None else 0
         end = tok.end_pos if tok.end_pos is not None else start + len(str(tok))
-        return SyntaxIssue(_expected_message(set(err.expected), tok), start, end)
+        op = _current_op(err)
+        if op is not None and "BARE_ID" in expected:
+            rule = _completed_rule(err, "BARE_ID", "x")
+            if rule in _MISSING_ENUM:
+                return [SyntaxIssue(f"custom op '{op}' expected valid keyword", start, end),
+                        SyntaxIssue(f"custom op '{op}' {_MISSING_ENUM[rule]}", start, end)]
+        if op is not None and "TILE" in expected and "COLON" not in expected:
+            # a cuda_tile type was required (custom<CudaTileType> parses a keyword first)
+            return [SyntaxIssue(f"custom op '{op}' expected valid keyword", start, end)]
+        return [SyntaxIssue(_expected_message(expected, tok), start, end)]
     if isinstance(err, UnexpectedCharacters):
         pos = err.pos_in_stream
         ch = text[pos] if pos < len(text) else ""
         if ch == '"':
-            return SyntaxIssue("expected '\"' in string literal", pos, pos + 1)
-        return SyntaxIssue(f"unexpected character", pos, pos + 1)
+            return [SyntaxIssue("expected '\"' in string literal", pos, pos + 1)]
+        if ch == "-" and "INT_TYPE" in (err.allowed or ()):
+            return [SyntaxIssue("expected valid keyword", pos, pos + 1)]
+        return [SyntaxIssue("unexpected character", pos, pos + 1)]
     if isinstance(err, UnexpectedEOF):
         pos = len(text.rstrip())
-        return SyntaxIssue("unexpected end of file", pos, pos)
-    return SyntaxIssue(str(err).splitlines()[0], 0, 0)
+        return [SyntaxIssue("unexpected end of file", pos, pos)]
+    return [SyntaxIssue(str(err).splitlines()[0], 0, 0)]
 
 
 _STATEMENT_START = re.compile(r"\s*(%|\^|\"|\}|[A-Za-z_])")
@@ -147,8 +201,9 @@ def parse(text: str, *, max_issues: int = 50) -> ParseResult:
             issues.sort(key=lambda i: i.start)
             return ParseResult(tree, work, issues)
         except UnexpectedInput as err:
-            issue = _describe(err, work)
-            issues.append(issue)
+            described = _describe(err, work)
+            issue = described[0]
+            issues.extend(described)
             start, end = _repair_span(work, err, issue)
             if work[start:end].strip() == "":
                 # nothing left to remove on that line: drop everything from the error on
