@@ -24,7 +24,8 @@ from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 from tile_lsp import __version__
 from tile_lsp.analysis.diagnostics import Diagnostic, Note, Position, Range, Severity
 from tile_lsp.server.convert import to_lsp_diagnostic, to_lsp_diagnostics
-from tile_lsp.server.server import create_server, guarded, has_split_marker
+from tile_lsp.analysis.split import has_split_marker
+from tile_lsp.server.server import create_server, guarded
 from tile_lsp.server.settings import DEFAULT_DEBOUNCE_MS, ServerSettings
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent

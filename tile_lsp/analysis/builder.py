@@ -28,7 +28,8 @@ from tile_lsp.analysis.diagnostics import Diagnostic, Note, Range, Severity, Sou
 from tile_lsp.analysis.ir import Block, BlockArgument, Module, OpResult, Operation, Region, Use, Value
 from tile_lsp.dialect import types as T
 from tile_lsp.analysis.parse_rules import PARSE_RULES, ParseContext, run_parse_rules
-from tile_lsp.analysis.type_rules import verify_type
+from tile_lsp.analysis.parse_rules.views import CUSTOM_ENUM_KEYWORDS
+from tile_lsp.analysis.type_rules import locate_type_error
 from tile_lsp.dialect.custom_formats import ENUM_KEYWORD_DIRECTIVES, OPTIONAL_OPERANDS_BY_TYPE
 from tile_lsp.dialect.registry import lookup
 from tile_lsp.dialect.schema import OpDef
@@ -216,6 +217,9 @@ class Builder:
         self.stop_at_first_error = stop_at_first_error
         self.module = Module()
         self._reported_types: set[int] = set()
+        self._type_depth = 0
+        self._outermost_bang = False
+        self._custom_op: str | None = None  # the custom-form op whose format is being bound
 
     # -- ranges and diagnostics ------------------------------------------------
 
@@ -364,8 +368,9 @@ class Builder:
         if bound and not result_types and op.opdef is not None and not op.opdef.results:
             self.error("cannot name an operation with no results", self.point(bound[0][2]), "structure.result-count")
         elif bound and total != len(result_types):
+            # MLIR reports it at the start of the statement (the first result name)
             self.error(f"operation defines {len(result_types)} results but was provided {total} to bind",
-                       self.point(node), "structure.result-count")
+                       self.point(bound[0][2]), "structure.result-count")
         index = 0
         for name, count, name_node in bound:
             for k in range(count):
@@ -454,6 +459,17 @@ class Builder:
         elems = parse_format(opdef.format)
         fmt_tree = tree.children[1] if len(tree.children) > 1 else None
         children = _children(fmt_tree)
+        outer_custom_op, self._custom_op = self._custom_op, opdef.full_name
+        try:
+            self.bind_format(opdef, elems, children, parts, bound, op, scope, tree, name_tok)
+        finally:
+            self._custom_op = outer_custom_op
+        self.finish_custom_op(op, opdef, parts, bound, scope, name_tok, errors_before)
+        return op
+
+    def bind_format(self, opdef: OpDef, elems: tuple, children: list, parts: _OpParts, bound,
+                    op: Operation, scope: Scope, tree: Tree, name_tok: Token) -> None:
+        """Walk the format, infer the types it leaves out and run the op's parse-time rules."""
         self.walk(opdef, elems, children, parts)
         if opdef.full_name == "cuda_tile.module" and "sym_name" not in parts.props:
             body = parts.regions.get("body")
@@ -463,6 +479,10 @@ class Builder:
         self.infer_types(opdef, parts, bound)
         if opdef.name in PARSE_RULES:
             self.run_parse_rules(opdef, parts, op, scope, tree)
+
+    def finish_custom_op(self, op: Operation, opdef: OpDef, parts: _OpParts, bound, scope: Scope,
+                         name_tok: Token, errors_before: int) -> None:
+        """Resolve operands, bind results, attach attributes and build the regions."""
         # results
         result_types: list[T.Type] = []
         for r in opdef.results:
@@ -529,7 +549,7 @@ class Builder:
 
         run_parse_rules(ParseContext(
             opdef, parts.operands, parts.types, parts.type_ranges, parts.props, parts.nodes,
-            value_type, op.name_range, self.rng(tree), emit, self.rng))
+            value_type, op.name_range, self.rng(tree), emit, self.rng, self.text, self.source, self.base))
 
     def walk(self, opdef: OpDef, elems: tuple, children: list, parts: _OpParts) -> None:
         """Bind the format elements ``elems`` to the aligned tree ``children``."""
@@ -579,20 +599,25 @@ class Builder:
         if attr is not None:
             if child is None:
                 return
-            parts.props[name] = self.format_attr(attr.kind, child, name)
+            parts.props[name] = self.format_attr(attr.kind, child, name, opdef)
             return
         if any(r.name == name for r in opdef.regions):
             parts.regions[name] = (child, [])
             return
 
-    def format_attr(self, kind: str, node: Any, name: str) -> A.Attribute:
+    def format_attr(self, kind: str, node: Any, name: str, opdef: OpDef) -> A.Attribute:
+        """Convert the format child ``node`` of attribute ``name`` of ``kind`` (see AttrDef)."""
         if kind.startswith("enum:"):
             enum = kind[5:]
             tok = node.children[0]
             case = str(tok)
             cases = _enum_cases(enum)
-            if cases is not None and case not in cases:
-                self.error(f"expected {name} to be one of: " + ", ".join(cases), self.rng(tok), "parse.enum")
+            if (cases is not None and case not in cases
+                    and name not in CUSTOM_ENUM_KEYWORDS.get(opdef.name, ())):  # those have their own words
+                # the wording of ODS's generated enum parser
+                self.error(f"custom op '{opdef.full_name}' expected string or keyword containing one of the "
+                           f"following enum values for attribute '{name}' [{', '.join(cases)}]",
+                           self.point(tok), "parse.enum")
             return A.EnumAttr(enum, case, range=self.rng(tok))
         if isinstance(node, Tree) and node.data in ("fmt_int", "fmt_bool", "fmt_string", "fmt_symbol"):
             tok = node.children[0]
@@ -910,12 +935,24 @@ class Builder:
         (:func:`tile_lsp.analysis.type_rules.verify_type`) is reported at its
         range, as MLIR's parser does.
         """
-        t = self._type(node)
-        if isinstance(t, T.CudaTileType) and isinstance(node, Tree):
-            message = verify_type(t)
-            if message is not None and id(node) not in self._reported_types:
+        outermost = self._type_depth == 0
+        if outermost:
+            self._outermost_bang = self.slice(node).lstrip().startswith("!") if isinstance(node, Tree) else True
+        self._type_depth += 1
+        try:
+            t = self._type(node)
+        finally:
+            self._type_depth -= 1
+        if isinstance(t, T.CudaTileType) and isinstance(node, Tree) and id(node) not in self._reported_types:
+            found = locate_type_error(node, t, self.text)
+            if found is not None:
                 self._reported_types.add(id(node))
-                self.error(message, self.point(node), "type.verify")
+                message = found.message
+                # NVIDIA's short-form type parser runs inside the custom op's parser
+                if found.prefixed and self._custom_op is not None and not self._outermost_bang:
+                    message = f"custom op '{self._custom_op}' {message}"
+                where = self.source.range(self.base + found.offset, self.base + found.offset)
+                self.error(message, where, "type.verify")
         return t
 
     def _type(self, node: Any) -> T.Type:

@@ -5,6 +5,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
+SPLIT_MARKER = "// -----"
+
+
+def _is_marker(line: str) -> bool:
+    return line.strip() == SPLIT_MARKER
+
+
+def has_split_marker(text: str) -> bool:
+    """True if a line of ``text`` is MLIR's ``// -----`` split marker (alone on its line)."""
+    return SPLIT_MARKER in text and any(_is_marker(line) for line in text.splitlines())
+
+
 @dataclass(frozen=True)
 class Chunk:
     """One chunk of a split file.
@@ -30,7 +42,7 @@ def split_chunks(text: str) -> list[Chunk]:
     start_offset = 0
     offset = 0
     for line_no, line in enumerate(text.splitlines(keepends=True)):
-        if line.strip() == "// -----":
+        if _is_marker(line):
             chunks.append(Chunk(start_line, start_offset, text[start_offset:offset]))
             start_line = line_no + 1
             start_offset = offset + len(line)

@@ -36,6 +36,7 @@ from pygls.lsp.server import LanguageServer
 
 from tile_lsp import __version__
 from tile_lsp.analysis.api import AnalysisOptions, DocumentAnalysis, analyze_text
+from tile_lsp.analysis.split import has_split_marker
 from tile_lsp.server.convert import to_lsp_diagnostics
 from tile_lsp.server.settings import ServerSettings
 
@@ -43,8 +44,6 @@ logger = logging.getLogger(__name__)
 
 #: Name reported in ``serverInfo``.
 SERVER_NAME = "tile-lsp"
-#: The line separating chunks of a split file (MLIR's ``-split-input-file``).
-SPLIT_MARKER = "// -----"
 #: Worker threads running analyses.
 ANALYSIS_WORKERS = 2
 
@@ -65,17 +64,6 @@ class _DocumentState:
     generation: int = 0
     pending: asyncio.Task | None = None
     latest: AnalysisSnapshot | None = None
-
-
-def has_split_marker(text: str) -> bool:
-    """True if a line of ``text`` is MLIR's ``// -----`` split marker.
-
-    The criterion is :func:`tile_lsp.analysis.split.split_chunks`'s: the
-    marker alone on its line, surrounding spaces allowed.
-    """
-    if SPLIT_MARKER not in text:
-        return False
-    return any(line.strip() == SPLIT_MARKER for line in text.splitlines())
 
 
 class TileLanguageServer(LanguageServer):

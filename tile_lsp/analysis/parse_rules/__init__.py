@@ -15,10 +15,13 @@ import pkgutil
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from tile_lsp.analysis.diagnostics import Range
+import re
+
+from tile_lsp.analysis.diagnostics import Range, SourceText
 from tile_lsp.dialect.schema import OpDef
 
 ParseRuleFn = Callable[["ParseContext"], None]
+_SKIP = re.compile(r"(?:\s+|//[^\n]*)*")
 PARSE_RULES: dict[str, list[ParseRuleFn]] = {}
 
 
@@ -44,7 +47,9 @@ class ParseContext:
     their ``range``); ``nodes``: raw parse subtrees by element name (for
     rules that need token-level positions, e.g. dense literals);
     ``value_types``: value name -> type of values already defined;
-    ``name_range``: range of the op name; ``op_range``: the whole op.
+    ``name_range``: range of the op name; ``op_range``: the whole op;
+    ``text``: the chunk's text (parse-tree offsets index it); ``source``: the
+    whole document's :class:`SourceText`; ``base``: the chunk's offset in it.
     ``error(message, range)`` reports ``custom op '<op>' <message>`` and
     stops building the op; ``plain_error`` reports without the prefix (the
     errors of MLIR's own parser helpers, e.g. ``expected ':'``).
@@ -61,6 +66,24 @@ class ParseContext:
     op_range: Range | None
     emit: Callable[[str, Range | None], None]
     rng: Callable[[Any], Range | None] = field(default=lambda node: None)
+    text: str = ""
+    source: SourceText | None = None
+    base: int = 0
+
+    def offset_range(self, start: int, end: int | None = None) -> Range | None:
+        """Whole-file range of the chunk offsets ``[start, end)`` (a point when ``end`` is omitted)."""
+        if self.source is None:
+            return None
+        return self.source.range(self.base + start, self.base + (start if end is None else end))
+
+    def next_token_offset(self, offset: int) -> int:
+        """Chunk offset of the first token at or after ``offset``, past blanks and ``//`` comments.
+
+        This is where MLIR's parser stands (``getCurrentLocation``) after the
+        token that ends at ``offset``.
+        """
+        m = _SKIP.match(self.text, offset)
+        return m.end() if m else offset
 
     @property
     def op_name(self) -> str:
