@@ -239,9 +239,15 @@ class Builder:
         r = self.rng(node)
         return Range(r.start, r.start) if r else None
 
-    def error(self, message: str, rng: Range | None, code: str, notes: list[Note] | None = None) -> None:
+    def error(self, message: str, rng: Range | None, code: str, notes: list[Note] | None = None,
+              fatal: bool = True) -> None:
+        """Report a parse-level error.  With ``stop_at_first_error``, a ``fatal`` one ends the chunk.
+
+        Some of NVIDIA's parsers emit a second error before failing
+        (``fatal=False`` for the first), as MLIR prints both.
+        """
         self.diagnostics.append(Diagnostic(Severity.ERROR, message, rng, code, notes or []))
-        if self.stop_at_first_error:
+        if self.stop_at_first_error and fatal:
             raise BuildError(message)
 
     def slice(self, node: Tree | Token) -> str:
@@ -544,8 +550,8 @@ class Builder:
             v = scope.lookup(_canonical(name))
             return v.type if v is not None else None
 
-        def emit(message: str, rng: Range | None) -> None:
-            self.error(message, rng, f"parse.{opdef.name}")
+        def emit(message: str, rng: Range | None, notes: list[Note] | None = None, fatal: bool = True) -> None:
+            self.error(message, rng, f"parse.{opdef.name}", notes, fatal)
 
         run_parse_rules(ParseContext(
             opdef, parts.operands, parts.types, parts.type_ranges, parts.props, parts.nodes,
@@ -709,10 +715,10 @@ class Builder:
                 msg = "expected rounding mode to be one of: " + ", ".join(f"'{m}'" for m in allowed)
                 if with_got:
                     msg += f", got: '{case}'"
-                # MLIR reports at the current location: after the closing '>'
-                r = self.rng(child)
-                self.error(f"custom op '{opdef.full_name}' {msg}", Range(r.end, r.end) if r else None,
-                           "parse.rounding")
+                # MLIR reports at the current location: the token after the closing '>'
+                after = _next_token_offset(self.text, child.meta.end_pos)
+                where = self.source.range(self.base + after, self.base + after)
+                self.error(f"custom op '{opdef.full_name}' {msg}", where, "parse.rounding")
             parts.props[target] = A.EnumAttr("RoundingMode", case, "rounding", range=self.rng(tok))
             return
         if custom in ENUM_KEYWORD_DIRECTIVES:
@@ -725,7 +731,7 @@ class Builder:
             return
         if custom == "AssumePredicate":
             inner = child.children
-            if isinstance(inner[0], Token):
+            if isinstance(inner[0], Token) and inner[0].type == "BARE_ID":
                 body = self.slice(inner[1])[1:-1] if len(inner) > 1 and inner[1] is not None else None
                 parts.props[target] = A.DialectAttr("cuda_tile", str(inner[0]), body, range=self.rng(child))
             else:
@@ -1122,6 +1128,15 @@ class Builder:
 # ---------------------------------------------------------------------------
 # helpers
 # ---------------------------------------------------------------------------
+
+
+_SKIP_BLANKS = re.compile(r"(?:\s+|//[^\n]*)*")
+
+
+def _next_token_offset(text: str, offset: int) -> int:
+    """Offset of the first token at or after ``offset`` (past blanks and ``//`` comments)."""
+    m = _SKIP_BLANKS.match(text, offset)
+    return m.end() if m else offset
 
 
 def _disambiguate_optional_operands(opdef: OpDef, parts: _OpParts) -> None:

@@ -50,7 +50,8 @@ def analyze_chunk(chunk: Chunk, options, source: SourceText | None = None):
         module = builder.build(result.tree)
         diagnostics.extend(builder.diagnostics)
         if compat and builder.diagnostics:
-            return ChunkAnalysis(chunk, module, builder.diagnostics[:1])
+            # the builder stopped at the first fatal error; what it reported up to it is MLIR's
+            return ChunkAnalysis(chunk, module, builder.diagnostics)
         diagnostics.extend(verify_module(module, options))
     except Exception as exc:  # never let a bug hide the user's file
         log.exception("analysis failed")

@@ -282,8 +282,8 @@ enum_signedness: BARE_ID
 enum_comparison_predicate: BARE_ID
 enum_comparison_ordering: BARE_ID
 !symbol_visibility: "public" | "private" | "nested"
-assume_predicate: BARE_ID [pretty_body] | dialect_attr | attr_alias
-dense_typed: "<" non_function_type ":" [dense_literal] ">" ":" type
+assume_predicate: BARE_ID [pretty_body] | attribute_value
+dense_typed: "<" (non_function_type | BARE_ID) ":" [dense_literal] ">" ":" type
 argument_region: "(" [block_arg_list] ")" region
 function_signature: "(" [block_arg_list] ")" ["->" result_type_list]
 result_type_list: paren_type_list | non_function_type

@@ -15,13 +15,10 @@ import pkgutil
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-import re
-
 from tile_lsp.analysis.diagnostics import Range, SourceText
 from tile_lsp.dialect.schema import OpDef
 
 ParseRuleFn = Callable[["ParseContext"], None]
-_SKIP = re.compile(r"(?:\s+|//[^\n]*)*")
 PARSE_RULES: dict[str, list[ParseRuleFn]] = {}
 
 
@@ -50,6 +47,8 @@ class ParseContext:
     ``name_range``: range of the op name; ``op_range``: the whole op;
     ``text``: the chunk's text (parse-tree offsets index it); ``source``: the
     whole document's :class:`SourceText`; ``base``: the chunk's offset in it.
+    ``emit(message, range, notes=None, fatal=True)`` reports ``message`` as
+    is (``fatal=False``: a first error the parser follows with another);
     ``error(message, range)`` reports ``custom op '<op>' <message>`` and
     stops building the op; ``plain_error`` reports without the prefix (the
     errors of MLIR's own parser helpers, e.g. ``expected ':'``).
@@ -64,7 +63,7 @@ class ParseContext:
     value_types: Callable[[str], Any]
     name_range: Range | None
     op_range: Range | None
-    emit: Callable[[str, Range | None], None]
+    emit: Callable[..., None]
     rng: Callable[[Any], Range | None] = field(default=lambda node: None)
     text: str = ""
     source: SourceText | None = None
@@ -82,8 +81,9 @@ class ParseContext:
         This is where MLIR's parser stands (``getCurrentLocation``) after the
         token that ends at ``offset``.
         """
-        m = _SKIP.match(self.text, offset)
-        return m.end() if m else offset
+        from tile_lsp.analysis.builder import _next_token_offset
+
+        return _next_token_offset(self.text, offset)
 
     @property
     def op_name(self) -> str:

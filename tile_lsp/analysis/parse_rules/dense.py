@@ -29,7 +29,6 @@ too.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from lark import Token, Tree
@@ -89,34 +88,19 @@ FLOATS_WITHOUT_NAN = frozenset({"f4E2M1FN"})
 # ---------------------------------------------------------------------------
 
 
-def _builder(ctx: ParseContext) -> Any:
-    return getattr(ctx.rng, "__self__", None)
-
-
-def source_text(ctx: ParseContext) -> str | None:
+def source_text(ctx: ParseContext) -> str:
     """The text the parse tree's offsets index (the chunk being built)."""
-    text = getattr(ctx, "text", None)
-    if isinstance(text, str):
-        return text
-    return getattr(_builder(ctx), "text", None)
+    return ctx.text
 
 
 def offset_range(ctx: ParseContext, start: int, end: int | None = None) -> Range | None:
     """Whole-file range of the chunk offsets ``[start, end)`` (a point when ``end`` is omitted)."""
-    end = start if end is None else end
-    return ctx.rng(Token("POS", "", start_pos=start, end_pos=end))
-
-
-_SKIP = re.compile(r"(?:\s+|//[^\n]*)*")
+    return ctx.offset_range(start, end)
 
 
 def next_token(ctx: ParseContext, offset: int) -> int:
     """Offset of the first token at or after ``offset`` (MLIR's ``getCurrentLocation``)."""
-    text = source_text(ctx)
-    if text is None:
-        return offset
-    m = _SKIP.match(text, offset)
-    return m.end() if m else offset
+    return ctx.next_token_offset(offset)
 
 
 def start_of(node: Any) -> int | None:
@@ -142,11 +126,7 @@ def emit(ctx: ParseContext, message: str, rng: Range | None, *, prefix: bool = T
     ``stop``: raise :class:`ParseRuleFailure` afterwards, as a failed C++ parser does.
     """
     text = f"custom op '{ctx.op_name}' {message}" if prefix else message
-    builder = _builder(ctx)
-    if notes and builder is not None and hasattr(builder, "error"):
-        builder.error(text, rng, f"parse.{ctx.opdef.name}", notes)
-    else:
-        ctx.emit(text, rng)
+    ctx.emit(text, rng, notes, stop)
     if stop:
         raise ParseRuleFailure(message)
 

@@ -1,0 +1,98 @@
+"""Scoring tile-lsp against NVIDIA's dialect tests and ``cuda-tile-opt``'s own output.
+
+A conformance file (MLIR ``// RUN:`` test) is scored chunk by chunk
+(``// -----``):
+
+- ``verify``: the chunk passes ``-verify-diagnostics`` (its ``expected-*``
+  annotations are met, nothing unexpected is reported);
+- ``exact``: the chunk's diagnostics equal what ``cuda-tile-opt`` printed for
+  it (an oracle ``<file>.diagnostics.txt``: ``LINE:COL: SEVERITY: MESSAGE``
+  lines, LINE in the whole file): same line, column, severity and message,
+  notes included.
+
+Files that NVIDIA checks with FileCheck instead of annotations (their RUN
+line has no ``-verify-diagnostics``) have no annotations, so for them only
+``exact`` means anything; :attr:`FileScore.uses_annotations` tells which.
+The tests are those of the 13.3 release, so they are analysed as Tile IR 13.3.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from tile_lsp.analysis.api import AnalysisOptions, analyze_text
+from tile_lsp.analysis.diagnostics import Diagnostic, SourceText
+from tile_lsp.analysis.verify_diagnostics import verify
+
+_ORACLE_LINE = re.compile(r"^(\d+):(\d+): (error|warning|note|remark): (.*)$")
+
+#: Tile IR version of NVIDIA's public dialect tests.
+CONFORMANCE_TILE_VERSION = "13.3"
+
+
+@dataclass
+class FileScore:
+    """Per-file result: number of chunks, chunks passing each measure, and the test's kind."""
+
+    name: str
+    chunks: int
+    verify: int
+    exact: int
+    uses_annotations: bool
+
+    @property
+    def primary(self) -> int:
+        """The measure that counts for this file: ``verify``, or ``exact`` for FileCheck tests."""
+        return self.verify if self.uses_annotations else self.exact
+
+
+def oracle_diagnostics(path: Path) -> list[tuple[int, int, str, str]]:
+    """``(line, column, severity, message)`` entries of an oracle file (1-based); ``[]`` if absent."""
+    if not path.is_file():
+        return []
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        m = _ORACLE_LINE.match(line)
+        if m:
+            out.append((int(m.group(1)), int(m.group(2)), m.group(3), m.group(4)))
+    return out
+
+
+def _cli_entries(source: SourceText, diagnostics: list[Diagnostic]) -> list[tuple[int, int, str, str]]:
+    out = []
+    for d in diagnostics:
+        for rng, sev, msg in [(d.range, d.severity.value, d.message)] + [
+                (n.range, n.severity.value, n.message) for n in d.notes]:
+            if rng is not None:
+                out.append((rng.start.line + 1, source.cli_column(rng.start), sev, msg))
+    return out
+
+
+def score_file(path: Path, oracle_dir: Path | None = None) -> FileScore:
+    """Score one conformance file; ``oracle_dir`` holds its ``<stem>.diagnostics.txt``."""
+    text = path.read_text(encoding="utf-8")
+    source = SourceText(text)
+    options = AnalysisOptions(split_input_file=True, mlir_compat=True, tile_version=CONFORMANCE_TILE_VERSION)
+    analysis = analyze_text(text, options)
+    oracle = oracle_diagnostics(oracle_dir / (path.stem + ".diagnostics.txt")) if oracle_dir else []
+    run_lines = [line for line in text.splitlines()[:5] if "RUN:" in line]
+    uses_annotations = any("-verify-diagnostics" in line for line in run_lines)
+    verify_ok = exact_ok = 0
+    for ca in analysis.chunks:
+        chunk = ca.chunk
+        if not verify(chunk.text, ca.diagnostics, line_offset=chunk.start_line):
+            verify_ok += 1
+        first = chunk.start_line + 1
+        last = chunk.start_line + chunk.text.count("\n") + 1
+        expected = sorted(d for d in oracle if first <= d[0] <= last)
+        if sorted(_cli_entries(source, ca.diagnostics)) == expected:
+            exact_ok += 1
+    return FileScore(path.name, len(analysis.chunks), verify_ok, exact_ok, uses_annotations)
+
+
+def invalid_test_files(corpus: Path) -> list[Path]:
+    """The ``*_invalid.mlir`` and ``invalid.mlir`` tests of ``corpus/conformance/Dialect/CudaTile``."""
+    tests = corpus / "conformance" / "Dialect" / "CudaTile"
+    return sorted(p for p in tests.glob("*.mlir") if p.name.endswith("_invalid.mlir") or p.name == "invalid.mlir")
