@@ -42,6 +42,10 @@ def _check_parser() -> argparse.ArgumentParser:
                    help="check expected-error/warning/note/remark annotations (mlir-opt -verify-diagnostics)")
     p.add_argument("--tile-version", choices=("13.1", "13.2", "13.3"), default=None,
                    help="targeted Tile IR version; newer ops, types and attributes are reported")
+    p.add_argument("-Wunsupported-hints", dest="warn_unsupported_hints", action="store_true",
+                   help="warn about optimization hints that are unknown or unsupported (as cuda-tile-opt)")
+    p.add_argument("-Werr-hints", dest="error_unsupported_hints", action="store_true",
+                   help="with -Wunsupported-hints, such hints are errors")
     p.add_argument("--quiet", action="store_true", help="text format: omit the closing summary line")
     return p
 
@@ -112,7 +116,9 @@ def check_file(path: Path, args: argparse.Namespace) -> FileResult:
     if text is None:
         return FileResult(str(path), SourceText(""), [problem], 1, 0)
     options = AnalysisOptions(split_input_file=args.split_input_file, tile_version=args.tile_version,
-                              mlir_compat=args.verify_diagnostics)
+                              mlir_compat=args.verify_diagnostics,
+                              warn_unsupported_hints=args.warn_unsupported_hints,
+                              error_unsupported_hints=args.error_unsupported_hints)
     analysis = analyze_text(text, options)
     source = SourceText(text)
     if not args.verify_diagnostics:

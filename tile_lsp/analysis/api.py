@@ -27,6 +27,8 @@ class AnalysisOptions:
     allow_unregistered_dialect: bool = True
     tile_version: str | None = None
     mlir_compat: bool = False
+    warn_unsupported_hints: bool = False
+    error_unsupported_hints: bool = False
 
 
 @dataclass

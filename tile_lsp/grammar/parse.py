@@ -115,6 +115,40 @@ def _completed_rule(err: UnexpectedToken, token_type: str, value: str) -> str | 
     return None
 
 
+def _end_of_previous_token(text: str, offset: int) -> int:
+    """Offset just past the token before ``offset``, skipping blanks and ``//`` comments backwards."""
+    i = offset
+    while i > 0:
+        if text[i - 1].isspace():
+            i -= 1
+            continue
+        line_start = text.rfind("\n", 0, i) + 1
+        comment = _comment_start(text[line_start:i])
+        if comment is None:
+            break
+        i = line_start + comment
+    return i
+
+
+def _comment_start(line: str) -> int | None:
+    """Index of a ``//`` comment in ``line`` outside string literals, or ``None``."""
+    in_string = False
+    k = 0
+    while k < len(line):
+        ch = line[k]
+        if in_string:
+            if ch == "\\":
+                k += 1
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif line.startswith("//", k):
+            return k
+        k += 1
+    return None
+
+
 def _describe(err: UnexpectedInput, text: str) -> list[SyntaxIssue]:
     """The issues MLIR would print for ``err`` (usually one; NVIDIA's enum parsers print two)."""
     if isinstance(err, UnexpectedToken):
@@ -131,10 +165,17 @@ def _describe(err: UnexpectedInput, text: str) -> list[SyntaxIssue]:
             if rule in _MISSING_ENUM:
                 return [SyntaxIssue(f"custom op '{op}' expected valid keyword", start, end),
                         SyntaxIssue(f"custom op '{op}' {_MISSING_ENUM[rule]}", start, end)]
+        if op is not None and "AT_ID" in expected and not ({"VALUE_ID", "COLON"} & expected):
+            return [SyntaxIssue(f"custom op '{op}' expected valid '@'-identifier for symbol name", start, end)]
         if op is not None and "TILE" in expected and "COLON" not in expected:
             # a cuda_tile type was required (custom<CudaTileType> parses a keyword first)
             return [SyntaxIssue(f"custom op '{op}' expected valid keyword", start, end)]
-        return [SyntaxIssue(_expected_message(expected, tok), start, end)]
+        message = _expected_message(expected, tok)
+        if message.startswith("expected '"):
+            # MLIR's emitWrongTokenError: a missing punctuation is reported at
+            # the end of the previous token, not at the unexpected one
+            start = end = _end_of_previous_token(text, start)
+        return [SyntaxIssue(message, start, end)]
     if isinstance(err, UnexpectedCharacters):
         pos = err.pos_in_stream
         ch = text[pos] if pos < len(text) else ""
