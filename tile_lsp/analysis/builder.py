@@ -371,7 +371,7 @@ class Builder:
     def bind_results(self, op: Operation, bound: list[tuple[str, int, Any]], result_types: list[T.Type],
                      scope: Scope, node: Any) -> None:
         total = sum(c for _, c, _ in bound)
-        if bound and not result_types and op.opdef is not None and not op.opdef.results:
+        if bound and not result_types:
             self.error("cannot name an operation with no results", self.point(bound[0][2]), "structure.result-count")
         elif bound and total != len(result_types):
             # MLIR reports it at the start of the statement (the first result name)

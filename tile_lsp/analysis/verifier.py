@@ -13,7 +13,9 @@ For each operation, :func:`verify_module` runs, as ``mlir::verify`` does
    (``@region_rule``), as MLIR runs ``verifyRegions`` after the nested ops;
 5. the structural rules (dominance, terminators, parents, symbols).
 
-As in MLIR, the first failing step of an op stops that op's verification.
+As in MLIR, the first failing step of an op stops that op's verification;
+with ``mlir_compat`` (``--verify-diagnostics``) the first failing op ends the
+run, as ``mlir::verify`` does, while an editor gets every failing op.
 Every rule reports through :class:`VerifyContext`, which prefixes op errors
 with ``'<op name>' op `` as ``Operation::emitOpError`` does and places them at
 the op's name.  Each diagnostic carries a ``code`` naming its rule.
@@ -31,6 +33,10 @@ from tile_lsp.dialect import types as T
 
 class VerifyFailure(Exception):
     """Raised by :meth:`VerifyContext.op_error` to stop verifying the current op."""
+
+
+class StopVerification(Exception):
+    """Ends the whole run after a failure when emulating mlir-opt (its verifier stops at the first failing op)."""
 
 
 RuleFn = Callable[[Operation, "VerifyContext"], None]
@@ -204,6 +210,11 @@ def _verify_symbol_uses(op: Operation, ctx: VerifyContext, tables: dict[int, Sym
 # ---------------------------------------------------------------------------
 
 
+def _failed(op: Operation, ctx: VerifyContext) -> None:
+    if getattr(ctx.options, "mlir_compat", False) and not op.invalid:
+        raise StopVerification()
+
+
 def _verify_op(op: Operation, ctx: VerifyContext, tables: dict[int, SymbolTable]) -> None:
     try:
         if op.invalid:  # building it already failed: its verifiers would only echo that
@@ -214,6 +225,7 @@ def _verify_op(op: Operation, ctx: VerifyContext, tables: dict[int, SymbolTable]
             ctx.code = f"{op.name}.{code}"
             fn(op, ctx)
     except VerifyFailure:
+        _failed(op, ctx)
         return
     for region in op.regions:
         for block in region.blocks:
@@ -229,6 +241,7 @@ def _verify_op(op: Operation, ctx: VerifyContext, tables: dict[int, SymbolTable]
         _verify_dominance(op, ctx)
         _verify_symbol_uses(op, ctx, tables)
     except VerifyFailure:
+        _failed(op, ctx)
         return
 
 
@@ -237,8 +250,11 @@ def verify_module(module: Module, options: object) -> list[Diagnostic]:
     _load_rule_modules()
     ctx = VerifyContext(options, module)
     tables: dict[int, SymbolTable] = {}
-    for op in module.body.operations:
-        _verify_op(op, ctx, tables)
+    try:
+        for op in module.body.operations:
+            _verify_op(op, ctx, tables)
+    except StopVerification:
+        pass
     return ctx.diagnostics
 
 

@@ -293,7 +293,7 @@ value_def: VALUE_ID
 for_iter_values: "iter_values" "(" iter_arg ("," iter_arg)* ")" "->" "(" type_list ")"
 loop_header: [loop_iter] [loop_results]
 loop_iter: "iter_values" "(" iter_arg ("," iter_arg)* ")" ":" type_list
-loop_results: "->" type_list | ":" [type_list]
+loop_results: "->" type_list | ":" type_list
 iter_arg: VALUE_ID "=" value_use
 uniform_type: type
 type_arrow_type: type ["->" type]

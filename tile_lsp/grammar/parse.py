@@ -167,7 +167,7 @@ def _describe(err: UnexpectedInput, text: str) -> list[SyntaxIssue]:
                         SyntaxIssue(f"custom op '{op}' {_MISSING_ENUM[rule]}", start, end)]
         if op is not None and "AT_ID" in expected and not ({"VALUE_ID", "COLON"} & expected):
             return [SyntaxIssue(f"custom op '{op}' expected valid '@'-identifier for symbol name", start, end)]
-        if op is not None and "TILE" in expected and "COLON" not in expected:
+        if op is not None and {"INT_TYPE", "FLOAT_TYPE"} <= expected and "COLON" not in expected:
             # a cuda_tile type was required (custom<CudaTileType> parses a keyword first)
             return [SyntaxIssue(f"custom op '{op}' expected valid keyword", start, end)]
         message = _expected_message(expected, tok)
