@@ -503,6 +503,11 @@ _KINDS: dict[str, tuple[Callable[[Any], bool], str | None]] = {
 _UINT_LIMIT = 1 << 32
 
 
+def _int(spelling: str) -> int:
+    """Value of an integer token (decimal, or hexadecimal with ``0x``)."""
+    return int(spelling, 16) if spelling[:2] in ("0x", "0X") else int(spelling, 10)
+
+
 class _Parser:
     """Recursive-descent parser over the text ``<body>`` of one ``di_*`` attribute.
 
@@ -669,7 +674,7 @@ class _Parser:
         negative = self.accept("-")
         if self.tok.kind != "int":
             raise self.wrong_token("expected integer value")
-        value = int(self.advance().text, 0)
+        value = _int(self.advance().text)
         if negative:
             value = -value
         if not -_UINT_LIMIT < value < _UINT_LIMIT:
@@ -811,23 +816,23 @@ class _Parser:
             what = "FileLineColRange"
             if self.tok.kind != "int":
                 raise self.wrong_token(f"expected integer line number in {what}")
-            line = int(self.advance().text, 0)
+            line = _int(self.advance().text)
             if not self.at(":"):
                 return FileLoc(name, line)
             self.advance()
             if self.tok.kind != "int":
                 raise self.wrong_token(f"expected integer column number in {what}")
-            column = int(self.advance().text, 0)
+            column = _int(self.advance().text)
             if not self.at("to"):
                 return FileLoc(name, line, column)
             self.advance()
-            end_line = int(self.advance().text, 0) if self.tok.kind == "int" else None
+            end_line = _int(self.advance().text) if self.tok.kind == "int" else None
             if not self.at(":"):
                 raise self.wrong_token(f"expected either integer or `:` post `to` in {what}")
             self.advance()
             if self.tok.kind != "int":
                 raise self.wrong_token(f"expected integer column number in {what}")
-            return FileLoc(name, line, column, end_line, int(self.advance().text, 0))
+            return FileLoc(name, line, column, end_line, _int(self.advance().text))
         if self.accept("("):
             child = self.location()
             self.expect(")", "expected ')' after child location of NameLoc")

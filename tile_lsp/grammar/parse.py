@@ -18,11 +18,17 @@ from lark import Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 from lark.parsers.lalr_analysis import Reduce
 
-from tile_lsp.dialect.custom_formats import ENUM_KEYWORD_DIRECTIVES
+from tile_lsp.dialect.custom_formats import CUSTOM_FORMATS, ENUM_KEYWORD_DIRECTIVES
+from tile_lsp.dialect.enums import ENUMS
+from tile_lsp.dialect.registry import lookup
+from tile_lsp.grammar.formats import attr_grammar
 from tile_lsp.grammar.loader import get_parser
 
 # Grammar rule of a missing enum keyword -> the message of NVIDIA's parser.
 _MISSING_ENUM = {rule: message for rule, _, message in ENUM_KEYWORD_DIRECTIVES.values()}
+# Enum rules -> (enum, message); ``enum_keyword`` is ODS's generic one.
+_ENUM_RULES = {rule: (enum, message) for rule, enum, message in ENUM_KEYWORD_DIRECTIVES.values()}
+_ENUM_RULES["enum_keyword"] = ("", "")
 
 # Terminal names -> the spelling MLIR uses in "expected ..." messages.
 _PUNCT = {
@@ -79,18 +85,102 @@ def _expected_message(expected: set[str], token: Token | None) -> str:
     return "unexpected token"
 
 
-def _current_op(err: UnexpectedToken) -> str | None:
-    """Full name of the custom op being parsed when ``err`` happened, if any."""
-    ip = err.interactive_parser
+def _op_of(value: object) -> str | None:
+    """The op name a stack item stands for: a reduced ``opname_*`` tree or an op-name keyword token."""
+    if isinstance(value, Tree) and isinstance(value.data, str) and value.data.startswith("opname_"):
+        name = str(value.children[0])
+    elif isinstance(value, Token) and value.type not in ("VALUE_ID", "BARE_ID", "STRING", "INT", "FLOAT"):
+        name = str(value)
+        if lookup(name) is None:
+            return None
+    else:
+        return None
+    return name if "." in name else f"cuda_tile.{name}"
+
+
+def _current_op(err: UnexpectedInput) -> tuple[str, int] | None:
+    """Full name of the custom op being parsed at ``err`` and its index on the value stack."""
+    ip = getattr(err, "interactive_parser", None)
     if ip is None:
         return None
-    for value in reversed(ip.parser_state.value_stack):
-        if isinstance(value, Tree) and isinstance(value.data, str) and value.data.startswith("opname_"):
-            name = str(value.children[0])
-            return name if "." in name else f"cuda_tile.{name}"
-        if isinstance(value, Tree) and value.data in ("operation", "region"):
+    values = ip.parser_state.value_stack
+    for i in range(len(values) - 1, -1, -1):
+        value = values[i]
+        if isinstance(value, Tree) and value.data in ("operation", "region", "block_label"):
             return None
+        name = _op_of(value)
+        if name is not None:
+            return name, i
     return None
+
+
+def _enum_rule_of(ip, index: int) -> str | None:
+    """The enum rule (``enum_keyword``...) the keyword at value-stack ``index`` belongs to."""
+    state = ip.parser_state
+    value = state.value_stack[index]
+    if isinstance(value, Tree):
+        return value.data if value.data in _ENUM_RULES else None
+    if isinstance(value, Token) and value.type == "BARE_ID" and index + 1 < len(state.state_stack):
+        actions = state.parse_conf.parse_table.states.get(state.state_stack[index + 1], {})
+        for action, arg in actions.values():
+            if action is Reduce and arg.origin.name in _ENUM_RULES:
+                return arg.origin.name
+    return None
+
+
+def _invalid_enum_before(err: UnexpectedInput, op: str, op_index: int) -> SyntaxIssue | None:
+    """An enum keyword of the current op already read but not a case of its enum.
+
+    MLIR's parsers check each keyword as they read it, so such a keyword is
+    reported before the later syntax error Lark found.
+    """
+    ip = err.interactive_parser
+    opdef = lookup(op)
+    if opdef is None:
+        return None
+    generic_attrs = _declarative_enum_attrs(opdef)
+    seen_generic = 0
+    values = ip.parser_state.value_stack
+    for i in range(op_index + 1, len(values)):
+        rule = _enum_rule_of(ip, i)
+        if rule is None:
+            continue
+        value = values[i]
+        tok = value.children[0] if isinstance(value, Tree) else value
+        word = str(tok)
+        if rule == "enum_keyword":
+            if seen_generic >= len(generic_attrs):
+                continue
+            attr, enum = generic_attrs[seen_generic]
+            seen_generic += 1
+            cases = _cases(enum)
+            if cases and word not in cases:
+                message = (f"custom op '{op}' expected string or keyword containing one of the following enum "
+                           f"values for attribute '{attr}' [{', '.join(cases)}]")
+                return SyntaxIssue(message, tok.start_pos, tok.end_pos)
+            continue
+        enum, message = _ENUM_RULES[rule]
+        cases = _cases(enum)
+        if cases and word not in cases:
+            return SyntaxIssue(f"custom op '{op}' {message}", tok.start_pos, tok.end_pos)
+    return None
+
+
+def _declarative_enum_attrs(opdef) -> list[tuple[str, str]]:
+    """``(attribute, enum)`` of the bare enum keywords of an ODS-format op, in format order."""
+    if opdef.name in CUSTOM_FORMATS or opdef.format is None:
+        return []  # a C++ parser with its own wording
+    out = []
+    for name in re.findall(r"\$([A-Za-z_][A-Za-z0-9_]*)", opdef.format):
+        a = opdef.attribute(name)
+        if a is not None and a.kind.startswith("enum:") and attr_grammar(a.kind) == "enum_keyword":
+            out.append((name, a.kind[5:]))
+    return out
+
+
+def _cases(enum: str) -> tuple[str, ...]:
+    e = ENUMS.get(enum)
+    return tuple(c[0] for c in e.cases) if e is not None else ()
 
 
 def _completed_rule(err: UnexpectedToken, token_type: str, value: str) -> str | None:
@@ -159,7 +249,21 @@ def _describe(err: UnexpectedInput, text: str) -> list[SyntaxIssue]:
             return [SyntaxIssue(_expected_message(expected, tok), pos, pos)]
         start = tok.start_pos if tok.start_pos is not None else 0
         end = tok.end_pos if tok.end_pos is not None else start + len(str(tok))
-        op = _current_op(err)
+        current = _current_op(err)
+        op = current[0] if current is not None else None
+        if current is not None:
+            earlier = _invalid_enum_before(err, *current)
+            if earlier is not None:
+                return [earlier]
+        if "STRIDES" in expected and len(expected) == 1:
+            return [SyntaxIssue("unexpected token after element type in 0-d tensor_view", start, end)]
+        if {"INT", "QUESTION"} <= expected and "VALUE_ID" not in expected:
+            return [SyntaxIssue("expected either 64-bit integer or question mark", start, end)]
+        if op is not None and {"INT", "VALUE_ID"} <= expected:
+            return [SyntaxIssue(f"custom op '{op}' expected either integer or SSA value", start, end)]
+        if expected == {"STRING"}:
+            pos = _end_of_previous_token(text, start)
+            return [SyntaxIssue("expected attribute value", pos, pos)]
         if op is not None and "BARE_ID" in expected:
             rule = _completed_rule(err, "BARE_ID", "x")
             if rule in _MISSING_ENUM:
@@ -190,9 +294,6 @@ def _describe(err: UnexpectedInput, text: str) -> list[SyntaxIssue]:
     return [SyntaxIssue(str(err).splitlines()[0], 0, 0)]
 
 
-_STATEMENT_START = re.compile(r"\s*(%|\^|\"|\}|[A-Za-z_])")
-
-
 def _line_bounds(text: str, offset: int) -> tuple[int, int]:
     start = text.rfind("\n", 0, offset) + 1
     end = text.find("\n", offset)
@@ -204,47 +305,111 @@ def _blank(text: str, start: int, end: int) -> str:
     return text[:start] + segment + text[end:]
 
 
-def _repair_span(text: str, err: UnexpectedInput, issue: SyntaxIssue) -> tuple[int, int]:
-    """The span to blank for an error: the statement that was being parsed.
+# Trees that end a statement: what lies below them on the parser's stack is
+# not part of the operation being parsed.
+_STATEMENT_BOUNDARIES = frozenset({"operation", "block_label", "attr_alias_def", "type_alias_def", "block"})
 
-    If the offending token is the first of its line, the broken statement is
-    the one before it (a statement cut short), so the previous non-blank
-    line is blanked; otherwise the offending line is.
+
+def _partial_statement(err: UnexpectedInput) -> tuple[int, int] | None:
+    """Span ``[first, last)`` of the tokens of the operation being parsed when ``err`` happened.
+
+    Walks the LALR value stack down from the top until a finished statement
+    or the ``{`` that opened the enclosing region (a ``{`` after which the
+    parser accepts block labels); ``None`` when the error is at a statement's
+    first token.
     """
-    offset = min(issue.start, max(len(text) - 1, 0))
-    line_start, line_end = _line_bounds(text, offset)
-    before = text[line_start:offset]
-    if before.strip() == "" and line_start > 0:
-        prev = line_start - 1
-        while prev > 0:
-            ps, pe = _line_bounds(text, prev - 1 if text[prev] == "\n" else prev)
-            if text[ps:pe].strip() and not text[ps:pe].strip().startswith("//"):
-                return ps, pe
-            prev = ps - 1
-            if prev < 0:
+    ip = getattr(err, "interactive_parser", None)
+    if ip is None:
+        return None
+    state = ip.parser_state
+    values, states = state.value_stack, state.state_stack
+    table = state.parse_conf.parse_table.states
+    first = last = None
+    for i in range(len(values) - 1, -1, -1):
+        item = values[i]
+        if isinstance(item, Tree):
+            if item.data in _STATEMENT_BOUNDARIES:
                 break
-    return line_start, line_end
+            if getattr(item.meta, "empty", True):
+                continue
+            lo, hi = item.meta.start_pos, item.meta.end_pos
+        elif isinstance(item, Token):
+            if item.type == "LBRACE" and i + 1 < len(states) and "CARET_ID" in table.get(states[i + 1], {}):
+                break
+            if item.start_pos is None:
+                continue
+            lo, hi = item.start_pos, item.end_pos
+        else:
+            continue
+        first = lo if first is None else min(first, lo)
+        last = hi if last is None else max(last, hi)
+    return None if first is None else (first, last)
+
+
+def _repair_span(text: str, err: UnexpectedInput, issue: SyntaxIssue) -> tuple[int, int]:
+    """The span to blank after ``err``: the lines of the operation that failed.
+
+    The operation starts at its first token (from the parser's stack); it ends
+    with the line of the offending token, unless that token opens a new line
+    after the operation's last token, in which case the operation was cut
+    short and the next line is left alone.
+    """
+    if isinstance(err, UnexpectedToken) and err.token.type != "$END" and err.token.start_pos is not None:
+        offset = err.token.start_pos
+    elif isinstance(err, UnexpectedCharacters):
+        offset = err.pos_in_stream
+    else:
+        offset = issue.start
+    offset = min(offset, max(len(text) - 1, 0))
+    line_start, line_end = _line_bounds(text, offset)
+    partial = _partial_statement(err)
+    if partial is None:
+        return line_start, _continuation_end(text, line_end)
+    first, last = partial
+    start = _line_bounds(text, first)[0]
+    at_line_start = text[line_start:offset].strip() == ""
+    if at_line_start and last <= line_start:
+        return start, _line_bounds(text, max(last - 1, first))[1]
+    return start, _continuation_end(text, line_end)
+
+
+# A line starting with one of these continues the statement above it.
+_CONTINUATION = re.compile(r"[ \t]*(?:[:,)\]>=\[(<{]|->)")
+
+
+def _continuation_end(text: str, line_end: int) -> int:
+    """Extend a statement ending at ``line_end`` over the lines that continue it."""
+    end = line_end
+    while end < len(text):
+        nxt_start = end + 1
+        nxt_end = text.find("\n", nxt_start)
+        nxt_end = len(text) if nxt_end == -1 else nxt_end
+        if not _CONTINUATION.match(text, nxt_start, nxt_end):
+            break
+        end = nxt_end
+    return end
 
 
 def parse(text: str, *, max_issues: int = 50) -> ParseResult:
     """Parse ``text``; never raises on bad input.
 
     Returns the tree of the text with each failing statement blanked, and the
-    syntax issues in order of discovery (at most ``max_issues``; after that
-    the rest of the text is blanked and ``tree`` covers what parsed).
+    syntax issues in order of discovery (the first is MLIR's).  After
+    ``max_issues`` issues parsing stops and ``tree`` is ``None``.
     """
     parser = get_parser()
     issues: list[SyntaxIssue] = []
     work = text
-    for _ in range(max_issues + 1):
+    while True:
         try:
             tree = parser.parse(work)
-            issues.sort(key=lambda i: i.start)
             return ParseResult(tree, work, issues)
         except UnexpectedInput as err:
             described = _describe(err, work)
             issue = described[0]
             issues.extend(described)
+            if len(issues) >= max_issues:
+                break
             start, end = _repair_span(work, err, issue)
             if work[start:end].strip() == "":
                 # nothing left to remove on that line: drop everything from the error on
@@ -255,5 +420,4 @@ def parse(text: str, *, max_issues: int = 50) -> ParseResult:
         except RecursionError:
             issues.append(SyntaxIssue("nesting too deep", 0, 0))
             break
-    issues.sort(key=lambda i: i.start)
     return ParseResult(None, work, issues)

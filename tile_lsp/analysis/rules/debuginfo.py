@@ -49,14 +49,18 @@ def line_span(ctx: VerifyContext) -> tuple[int, int | None] | None:
     """Lines of the document the chunk spans, for reading ``FileLineColLoc`` positions.
 
     ``Module.line_span`` (first, last; 0-based) when the builder records it;
-    otherwise the whole document when it is not split, else unknown.
+    otherwise, when the document is not split, from its first line to the
+    last line any operation or alias definition reaches; else unknown.
     """
     span = getattr(ctx.module, "line_span", None)
     if span is not None:
         return span
-    if not getattr(ctx.options, "split_input_file", False):
-        return (0, None)
-    return None
+    if getattr(ctx.options, "split_input_file", False):
+        return None
+    ranges = [op.range for op in ctx.module.body.operations]
+    ranges += [a.range for a in ctx.module.attr_aliases.values()]
+    last = max((r.end.line for r in ranges if r is not None), default=0)
+    return (0, last)
 
 
 def _where(op: Operation, loc: D.Loc | None, ctx: VerifyContext) -> tuple[Range | None, list[Note]]:
