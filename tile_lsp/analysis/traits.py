@@ -17,6 +17,13 @@ from tile_lsp.dialect import types as T
 TraitFn = Callable[[Operation, "object", list[str]], None]
 TRAITS: dict[str, TraitFn] = {}
 
+#: ODS predicate traits (``PredOpTrait``): verified with the op's invariants,
+#: before its native traits.
+PREDICATE_TRAITS = frozenset({
+    "AllTypesMatch", "AllShapesMatch", "AllRanksMatch", "AllElementTypesMatch", "AllElementTypeMatch",
+    "TypesMatchWith", "OptionalTypesMatchWith",
+})
+
 
 def trait(name: str):
     """Register the check of trait ``name``; ``fn(op, ctx, params)``."""

@@ -140,12 +140,21 @@ def _verify_ods(op: Operation, ctx: VerifyContext) -> None:
 
 
 def _verify_traits(op: Operation, ctx: VerifyContext) -> None:
-    from tile_lsp.analysis.traits import check_trait
+    """Predicate traits first (ODS checks them in verifyInvariantsImpl), then native traits.
+
+    ODS places ``OpInvariants`` before the native traits an op declares, so
+    ``failed to verify that all of {...} have same type`` comes before, say,
+    ``requires the same shape for all operands and results``, whatever the
+    declaration order.
+    """
+    from tile_lsp.analysis.traits import PREDICATE_TRAITS, check_trait, parse_trait
 
     opdef = op.opdef
     if opdef is None:
         return
-    for trait in opdef.traits:
+    predicate = [t for t in opdef.traits if parse_trait(t)[0] in PREDICATE_TRAITS]
+    native = [t for t in opdef.traits if parse_trait(t)[0] not in PREDICATE_TRAITS]
+    for trait in predicate + native:
         ctx.code = f"{op.name}.trait"
         check_trait(trait, op, ctx)
 

@@ -239,6 +239,19 @@ def _comment_start(line: str) -> int | None:
     return None
 
 
+_TYPE_START = re.compile(r"(!cuda_tile\.)?\b(tile|ptr|tensor_view|partition_view|strided_view|gather_scatter_view)<")
+
+
+def _written_with_bang(text: str, pos: int) -> bool:
+    """Whether the cuda_tile type around ``pos`` was written in the full ``!cuda_tile.`` form."""
+    line_start = text.rfind("\n", 0, pos) + 1
+    for m in reversed(list(_TYPE_START.finditer(text, line_start, pos))):
+        segment = text[m.end() - 1:pos]
+        if segment.count("<") > segment.count(">"):  # pos is still inside this type
+            return m.group(1) is not None
+    return False
+
+
 def _describe(err: UnexpectedInput, text: str) -> list[SyntaxIssue]:
     """The issues MLIR would print for ``err`` (usually one; NVIDIA's enum parsers print two)."""
     if isinstance(err, UnexpectedToken):
@@ -261,7 +274,7 @@ def _describe(err: UnexpectedInput, text: str) -> list[SyntaxIssue]:
             return [SyntaxIssue("expected either 64-bit integer or question mark", start, end)]
         if op is not None and {"INT", "VALUE_ID"} <= expected:
             return [SyntaxIssue(f"custom op '{op}' expected either integer or SSA value", start, end)]
-        if expected == {"STRING"}:
+        if "STRING" in expected and expected <= {"STRING", "BARE_ID", "BANG_ID"}:
             pos = _end_of_previous_token(text, start)
             return [SyntaxIssue("expected attribute value", pos, pos)]
         if op is not None and "BARE_ID" in expected:
@@ -271,9 +284,12 @@ def _describe(err: UnexpectedInput, text: str) -> list[SyntaxIssue]:
                         SyntaxIssue(f"custom op '{op}' {_MISSING_ENUM[rule]}", start, end)]
         if op is not None and "AT_ID" in expected and not ({"VALUE_ID", "COLON"} & expected):
             return [SyntaxIssue(f"custom op '{op}' expected valid '@'-identifier for symbol name", start, end)]
-        if op is not None and {"INT_TYPE", "FLOAT_TYPE"} <= expected and "COLON" not in expected:
-            # a cuda_tile type was required (custom<CudaTileType> parses a keyword first)
-            return [SyntaxIssue(f"custom op '{op}' expected valid keyword", start, end)]
+        if {"INT_TYPE", "FLOAT_TYPE"} <= expected and "COLON" not in expected:
+            # a type was required: its parser wants a keyword first; NVIDIA's short-form
+            # type parser runs inside the custom op's parser (hence the prefix)
+            prefix = f"custom op '{op}' " if op is not None and not _written_with_bang(text, start) else ""
+            if prefix or tok.type == "INT":
+                return [SyntaxIssue(prefix + "expected valid keyword", start, end)]
         message = _expected_message(expected, tok)
         if message.startswith("expected '"):
             # MLIR's emitWrongTokenError: a missing punctuation is reported at
@@ -286,7 +302,10 @@ def _describe(err: UnexpectedInput, text: str) -> list[SyntaxIssue]:
         if ch == '"':
             return [SyntaxIssue("expected '\"' in string literal", pos, pos + 1)]
         if ch == "-" and "INT_TYPE" in (err.allowed or ()):
-            return [SyntaxIssue("expected valid keyword", pos, pos + 1)]
+            # a negative dimension: MLIR's type parser wants the element type keyword here
+            current = _current_op(err)
+            prefix = f"custom op '{current[0]}' " if current and not _written_with_bang(text, pos) else ""
+            return [SyntaxIssue(prefix + "expected valid keyword", pos, pos)]
         return [SyntaxIssue("unexpected character", pos, pos + 1)]
     if isinstance(err, UnexpectedEOF):
         pos = len(text.rstrip())
