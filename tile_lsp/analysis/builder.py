@@ -24,6 +24,7 @@ from typing import Any, Callable
 from lark import Token, Tree
 
 from tile_lsp.analysis import attributes as A
+from tile_lsp.analysis import debuginfo
 from tile_lsp.analysis.diagnostics import Diagnostic, Note, Range, Severity, SourceText
 from tile_lsp.analysis.ir import Block, BlockArgument, Module, OpResult, Operation, Region, Use, Value
 from tile_lsp.dialect import types as T
@@ -198,6 +199,8 @@ class _OpParts:
     uniform_result_type: T.Type | None = None
     type_ranges: dict[str, list[Range | None]] = field(default_factory=dict)
     nodes: dict[str, Any] = field(default_factory=dict)
+    # types read without verification, verified once the parse-time rules ran
+    deferred_types: list[Any] = field(default_factory=list)
 
 
 class Builder:
@@ -216,6 +219,8 @@ class Builder:
         self.diagnostics: list[Diagnostic] = []
         self.stop_at_first_error = stop_at_first_error
         self.module = Module()
+        first = source.position(base).line
+        self.module.line_span = (first, first + text.count("\n"))
         self._reported_types: set[int] = set()
         self._type_depth = 0
         self._outermost_bang = False
@@ -485,6 +490,8 @@ class Builder:
         self.infer_types(opdef, parts, bound)
         if opdef.name in PARSE_RULES:
             self.run_parse_rules(opdef, parts, op, scope, tree)
+        for node in parts.deferred_types:
+            self.type(node)
 
     def finish_custom_op(self, op: Operation, opdef: OpDef, parts: _OpParts, bound, scope: Scope,
                          name_tok: Token, errors_before: int) -> None:
@@ -740,7 +747,10 @@ class Builder:
         if custom in ("DenseTypedElementsAttr", "DenseTypedElementsAttrNoResult"):
             elem_t, lit, ty_t = child.children
             elem = self.type(elem_t)
-            ty = self.type(ty_t)
+            # NVIDIA's parser reads the literal before the type after it: the
+            # type is verified after the literal's parse rules (bind_format)
+            ty = self._type(ty_t)
+            parts.deferred_types.append(ty_t)
             values = self.dense_values(lit) if lit is not None else []
             shape = _literal_shape(values)
             parts.props[target] = A.DenseElementsAttr(elem, values, ty, shape, range=self.rng(child))
@@ -1067,7 +1077,12 @@ class Builder:
         if d == "dialect_attr":
             full = str(c[0])[1:]
             dialect, _, mnemonic = full.partition(".")
-            return A.DialectAttr(dialect, mnemonic, self.slice(c[1])[1:-1], range=rng)
+            attr = A.DialectAttr(dialect, mnemonic, self.slice(c[1])[1:-1], range=rng)
+            # debug-info attributes are parsed by their own (generated) parsers
+            errors = debuginfo.check_attribute(attr, self.module)
+            for k, (message, where) in enumerate(errors):
+                self.error(message, where, "parse.debuginfo", fatal=k == len(errors) - 1)
+            return attr
         if d == "symbol_ref":
             names = [_symbol(str(t)) for t in c]
             return A.SymbolRefAttr(names[0], tuple(names[1:]), range=rng)
@@ -1104,7 +1119,9 @@ class Builder:
         d = node.data if isinstance(node, Tree) else ""
         c = node.children if isinstance(node, Tree) else []
         if d == "file_loc":
-            line = _int(c[1]) if len(c) > 1 and c[1] is not None else 0
+            if len(c) < 2 or c[1] is None:  # loc("name"): MLIR's NameLoc without a child
+                return A.LocationAttr("name", name=_unquote(str(c[0])), range=rng)
+            line = _int(c[1])
             col = _int(c[2]) if len(c) > 2 and c[2] is not None else 0
             return A.LocationAttr("file", filename=_unquote(str(c[0])), line=line, column=col, range=rng)
         if d == "name_loc":

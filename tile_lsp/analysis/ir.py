@@ -191,6 +191,8 @@ class Module:
     body: Block = field(default_factory=Block)
     attr_aliases: dict[str, Attribute] = field(default_factory=dict)
     type_aliases: dict[str, Type] = field(default_factory=dict)
+    # first and last 0-based line of the chunk in its document (file locations are relative to it)
+    line_span: tuple[int, int] | None = None
 
     def walk(self) -> Iterator[Operation]:
         for op in self.body.operations:

@@ -30,7 +30,7 @@ def all_ops() -> tuple[OpDef, ...]:
     from tile_lsp.dialect.cuda_tile_ops import OPS
 
     out = []
-    for op in OPS:
+    for op in OPS + _other_dialect_ops():
         if op.format is None and op.name in CUSTOM_FORMATS:
             op = dataclasses.replace(op, format=CUSTOM_FORMATS[op.name])
         if op.name in FORMAT_OVERRIDES:
@@ -40,6 +40,15 @@ def all_ops() -> tuple[OpDef, ...]:
             op = dataclasses.replace(op, attributes=op.attributes + tuple(extra))
         out.append(op)
     return tuple(out)
+
+
+def _other_dialect_ops() -> tuple[OpDef, ...]:
+    """Ops of the other dialects tile-lsp knows (nv_tileas), when their table is present."""
+    try:
+        from tile_lsp.dialect.nv_tileas_ops import OPS as NV_TILEAS_OPS
+    except ImportError:
+        return ()
+    return tuple(NV_TILEAS_OPS)
 
 
 @functools.lru_cache(maxsize=None)

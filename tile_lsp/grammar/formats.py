@@ -426,7 +426,10 @@ class GrammarBuilder:
                 continue
             suffix = rule_suffix(op.name)
             fmt_rule = self._named("fmt", body or '""') if body else None
-            names = [f'"{op.name}"', f'"{op.dialect}.{op.name}"']
+            # the prefix may be omitted only for cuda_tile ops (its default dialect)
+            names = [f'"{op.dialect}.{op.name}"']
+            if op.dialect == "cuda_tile":
+                names.insert(0, f'"{op.name}"')
             rule = f"op_{suffix}"
             self.op_rule[op.name] = rule
             self.lines.append(f"!opname_{suffix}: " + " | ".join(names))
