@@ -12,6 +12,7 @@ from collections.abc import Iterable
 
 from lsprotocol import types
 
+from tile_lsp.analysis import index as _index
 from tile_lsp.analysis.diagnostics import Diagnostic, Position, Range, Severity
 
 #: Source name attached to every published diagnostic.
@@ -140,3 +141,98 @@ def to_lsp_diagnostics(
     """
     encoder = PositionEncoder(text, encoding)
     return [to_lsp_diagnostic(d, uri, encoder) for d in diagnostics]
+
+
+# -- editor features --------------------------------------------------------------
+#
+# The analysis layer answers in its own classes (tile_lsp/analysis/index.py);
+# these functions only change classes and position encodings.
+
+#: Outline kind (``DocumentSymbol.kind`` of the index) -> LSP symbol kind.
+SYMBOL_KIND_TO_LSP: dict[str, types.SymbolKind] = {
+    "namespace": types.SymbolKind.Namespace,
+    "module": types.SymbolKind.Module,
+    "function": types.SymbolKind.Function,
+    "variable": types.SymbolKind.Variable,
+}
+
+#: Highlight kind -> LSP highlight kind.
+HIGHLIGHT_KIND_TO_LSP: dict[_index.HighlightKind, types.DocumentHighlightKind] = {
+    _index.HighlightKind.READ: types.DocumentHighlightKind.Read,
+    _index.HighlightKind.WRITE: types.DocumentHighlightKind.Write,
+}
+
+#: Folding kind -> LSP folding range kind.
+FOLDING_KIND_TO_LSP: dict[str, types.FoldingRangeKind] = {
+    "region": types.FoldingRangeKind.Region,
+    "comment": types.FoldingRangeKind.Comment,
+}
+
+
+def from_lsp_position(pos: types.Position, encoder: PositionEncoder) -> Position:
+    """tile-lsp (UTF-16) position of a client position in the encoder's encoding.
+
+    The inverse of :meth:`PositionEncoder.position`; a column past the end of
+    its line stays past it (the index then finds nothing there).
+    """
+    if encoder.identity:
+        return Position(pos.line, pos.character)
+    assert encoder._lines is not None
+    if pos.line < 0 or pos.line >= len(encoder._lines):
+        return Position(pos.line, pos.character)
+    line = encoder._lines[pos.line]
+    if line.isascii():
+        return Position(pos.line, pos.character)
+    units_in = 0
+    units16 = 0
+    for ch in line:
+        if units_in >= pos.character:
+            break
+        units_in += len(ch.encode("utf-8", errors="surrogatepass")) if encoder.encoding == _UTF8 else 1
+        units16 += 2 if ord(ch) > 0xFFFF else 1
+    return Position(pos.line, units16)
+
+
+def to_lsp_locations(uri: str, ranges: Iterable[Range], encoder: PositionEncoder) -> list[types.Location]:
+    """Locations of ``ranges`` in document ``uri``."""
+    return [types.Location(uri=uri, range=encoder.range(r)) for r in ranges]
+
+
+def to_lsp_highlights(highlights: Iterable[_index.Highlight], encoder: PositionEncoder) -> list[types.DocumentHighlight]:
+    """LSP document highlights of the index's highlights."""
+    return [types.DocumentHighlight(range=encoder.range(h.range), kind=HIGHLIGHT_KIND_TO_LSP[h.kind])
+            for h in highlights]
+
+
+def to_lsp_text_edits(edits: Iterable[_index.TextEdit], encoder: PositionEncoder) -> list[types.TextEdit]:
+    """LSP text edits of the index's edits."""
+    return [types.TextEdit(range=encoder.range(e.range), new_text=e.new_text) for e in edits]
+
+
+def to_lsp_document_symbol(symbol: _index.DocumentSymbol, encoder: PositionEncoder) -> types.DocumentSymbol:
+    """An LSP ``DocumentSymbol`` (with its children) of an outline node."""
+    return types.DocumentSymbol(
+        name=symbol.name,
+        kind=SYMBOL_KIND_TO_LSP.get(symbol.kind, types.SymbolKind.Object),
+        range=encoder.range(symbol.range),
+        selection_range=encoder.range(symbol.selection_range),
+        detail=symbol.detail or None,
+        children=[to_lsp_document_symbol(c, encoder) for c in symbol.children],
+    )
+
+
+def to_lsp_folding_range(fold: _index.FoldingRange) -> types.FoldingRange:
+    """An LSP folding range (whole lines, so no column conversion)."""
+    return types.FoldingRange(start_line=fold.start_line, end_line=fold.end_line,
+                              kind=FOLDING_KIND_TO_LSP.get(fold.kind))
+
+
+def to_lsp_workspace_symbol(uri: str, symbol: _index.DocumentSymbol, container: str,
+                            encoder: PositionEncoder) -> types.WorkspaceSymbol:
+    """An LSP ``WorkspaceSymbol`` for an outline node of document ``uri``."""
+    return types.WorkspaceSymbol(
+        name=symbol.name,
+        kind=SYMBOL_KIND_TO_LSP.get(symbol.kind, types.SymbolKind.Object),
+        location=types.Location(uri=uri, range=encoder.range(symbol.selection_range)),
+        container_name=container or None,
+    )

@@ -11,6 +11,12 @@ in a worker thread and publishes the diagnostics:
 * ``workspace/didChangeConfiguration``: settings updated, open documents
   analysed again.
 
+Editor features (definition, references, documentHighlight, hover,
+prepareRename/rename, documentSymbol, foldingRange, workspace/symbol) are
+thin adapters over :class:`tile_lsp.analysis.index.DocumentIndex`, built
+once per cached analysis (:meth:`TileLanguageServer.document_index`); a
+refused rename answers LSP ``RequestFailed`` with the reason.
+
 Each document carries a generation number, bumped on every open, change,
 close and configuration change; an analysis publishes only if its generation
 is still the document's, so an older version never overwrites a newer one.
@@ -32,12 +38,16 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple, TypeVar
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
 from tile_lsp import __version__
 from tile_lsp.analysis.api import AnalysisOptions, DocumentAnalysis, analyze_text
+from tile_lsp.analysis.diagnostics import Position
+from tile_lsp.analysis.index import DocumentIndex, RenameError
 from tile_lsp.analysis.split import has_split_marker
-from tile_lsp.server.convert import to_lsp_diagnostics
+from tile_lsp.server import convert
+from tile_lsp.server.convert import PositionEncoder, to_lsp_diagnostics
 from tile_lsp.server.settings import ServerSettings
 
 logger = logging.getLogger(__name__)
@@ -64,6 +74,14 @@ class _DocumentState:
     generation: int = 0
     pending: asyncio.Task | None = None
     latest: AnalysisSnapshot | None = None
+    index: "DocumentIndex | None" = None  # index of ``latest.analysis``, built on first use
+
+
+class RequestFailed(JsonRpcException):
+    """LSP ``RequestFailed`` (-32803): a request understood but refused (a rename that cannot be done)."""
+
+    CODE = -32803
+    MESSAGE = "Request failed"
 
 
 class TileLanguageServer(LanguageServer):
@@ -96,6 +114,21 @@ class TileLanguageServer(LanguageServer):
         """
         state = self._docs.get(uri)
         return state.latest if state is not None else None
+
+    def document_index(self, uri: str) -> tuple[DocumentIndex, PositionEncoder] | None:
+        """Position index of the latest analysis of ``uri`` and the client's position encoder.
+
+        The index is built once per analysis (on the first feature request)
+        and kept with the document's state.  ``None`` when ``uri`` has no
+        analysis yet.
+        """
+        state = self._docs.get(uri)
+        if state is None or state.latest is None:
+            return None
+        analysis = state.latest.analysis
+        if state.index is None or state.index.analysis is not analysis:
+            state.index = DocumentIndex(analysis)
+        return state.index, PositionEncoder(analysis.text, self.workspace.position_encoding)
 
     def open_uris(self) -> list[str]:
         """URIs of the documents currently open."""
@@ -303,6 +336,8 @@ def guarded(default: Any = None) -> Callable[[F], F]:
 
     The exception is logged (``window/logMessage`` and Python logging) and
     ``default`` is returned, which answers a request with ``default``.
+    A :class:`pygls.exceptions.JsonRpcException` is a deliberate error
+    answer (a refused rename) and passes through.
     The wrapper keeps the handler's signature, which pygls inspects.
     """
 
@@ -313,7 +348,7 @@ def guarded(default: Any = None) -> Callable[[F], F]:
             async def async_wrapper(ls: TileLanguageServer, *args: Any, **kwargs: Any) -> Any:
                 try:
                     return await fn(ls, *args, **kwargs)
-                except asyncio.CancelledError:
+                except (asyncio.CancelledError, JsonRpcException):
                     raise
                 except Exception:
                     ls.log_exception(f"tile-lsp: handler {fn.__name__} failed")
@@ -325,6 +360,8 @@ def guarded(default: Any = None) -> Callable[[F], F]:
         def wrapper(ls: TileLanguageServer, *args: Any, **kwargs: Any) -> Any:
             try:
                 return fn(ls, *args, **kwargs)
+            except JsonRpcException:
+                raise
             except Exception:
                 ls.log_exception(f"tile-lsp: handler {fn.__name__} failed")
                 return default
@@ -375,6 +412,129 @@ def on_shutdown(ls: TileLanguageServer, params: Any) -> None:
     ls.shutdown_analyses()
 
 
+# -- editor features: thin adapters over tile_lsp.analysis.index ---------------------
+
+
+def _at(ls: TileLanguageServer, uri: str, position: types.Position) -> tuple[DocumentIndex, PositionEncoder, Position] | None:
+    found = ls.document_index(uri)
+    if found is None:
+        return None
+    index, encoder = found
+    return index, encoder, convert.from_lsp_position(position, encoder)
+
+
+@guarded(default=[])
+def on_definition(ls: TileLanguageServer, params: types.DefinitionParams) -> list[types.Location]:
+    """``textDocument/definition``: where the name under the cursor is defined."""
+    uri = params.text_document.uri
+    found = _at(ls, uri, params.position)
+    if found is None:
+        return []
+    index, encoder, pos = found
+    return convert.to_lsp_locations(uri, index.definition(pos), encoder)
+
+
+@guarded(default=[])
+def on_references(ls: TileLanguageServer, params: types.ReferenceParams) -> list[types.Location]:
+    """``textDocument/references``: every occurrence of the name under the cursor."""
+    uri = params.text_document.uri
+    found = _at(ls, uri, params.position)
+    if found is None:
+        return []
+    index, encoder, pos = found
+    ranges = index.references(pos, include_declaration=params.context.include_declaration)
+    return convert.to_lsp_locations(uri, ranges, encoder)
+
+
+@guarded(default=[])
+def on_document_highlight(ls: TileLanguageServer, params: types.DocumentHighlightParams) -> list[types.DocumentHighlight]:
+    """``textDocument/documentHighlight``: definitions (write) and uses (read) of the name."""
+    found = _at(ls, params.text_document.uri, params.position)
+    if found is None:
+        return []
+    index, encoder, pos = found
+    return convert.to_lsp_highlights(index.highlights(pos), encoder)
+
+
+@guarded(default=None)
+def on_hover(ls: TileLanguageServer, params: types.HoverParams) -> types.Hover | None:
+    """``textDocument/hover``: Markdown from :func:`tile_lsp.analysis.hover.hover_markdown`."""
+    found = _at(ls, params.text_document.uri, params.position)
+    if found is None:
+        return None
+    index, encoder, pos = found
+    text = index.hover(pos)
+    if text is None:
+        return None
+    occ = index.occurrence_at(pos)
+    return types.Hover(
+        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text),
+        range=encoder.range(occ.range) if occ is not None else None,
+    )
+
+
+@guarded(default=None)
+def on_prepare_rename(ls: TileLanguageServer, params: types.PrepareRenameParams) -> types.PrepareRenamePlaceholder | None:
+    """``textDocument/prepareRename``: the renamed range, or a refusal with its reason."""
+    found = _at(ls, params.text_document.uri, params.position)
+    if found is None:
+        return None
+    index, encoder, pos = found
+    try:
+        prep = index.prepare_rename(pos)
+    except RenameError as exc:
+        raise RequestFailed(str(exc)) from None
+    return types.PrepareRenamePlaceholder(range=encoder.range(prep.range), placeholder=prep.placeholder)
+
+
+@guarded(default=None)
+def on_rename(ls: TileLanguageServer, params: types.RenameParams) -> types.WorkspaceEdit | None:
+    """``textDocument/rename``: edits of every occurrence; refused names answer ``RequestFailed``."""
+    uri = params.text_document.uri
+    found = _at(ls, uri, params.position)
+    if found is None:
+        return None
+    index, encoder, pos = found
+    try:
+        edits = index.rename(pos, params.new_name)
+    except RenameError as exc:
+        raise RequestFailed(str(exc)) from None
+    return types.WorkspaceEdit(changes={uri: convert.to_lsp_text_edits(edits, encoder)})
+
+
+@guarded(default=[])
+def on_document_symbol(ls: TileLanguageServer, params: types.DocumentSymbolParams) -> list[types.DocumentSymbol]:
+    """``textDocument/documentSymbol``: modules, entries, globals, functions (a namespace per chunk)."""
+    found = ls.document_index(params.text_document.uri)
+    if found is None:
+        return []
+    index, encoder = found
+    return [convert.to_lsp_document_symbol(s, encoder) for s in index.document_symbols()]
+
+
+@guarded(default=[])
+def on_folding_range(ls: TileLanguageServer, params: types.FoldingRangeParams) -> list[types.FoldingRange]:
+    """``textDocument/foldingRange``: regions, chunks of split files, comment blocks."""
+    found = ls.document_index(params.text_document.uri)
+    if found is None:
+        return []
+    return [convert.to_lsp_folding_range(f) for f in found[0].folding_ranges()]
+
+
+@guarded(default=[])
+def on_workspace_symbol(ls: TileLanguageServer, params: types.WorkspaceSymbolParams) -> list[types.WorkspaceSymbol]:
+    """``workspace/symbol``: symbols of every open document whose name contains the query."""
+    out: list[types.WorkspaceSymbol] = []
+    for uri in ls.open_uris():
+        found = ls.document_index(uri)
+        if found is None:
+            continue
+        index, encoder = found
+        for symbol, container in index.workspace_symbols(params.query):
+            out.append(convert.to_lsp_workspace_symbol(uri, symbol, container, encoder))
+    return out
+
+
 def create_server() -> TileLanguageServer:
     """Build a fresh tile-lsp server with all its handlers registered.
 
@@ -389,6 +549,15 @@ def create_server() -> TileLanguageServer:
     server.feature(types.TEXT_DOCUMENT_DID_CLOSE)(on_did_close)
     server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)(on_did_change_configuration)
     server.feature(types.SHUTDOWN)(on_shutdown)
+    server.feature(types.TEXT_DOCUMENT_DEFINITION)(on_definition)
+    server.feature(types.TEXT_DOCUMENT_REFERENCES)(on_references)
+    server.feature(types.TEXT_DOCUMENT_DOCUMENT_HIGHLIGHT)(on_document_highlight)
+    server.feature(types.TEXT_DOCUMENT_HOVER)(on_hover)
+    server.feature(types.TEXT_DOCUMENT_PREPARE_RENAME)(on_prepare_rename)
+    server.feature(types.TEXT_DOCUMENT_RENAME)(on_rename)
+    server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)(on_document_symbol)
+    server.feature(types.TEXT_DOCUMENT_FOLDING_RANGE)(on_folding_range)
+    server.feature(types.WORKSPACE_SYMBOL)(on_workspace_symbol)
     return server
 
 

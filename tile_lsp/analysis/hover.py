@@ -1,0 +1,279 @@
+"""Hover text (Markdown) for what is under a position of a :class:`~tile_lsp.analysis.index.DocumentIndex`.
+
+* an op name: full name, the one-line summary of the op table
+  (``OpDef.summary``; the per-op documentation of
+  :mod:`tile_lsp.analysis.opdocs` when that module exists), operands and
+  results with their names, values and types, attributes decoded;
+* a value: its type, its definition (result ``#N`` of an op, or argument
+  ``#N`` of a block), its number of uses;
+* a symbol: what it is (module, entry, global, function), its type;
+* a block label: its arguments and number of predecessors-free facts;
+* an alias: its target;
+* a tile type (of a value, an alias, or written in the op under the cursor):
+  element count and size in bytes (see :func:`tile_size_bytes`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from tile_lsp.analysis import attributes as A
+from tile_lsp.analysis.diagnostics import Position
+from tile_lsp.analysis.ir import BlockArgument, Operation, OpResult, Value
+from tile_lsp.dialect import types as T
+
+if TYPE_CHECKING:
+    from tile_lsp.analysis.index import DocumentIndex, Entity, Occurrence
+
+
+def tile_size_bytes(t: T.TileType) -> int | None:
+    """Storage size in bytes of tile type ``t``: element count x bytes per element.
+
+    Bytes per element are ``ceil(bits / 8)``: ``i1`` counts one byte per
+    element, as cuda-tile's own natural-size rule does (``verifyAlloca`` in
+    ``SharedVerifiers.h``: ``sizeInBytes = isInteger(1) ? 1 : width / 8``),
+    and as MLIR's ``DataLayout`` and LLVM's store size round scalars up to
+    whole bytes; ``i4`` also counts one byte.  Pointers count 8 bytes
+    (64 bits).  ``None`` when the element has no width or a dimension is
+    dynamic.
+    """
+    n = t.num_elements
+    bits = T.bit_width(t.element)
+    if n is None or bits is None:
+        return None
+    return n * ((bits + 7) // 8)
+
+
+def type_markdown(t: T.Type) -> str:
+    """``tile<4x8xf32>``: 32 elements of f32, 128 bytes (a line per fact)."""
+    lines = [f"`{_type_text(t)}`"]
+    if isinstance(t, T.TileType):
+        n = t.num_elements
+        size = tile_size_bytes(t)
+        bits = T.bit_width(t.element)
+        elem = t.element.short() if t.element.is_cuda_tile else str(t.element)
+        if n is not None:
+            facts = f"{n} element{'s' if n != 1 else ''} of `{elem}`"
+            if size is not None and bits is not None:
+                per = (bits + 7) // 8
+                facts += f", {size} bytes ({per} byte{'s' if per != 1 else ''} per element)"
+            lines.append(facts)
+    return "\n\n".join(lines)
+
+
+def _type_text(t: T.Type) -> str:
+    """A type as written inside cuda_tile ops (``tile<i32>``, function types likewise)."""
+    if isinstance(t, T.FunctionType):
+        ins = ", ".join(_type_text(x) for x in t.inputs)
+        outs = ", ".join(_type_text(x) for x in t.results)
+        return f"({ins}) -> " + (outs if len(t.results) == 1 else f"({outs})")
+    return t.short() if t.is_cuda_tile else str(t)
+
+
+def _line(occ_range) -> str:
+    return f"line {occ_range.start.line + 1}" if occ_range is not None else "unknown line"
+
+
+def _value_origin(value: Value) -> str:
+    if isinstance(value, OpResult) and value.owner is not None:
+        op = value.owner
+        name = _result_name(op, value.index)
+        what = f"result #{value.index}" + (f" (`{name}`)" if name else "")
+        return f"{what} of `{op.name}` ({_line(op.range)})"
+    if isinstance(value, BlockArgument) and value.owner is not None:
+        block = value.owner
+        parent = block.parent_op
+        where = f"block `{block.label}`" if block.label else "the entry block"
+        if parent is not None:
+            sym = parent.symbol_name
+            where += f" of `{parent.name}`" + (f" `@{sym}`" if sym else "")
+        return f"argument #{value.index} of {where}"
+    return "not defined in this file"
+
+
+def _segment_name(segments: dict[str, tuple[int, int]], defs, index: int, count: int) -> str:
+    for name, (start, size) in segments.items():
+        if start <= index < start + size:
+            return name if size == 1 else f"{name}[{index - start}]"
+    if defs and len(defs) == count:
+        return defs[index].name
+    return ""
+
+
+def _operand_name(op: Operation, index: int) -> str:
+    defs = op.opdef.operands if op.opdef else ()
+    return _segment_name(op.operand_segments, defs, index, len(op.operands))
+
+
+def _result_name(op: Operation, index: int) -> str:
+    defs = op.opdef.results if op.opdef else ()
+    return _segment_name(op.result_segments, defs, index, len(op.results))
+
+
+def _attr_text(attr: A.Attribute) -> str:
+    if isinstance(attr, A.EnumAttr):
+        return f"{attr.case} ({attr.enum})"
+    if isinstance(attr, A.TypeAttr):
+        return _type_text(attr.value)
+    if isinstance(attr, A.SymbolNameAttr):
+        return "@" + attr.value
+    text = str(attr)
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def _op_doc_section(op: Operation) -> str | None:
+    """The per-op documentation of :mod:`tile_lsp.analysis.opdocs`, when that module exists."""
+    try:
+        from tile_lsp.analysis import opdocs  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    op_doc = getattr(opdocs, "op_doc", None)
+    render = getattr(opdocs, "render_markdown", None)
+    if op_doc is None or render is None:
+        return None
+    doc = op_doc(op.name)
+    return render(doc) if doc is not None else None
+
+
+def op_markdown(op: Operation) -> str:
+    """Hover of an op: name, summary (or opdocs), operands, results, attributes."""
+    docs = _op_doc_section(op)
+    parts = [] if docs else [f"**`{op.name}`**"]
+    if docs:
+        parts.append(docs + "\n\n---\n\n**This operation**")
+    elif op.opdef is not None and op.opdef.summary:
+        parts.append(op.opdef.summary)
+    elif op.opdef is None:
+        parts.append("unregistered operation")
+    if op.operands:
+        rows = []
+        for i, v in enumerate(op.operands):
+            name = _operand_name(op, i)
+            rows.append(f"- {'`' + name + '` ' if name else ''}`{v.name}` : `{_type_text(v.type)}`")
+        parts.append("Operands:\n" + "\n".join(rows))
+    if op.results:
+        rows = []
+        for i, r in enumerate(op.results):
+            name = _result_name(op, i)
+            rows.append(f"- {'`' + name + '` ' if name else ''}`{r.name}` : `{_type_text(r.type)}`")
+        parts.append("Results:\n" + "\n".join(rows))
+    attrs = {**op.properties, **op.attributes}
+    if attrs:
+        rows = []
+        for key, attr in attrs.items():
+            adef = op.opdef.attribute(key) if op.opdef else None
+            doc = f" — {adef.doc}" if adef is not None and adef.doc else ""
+            rows.append(f"- `{key}` = `{_attr_text(attr)}`{doc}")
+        parts.append("Attributes:\n" + "\n".join(rows))
+    return "\n\n".join(parts)
+
+
+def value_markdown(entity: "Entity", occ: "Occurrence") -> str:
+    """Hover of a value: name and type, origin, number of uses."""
+    value = occ.value if occ.value is not None else (entity.values[0] if entity.values else None)
+    if value is None:
+        return f"`{entity.name}`"
+    if entity.definition is None:
+        return f"`{value.name}` : `{_type_text(value.type)}`\n\nuse of a value not defined in this file"
+    shown = [value] if occ.value is not None and not occ.is_definition else entity.values
+    parts = []
+    for v in shown:
+        parts.append(f"`{v.name}` : {type_markdown(v.type)}")
+    parts.append(_value_origin(shown[0]) if len(shown) == 1 else
+                 f"{len(shown)} results of `{shown[0].owner.name}`" if isinstance(shown[0], OpResult) and shown[0].owner
+                 else _value_origin(shown[0]))
+    uses = sum(len(v.uses) for v in shown)
+    parts.append(f"{uses} use{'s' if uses != 1 else ''}")
+    return "\n\n".join(parts)
+
+
+def symbol_markdown(entity: "Entity") -> str:
+    """Hover of a symbol: ``entry @e`` and its type, or that it is undefined."""
+    from tile_lsp.analysis.index import symbol_detail
+
+    op = entity.op
+    if op is None:
+        return f"`{entity.name}`: symbol not defined in this file"
+    detail = symbol_detail(op)
+    what, _, rest = detail.partition(" ")
+    text = f"{what} `{entity.name}`" + (f" : `{rest}`" if rest else "")
+    value = op.attr("value")
+    vtype = getattr(value, "type", None)
+    if isinstance(vtype, T.TileType):
+        text += "\n\n" + type_markdown(vtype)
+    uses = sum(1 for o in entity.occurrences if not o.is_definition)
+    return text + f"\n\ndefined at {_line(op.range)}, {uses} use{'s' if uses != 1 else ''} in this file"
+
+
+def block_markdown(entity: "Entity") -> str:
+    """Hover of a block label: its arguments and its parent op."""
+    block = entity.block
+    args = ", ".join(f"`{a.name}` : `{_type_text(a.type)}`" for a in block.arguments) if block else ""
+    parent = block.parent_op if block else None
+    text = f"block `{entity.name}`" + (f" in `{parent.name}`" if parent else "")
+    return text + (f"\n\nArguments: {args}" if args else "")
+
+
+def alias_markdown(entity: "Entity") -> str:
+    """Hover of an alias: its target (type facts for a tile type)."""
+    target = entity.target
+    if isinstance(target, T.Type):
+        return f"type alias `{entity.name}` = {type_markdown(target)}"
+    return f"attribute alias `{entity.name}` = `{target}`"
+
+
+_TYPE_AT = re.compile(r"(?:!cuda_tile\.)?tile<[^<>]*(?:<[^<>]*>[^<>]*)*>")
+
+
+def _types_of(op: Operation):
+    yield from (v.type for v in op.operands)
+    yield from (r.type for r in op.results)
+    for region in op.regions:
+        for block in region.blocks:
+            yield from (a.type for a in block.arguments)
+    for attr in (*op.properties.values(), *op.attributes.values()):
+        if isinstance(attr, A.TypeAttr):
+            t = attr.value
+            yield t
+            if isinstance(t, T.FunctionType):
+                yield from t.inputs
+                yield from t.results
+        elif getattr(attr, "type", None) is not None and isinstance(attr.type, T.Type):
+            yield attr.type
+
+
+def _type_under(index: "DocumentIndex", pos: Position) -> T.Type | None:
+    """The tile type written under ``pos`` inside an op, matched against that op's types."""
+    op = index.op_at(pos)
+    if op is None or pos.line >= index.source.line_count:
+        return None
+    line = index.source.line_text(pos.line)
+    col = index.source.offset(pos) - index.source.line_starts[pos.line]
+    for m in _TYPE_AT.finditer(line):
+        if m.start() <= col <= m.end():
+            written = re.sub(r"\s+", "", m.group(0)).removeprefix("!cuda_tile.")
+            for t in _types_of(op):
+                if isinstance(t, T.TileType) and re.sub(r"\s+", "", t.short()) == written:
+                    return t
+    return None
+
+
+def hover_markdown(index: "DocumentIndex", pos: Position) -> str | None:
+    """Markdown for what is under ``pos``, or ``None`` when nothing is."""
+    from tile_lsp.analysis.index import EntityKind
+
+    occ = index.occurrence_at(pos)
+    if occ is not None:
+        entity = occ.entity
+        if entity.kind is EntityKind.OP and entity.op is not None:
+            return op_markdown(entity.op)
+        if entity.kind is EntityKind.VALUE:
+            return value_markdown(entity, occ)
+        if entity.kind is EntityKind.SYMBOL:
+            return symbol_markdown(entity)
+        if entity.kind is EntityKind.BLOCK:
+            return block_markdown(entity)
+        return alias_markdown(entity)
+    t = _type_under(index, pos)
+    return type_markdown(t) if t is not None else None
