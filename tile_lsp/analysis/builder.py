@@ -751,7 +751,7 @@ class Builder:
             # type is verified after the literal's parse rules (bind_format)
             ty = self._type(ty_t)
             parts.deferred_types.append(ty_t)
-            values = self.dense_values(lit) if lit is not None else []
+            values = self.dense_values(lit, elem) if lit is not None else []
             shape = _literal_shape(values)
             parts.props[target] = A.DenseElementsAttr(elem, values, ty, shape, range=self.rng(child))
             if custom == "DenseTypedElementsAttr" and len(d.args) > 1:
@@ -829,10 +829,8 @@ class Builder:
             return
         if custom == "ShapeList":
             items = [c for c in child.children if c is not None]
+            # the static entries are in the result type; the parse rules read the node
             parts.operands[target] = [(str(c.children[0]), self.rng(c)) for c in items if isinstance(c, Tree)]
-            parts.props.setdefault("__literal_" + (target or ""), A.ArrayAttr(
-                [A.IntegerAttr(_int(c)) if isinstance(c, Token) else A.StringAttr(str(c.children[0]))
-                 for c in items], range=self.rng(child)))
             return
         if custom == "TypeArrowType":
             first, second = child.children
@@ -1061,7 +1059,7 @@ class Builder:
             return A.DictAttr(entries, range=rng)
         if d == "dense_attr":
             ty = self.type(c[2])
-            values = self.dense_values(c[1]) if c[1] is not None else []
+            values = self.dense_values(c[1], T.element_of(ty)) if c[1] is not None else []
             return A.DenseElementsAttr(T.element_of(ty), values, ty, _literal_shape(values), range=rng)
         if d == "dense_array_attr":
             et = self.type(c[1])
@@ -1105,13 +1103,17 @@ class Builder:
             return _unquote(s) if s.startswith('"') else s
         return str(node.children[0])
 
-    def dense_values(self, node: Any) -> Any:
+    def dense_values(self, node: Any, element: T.Type | None = None) -> Any:
+        """The literal as nested lists; with a float ``element``, hex integers are bit patterns."""
         if isinstance(node, Token):
+            if (node.type == "INT" and isinstance(element, T.FloatType)
+                    and str(node).lower().lstrip("-").startswith("0x")):
+                return _float_value(str(node), element)
             return _scalar(node)
         if node.data == "dense_literal":
-            return self.dense_values(node.children[0])
+            return self.dense_values(node.children[0], element)
         if node.data == "dense_list":
-            return [self.dense_values(x) for x in node.children if x is not None]
+            return [self.dense_values(x, element) for x in node.children if x is not None]
         return self.slice(node)
 
     def location(self, node: Any) -> A.LocationAttr:
@@ -1251,6 +1253,11 @@ def _scalar(tok: Any) -> Any:
 
 
 def _float_value(text: str, ty: T.Type) -> float:
+    """A float literal's value; a hex literal is the bit pattern of the float type ``ty``."""
+    if text.lower().startswith(("0x", "-0x")) and isinstance(ty, T.FloatType):
+        value = T.float_from_bits(int(text, 16), ty.name)
+        if value is not None:
+            return value
     try:
         return float(text)
     except ValueError:

@@ -342,3 +342,53 @@ class _Unknown(Type):
 
 
 UNKNOWN = _Unknown()
+
+
+# (exponent bits, mantissa bits, bias, IEEE specials) of the small float formats;
+# IEEE specials: an all-ones exponent is inf/NaN.  The "FN" formats have no
+# infinity and NaN only where every exponent and mantissa bit is set.
+_SMALL_FLOATS = {
+    "f16": (5, 10, 15, True),
+    "bf16": (8, 7, 127, True),
+    "f8E5M2": (5, 2, 15, True),
+    "f8E4M3FN": (4, 3, 7, False),
+    "f4E2M1FN": (2, 1, 1, False),
+    "f6E2M3FN": (2, 3, 1, False),
+    "f6E3M2FN": (3, 2, 3, False),
+}
+
+
+def float_from_bits(bits: int, name: str) -> float | None:
+    """Value of the bit pattern ``bits`` read as float type ``name`` (MLIR hex float literals).
+
+    ``None`` for a type tile-lsp does not decode.  Source: the formats of
+    LLVM APFloat (IEEE half/single/double, bfloat, the OCP 8-, 6- and 4-bit
+    formats; f8E8M0FNU is an unsigned power of two, 0xFF its NaN).
+    """
+    import math
+    import struct
+
+    if name in ("f32", "tf32"):
+        return struct.unpack("<f", struct.pack("<I", bits & 0xFFFFFFFF))[0]
+    if name == "f64":
+        return struct.unpack("<d", struct.pack("<Q", bits & 0xFFFFFFFFFFFFFFFF))[0]
+    if name == "f8E8M0FNU":
+        bits &= 0xFF
+        return math.nan if bits == 0xFF else math.ldexp(1.0, bits - 127)
+    spec = _SMALL_FLOATS.get(name)
+    if spec is None:
+        return None
+    ebits, mbits, bias, ieee = spec
+    total = 1 + ebits + mbits
+    bits &= (1 << total) - 1
+    sign = -1.0 if bits >> (total - 1) else 1.0
+    exp = (bits >> mbits) & ((1 << ebits) - 1)
+    man = bits & ((1 << mbits) - 1)
+    top = (1 << ebits) - 1
+    if ieee and exp == top:
+        return math.nan if man else sign * math.inf
+    if not ieee and exp == top and man == (1 << mbits) - 1 and name.startswith("f8"):
+        return math.nan
+    if exp == 0:
+        return sign * math.ldexp(man / (1 << mbits), 1 - bias)
+    return sign * math.ldexp(1 + man / (1 << mbits), exp - bias)
