@@ -1,8 +1,7 @@
 """Hover text (Markdown) for what is under a position of a :class:`~tile_lsp.analysis.index.DocumentIndex`.
 
 * an op name: full name, the one-line summary of the op table
-  (``OpDef.summary``; the per-op documentation of
-  :mod:`tile_lsp.analysis.opdocs` when that module exists), operands and
+  (the per-op documentation of :mod:`tile_lsp.analysis.opdocs`), operands and
   results with their names, values and types, attributes decoded;
 * a value: its type, its definition (result ``#N`` of an op, or argument
   ``#N`` of a block), its number of uses;
@@ -19,6 +18,7 @@ import re
 from typing import TYPE_CHECKING
 
 from tile_lsp.analysis import attributes as A
+from tile_lsp.analysis.opdocs import op_doc, render_markdown
 from tile_lsp.analysis.diagnostics import Position
 from tile_lsp.analysis.ir import BlockArgument, Operation, OpResult, Value
 from tile_lsp.dialect import types as T
@@ -123,17 +123,9 @@ def _attr_text(attr: A.Attribute) -> str:
 
 
 def _op_doc_section(op: Operation) -> str | None:
-    """The per-op documentation of :mod:`tile_lsp.analysis.opdocs`, when that module exists."""
-    try:
-        from tile_lsp.analysis import opdocs  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    op_doc = getattr(opdocs, "op_doc", None)
-    render = getattr(opdocs, "render_markdown", None)
-    if op_doc is None or render is None:
-        return None
+    """The op's documentation (:mod:`tile_lsp.analysis.opdocs`); ``None`` for an unregistered op."""
     doc = op_doc(op.name)
-    return render(doc) if doc is not None else None
+    return render_markdown(doc) if doc is not None else None
 
 
 def op_markdown(op: Operation) -> str:

@@ -14,10 +14,10 @@ from tile_lsp.dialect.schema import AttrDef
 # Attributes that NVIDIA's 13.4+ tools print on these ops (seen in tileirdisasm
 # output of ../shared/corpus/kernels) and that the public 13.3 definition lacks.
 EXTRA_ATTRIBUTES: dict[str, tuple[AttrDef, ...]] = {
-    "load_view_tko": (AttrDef("inbounds", "array", optional=True,
-                              doc="per-dimension promise that the access is in bounds (13.4+)"),),
-    "store_view_tko": (AttrDef("inbounds", "array", optional=True,
-                               doc="per-dimension promise that the access is in bounds (13.4+)"),),
+    "load_view_tko": (AttrDef("inbounds", "array", optional=True, since="13.4",
+                              doc="per-dimension promise that the access is in bounds"),),
+    "store_view_tko": (AttrDef("inbounds", "array", optional=True, since="13.4",
+                               doc="per-dimension promise that the access is in bounds"),),
 }
 
 CUSTOM_FORMATS: dict[str, str] = {

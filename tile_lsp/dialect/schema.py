@@ -116,12 +116,16 @@ class OperandDef:
     """An operand (or a result, see :class:`ResultDef`).
 
     ``kind``: ``single``, ``optional`` (0 or 1) or ``variadic`` (0 or more).
+    ``doc``: one line in our own words (hover text).
+    ``since``: first Tile IR version with this operand/result (Ops.td
+    ``CudaTileArg<..., "13.2">``); ``None`` means the op's own version.
     """
 
     name: str
     constraint: TypeConstraint = ANY
     kind: str = "single"
     doc: str = ""
+    since: str | None = None
 
 
 ResultDef = OperandDef
@@ -141,6 +145,9 @@ class AttrDef:
       dialect attribute kind such as ``opt_hints``, ``assume_predicate``,
       ``array`` (an array attribute).
     ``optional``: may be absent.  ``default``: value used when absent, as text.
+    ``doc``: one line in our own words (hover text).  ``since``: first Tile IR
+    version with this attribute (Ops.td ``CudaTileArg<..., "13.2">``);
+    ``None`` means the op's own version.
     """
 
     name: str
@@ -148,6 +155,7 @@ class AttrDef:
     optional: bool = False
     default: str | None = None
     doc: str = ""
+    since: str | None = None
 
 
 @dataclass(frozen=True)
