@@ -1012,6 +1012,9 @@ class Builder:
         if d == "type_alias":
             name = str(c[0])[1:]
             t = self.module.type_aliases.get(name)
+            if t is None and "." in name:
+                # `!dialect.name` without a body is a dialect type, not an alias (MLIR LangRef)
+                return T.OpaqueType("!" + name)
             if t is None:
                 self.error(f"undefined symbol alias id '{name}'", self.rng(c[0]), "parse.alias")
                 return T.UNKNOWN
@@ -1071,6 +1074,10 @@ class Builder:
         if d == "attr_alias":
             name = str(c[0])[1:]
             target = self.module.attr_aliases.get(name)
+            if target is None and "." in name:
+                # `#dialect.name` without a body is a dialect attribute, not an alias
+                dialect, _, mnemonic = name.partition(".")
+                return A.DialectAttr(dialect, mnemonic, None, range=rng)
             return A.AliasAttr(name, target, range=rng)
         if d == "dialect_attr":
             full = str(c[0])[1:]
