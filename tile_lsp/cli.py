@@ -29,7 +29,9 @@ def _check_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="tile-lsp",
         description="Language server and checker for NVIDIA CUDA Tile IR text. "
-                    "Subcommand: 'tile-lsp serve' runs the language server over stdio.",
+                    "Subcommands: 'tile-lsp serve' runs the language server over stdio; "
+                    "'tile-lsp translate --to-bytecode|--from-bytecode IN -o OUT' converts between "
+                    "text and Tile IR bytecode.",
     )
     p.add_argument("--version", action="version", version=f"tile-lsp {__version__}")
     p.add_argument("--check", nargs="+", metavar="PATH",
@@ -108,11 +110,34 @@ def read_text(path: Path) -> tuple[str | None, Diagnostic | None]:
                                 Range(Position(line, 0), Position(line, 0)), "input.encoding")
 
 
+def bytecode_as_text(path: Path) -> tuple[str | None, Diagnostic | None]:
+    """Read a ``.tileirbc`` file and print it as text (diagnostics then refer to that print).
+
+    A malformed file gives a diagnostic naming the byte offset.  Raises
+    :class:`UsageError` when the file cannot be read.
+    """
+    from tile_lsp.analysis.printer import print_module
+    from tile_lsp.bytecode.reader import BytecodeError, read_bytecode
+
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"cannot read '{path}': {exc.strerror or exc}") from exc
+    try:
+        return print_module(read_bytecode(data)), None
+    except BytecodeError as exc:
+        return None, Diagnostic(Severity.ERROR, f"invalid Tile IR bytecode: {exc}",
+                                Range(Position(0, 0), Position(0, 0)), "input.bytecode")
+
+
 def check_file(path: Path, args: argparse.Namespace) -> FileResult:
     """Analyse one file according to the command-line options."""
     from tile_lsp.analysis.api import AnalysisOptions, analyze_text
 
-    text, problem = read_text(path)
+    if path.suffix == ".tileirbc":
+        text, problem = bytecode_as_text(path)
+    else:
+        text, problem = read_text(path)
     if text is None:
         return FileResult(str(path), SourceText(""), [problem], 1, 0)
     options = AnalysisOptions(split_input_file=args.split_input_file, tile_version=args.tile_version,
@@ -168,6 +193,10 @@ def run_check(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``tile-lsp`` console script; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "translate":
+        from tile_lsp.bytecode.cli import translate_main
+
+        return translate_main(argv[1:])
     if argv and argv[0] == "serve":
         sp = argparse.ArgumentParser(prog="tile-lsp serve", description="Run the language server over stdio.")
         sp.add_argument("--log-file", help="write the server's log to this file")
