@@ -8,7 +8,7 @@ A conformance file (MLIR ``// RUN:`` test) is scored chunk by chunk
 - ``exact``: the chunk's diagnostics equal what ``cuda-tile-opt`` printed for
   it (an oracle ``<file>.diagnostics.txt``: ``LINE:COL: SEVERITY: MESSAGE``
   lines, LINE in the whole file): same line, column, severity and message,
-  notes included.
+  notes included, in the same order.
 
 Files that NVIDIA checks with FileCheck instead of annotations (their RUN
 line has no ``-verify-diagnostics``) have no annotations, so for them only
@@ -86,8 +86,8 @@ def score_file(path: Path, oracle_dir: Path | None = None) -> FileScore:
             verify_ok += 1
         first = chunk.start_line + 1
         last = chunk.start_line + chunk.text.count("\n") + 1
-        expected = sorted(d for d in oracle if first <= d[0] <= last)
-        if sorted(_cli_entries(source, ca.diagnostics)) == expected:
+        expected = [d for d in oracle if first <= d[0] <= last]  # in the order the tool printed them
+        if _cli_entries(source, ca.diagnostics) == expected:
             exact_ok += 1
     return FileScore(path.name, len(analysis.chunks), verify_ok, exact_ok, uses_annotations)
 
