@@ -229,6 +229,13 @@ class TensorViewType(CudaTileType):
         return len(self.shape)
 
 
+def _dim_map_part(dim_map: tuple[int, ...] | None) -> list[str]:
+    """``dim_map=[...]`` as a view type prints it: only when it is not the identity."""
+    if dim_map is None or tuple(dim_map) == tuple(range(len(dim_map))):
+        return []
+    return ["dim_map=[" + ", ".join(str(d) for d in dim_map) + "]"]
+
+
 @dataclass(frozen=True)
 class PartitionViewType(CudaTileType):
     """``!cuda_tile.partition_view<tile=(AxB), [padding_value = P,] tensor_view<...>[, dim_map=[...]]>``.
@@ -250,8 +257,7 @@ class PartitionViewType(CudaTileType):
         if self.padding_value is not None:
             parts.append(f"padding_value = {self.padding_value}")
         parts.append(_nested(self.tensor_view))
-        if self.dim_map is not None and tuple(self.dim_map) != tuple(range(len(self.dim_map))):
-            parts.append("dim_map=[" + ", ".join(str(d) for d in self.dim_map) + "]")
+        parts.extend(_dim_map_part(self.dim_map))
         return "<" + ", ".join(parts) + ">"
 
 
@@ -272,8 +278,7 @@ class StridedViewType(CudaTileType):
         if self.padding_value is not None:
             parts.append(f"padding_value = {self.padding_value}")
         parts.append(_nested(self.tensor_view))
-        if self.dim_map is not None and tuple(self.dim_map) != tuple(range(len(self.dim_map))):
-            parts.append("dim_map=[" + ", ".join(str(d) for d in self.dim_map) + "]")
+        parts.extend(_dim_map_part(self.dim_map))
         return "<" + ", ".join(parts) + ">"
 
 
