@@ -389,8 +389,9 @@ class Builder:
                 vname = name if count == 1 else f"{name}#{k}"
                 res = OpResult(vname, t, self.rng(name_node), owner=op, index=index)
                 op.results.append(res)
-                self.define(scope, res, name_node) if count == 1 or k == 0 else None
-                if count > 1:
+                if k == 0:  # `%x` (and `%x#0`) names the first result of a group
+                    self.define(scope, res, name_node)
+                elif f"{name}#{k}" not in scope.values:
                     scope.values[f"{name}#{k}"] = res
                 index += 1
         while index < len(result_types):
