@@ -327,6 +327,8 @@ def _blank(text: str, start: int, end: int) -> str:
 # Trees that end a statement: what lies below them on the parser's stack is
 # not part of the operation being parsed.
 _STATEMENT_BOUNDARIES = frozenset({"operation", "block_label", "attr_alias_def", "type_alias_def", "block"})
+# Lark's lists of finished statements (``operation*`` of a region body, ``top_item*``)
+_STATEMENT_LISTS = ("__region_body_", "__start_")
 
 
 def _partial_statement(err: UnexpectedInput) -> tuple[int, int] | None:
@@ -347,7 +349,7 @@ def _partial_statement(err: UnexpectedInput) -> tuple[int, int] | None:
     for i in range(len(values) - 1, -1, -1):
         item = values[i]
         if isinstance(item, Tree):
-            if item.data in _STATEMENT_BOUNDARIES:
+            if item.data in _STATEMENT_BOUNDARIES or str(item.data).startswith(_STATEMENT_LISTS):
                 break
             if getattr(item.meta, "empty", True):
                 continue
