@@ -558,6 +558,11 @@ def create_server() -> TileLanguageServer:
     server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)(on_document_symbol)
     server.feature(types.TEXT_DOCUMENT_FOLDING_RANGE)(on_folding_range)
     server.feature(types.WORKSPACE_SYMBOL)(on_workspace_symbol)
+    # editing features (formatting, semantic tokens, completion, inlay hints) live in
+    # their own module, which imports this one
+    from tile_lsp.server.editing import register_editing_features
+
+    register_editing_features(server)
     return server
 
 
