@@ -517,3 +517,25 @@ def test_translate_cli_rejects_invalid_text(tmp_path, capsys):
     assert translate_main(["--to-bytecode", str(src), "-o", str(tmp_path / "o.bc")]) == 1
     assert "error:" in capsys.readouterr().err
     assert not (tmp_path / "o.bc").exists()
+
+
+def test_writer_adds_the_implicit_terminator_the_text_leaves_out():
+    """An `if` written without `yield` gets one in the bytecode, as MLIR's parser would add it."""
+    from tile_lsp.analysis.api import analyze_text
+    from tile_lsp.bytecode.reader import read_bytecode
+    from tile_lsp.bytecode.writer import write_bytecode
+
+    text = """\
+cuda_tile.module @m {
+  entry @k(%c: tile<i1>) {
+    if %c {
+      %t = make_token : token
+    }
+    return
+  }
+}
+"""
+    module = analyze_text(text).chunks[0].module
+    back = read_bytecode(write_bytecode(module))
+    if_op = next(op for op in back.walk() if op.name == "cuda_tile.if")
+    assert [op.name for op in if_op.regions[0].blocks[0].operations] == ["cuda_tile.make_token", "cuda_tile.yield"]

@@ -49,6 +49,9 @@ def _check_parser() -> argparse.ArgumentParser:
     p.add_argument("-Werr-hints", dest="error_unsupported_hints", action="store_true",
                    help="with -Wunsupported-hints, such hints are errors")
     p.add_argument("--quiet", action="store_true", help="text format: omit the closing summary line")
+    from tile_lsp.nvidia import add_tileiras_option
+
+    add_tileiras_option(p)
     return p
 
 
@@ -147,7 +150,13 @@ def check_file(path: Path, args: argparse.Namespace) -> FileResult:
     analysis = analyze_text(text, options)
     source = SourceText(text)
     if not args.verify_diagnostics:
-        return FileResult(str(path), source, analysis.diagnostics, len(analysis.chunks),
+        diagnostics = list(analysis.diagnostics)
+        if getattr(args, "with_tileiras", None):
+            # NVIDIA's compiler as a second opinion (tile-lsp[nvidia])
+            from tile_lsp.nvidia import tileiras_diagnostics
+
+            diagnostics += tileiras_diagnostics(path, text, args.with_tileiras)
+        return FileResult(str(path), source, diagnostics, len(analysis.chunks),
                           sum(1 for c in analysis.chunks if not any(
                               d.severity == Severity.ERROR for d in c.diagnostics)))
     from tile_lsp.analysis.verify_diagnostics import verify

@@ -22,11 +22,13 @@ from typing import Any
 
 from tile_lsp.analysis import attributes as A
 from tile_lsp.analysis.ir import Block, Module, Operation, Region, Value
+from tile_lsp.analysis.printer import implicit_terminator
 from tile_lsp.bytecode import format as F
 from tile_lsp.bytecode.reader import DebugInfoAttr, float_from_bits
 from tile_lsp.dialect import types as T
 from tile_lsp.dialect.cuda_tile_ops import BYTECODE_OPCODES
 from tile_lsp.dialect.enums import ENUMS
+from tile_lsp.dialect.registry import lookup
 
 
 class BytecodeWriteError(Exception):
@@ -569,8 +571,15 @@ class _Writer:
         for arg in b.arguments:
             w.varint(self.type(arg.type))
             self._define(arg)
-        w.varint(len(b.operations))
-        for op in b.operations:
+        ops = list(b.operations)
+        implicit = implicit_terminator(b.parent_op)
+        last = ops[-1] if ops else None
+        if implicit is not None and not (last is not None and last.opdef is not None
+                                         and last.opdef.has_trait("Terminator")):
+            # the text may leave out the terminator MLIR's parser adds; the bytecode must have it
+            ops.append(Operation(implicit, lookup(implicit), location=getattr(b.parent_op, "location", None)))
+        w.varint(len(ops))
+        for op in ops:
             self._operation(op, w, func_loc)
         self.values, self.next_value = saved
 
