@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
 
 from tile_lsp.analysis.api import AnalysisOptions, analyze_text
 from tile_lsp.analysis.diagnostics import Position, Range

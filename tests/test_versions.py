@@ -6,7 +6,6 @@ generated op writers, see ``test/Bytecode/versioning/*.mlir``).
 
 from __future__ import annotations
 
-import pytest
 
 from tile_lsp.analysis.api import AnalysisOptions, analyze_text
 from tile_lsp.analysis.rules.versions import parse_version, type_requirements

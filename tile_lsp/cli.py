@@ -9,7 +9,6 @@ error.  ``tile-lsp serve`` runs the language server over stdio.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path

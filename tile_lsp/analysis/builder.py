@@ -35,13 +35,11 @@ from tile_lsp.dialect.custom_formats import ENUM_KEYWORD_DIRECTIVES, OPTIONAL_OP
 from tile_lsp.dialect.registry import lookup
 from tile_lsp.dialect.schema import OpDef
 from tile_lsp.grammar.formats import (
-    CUSTOM_DIRECTIVES,
     Directive,
     Literal,
     OIList,
     OptionalGroup,
     Var,
-    attr_grammar,
     parse_format,
 )
 

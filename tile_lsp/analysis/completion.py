@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from tile_lsp.analysis.api import DocumentAnalysis
 from tile_lsp.analysis.diagnostics import Position, Range, SourceText
 from tile_lsp.analysis.index import DocumentIndex, EntityKind
-from tile_lsp.analysis.ir import Block, Operation, Value
+from tile_lsp.analysis.ir import Block, Value
 from tile_lsp.dialect.enums import ENUM_BY_KEYWORD, ENUMS, EnumDef
 from tile_lsp.dialect.registry import all_ops, lookup
 from tile_lsp.dialect.schema import OpDef

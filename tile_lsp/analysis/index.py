@@ -39,7 +39,7 @@ from typing import Iterable, Iterator
 from tile_lsp.analysis import attributes as A
 from tile_lsp.analysis.api import ChunkAnalysis, DocumentAnalysis
 from tile_lsp.analysis.diagnostics import Position, Range, SourceText
-from tile_lsp.analysis.ir import BlockArgument, Block, Module, Operation, OpResult, Value
+from tile_lsp.analysis.ir import Block, Module, Operation, Value
 from tile_lsp.dialect import types as T
 
 

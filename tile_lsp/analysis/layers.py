@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from tile_lsp.analysis.diagnostics import Diagnostic, Note, Range, Severity
-from tile_lsp.analysis.ir import Module, Operation
+from tile_lsp.analysis.ir import Module
 from tile_lsp.dialect import types as T
 
 MESSAGES = {

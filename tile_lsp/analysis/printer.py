@@ -33,7 +33,7 @@ from functools import lru_cache
 from typing import Any, Callable
 
 from tile_lsp.analysis import attributes as A
-from tile_lsp.analysis.ir import Block, BlockArgument, Module, OpResult, Operation, Region, Value
+from tile_lsp.analysis.ir import Block, Module, OpResult, Operation, Region, Value
 from tile_lsp.dialect import types as T
 from tile_lsp.dialect.enums import ENUMS
 from tile_lsp.dialect.schema import OpDef

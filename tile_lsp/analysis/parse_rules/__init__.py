@@ -15,7 +15,7 @@ import pkgutil
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from tile_lsp.analysis.diagnostics import Range, SourceText
+from tile_lsp.analysis.diagnostics import Position, Range, SourceText
 from tile_lsp.dialect.schema import OpDef
 
 ParseRuleFn = Callable[["ParseContext"], None]
@@ -74,6 +74,15 @@ class ParseContext:
         if self.source is None:
             return None
         return self.source.range(self.base + start, self.base + (start if end is None else end))
+
+    def next_token_at(self, pos: Position) -> Range | None:
+        """Point range of the first token at or after document position ``pos`` (MLIR's current location)."""
+        if self.source is None:
+            return None
+        from tile_lsp.analysis.builder import _next_token_offset
+
+        here = self.source.position(_next_token_offset(self.source.text, self.source.offset(pos)))
+        return Range(here, here)
 
     def next_token_offset(self, offset: int) -> int:
         """Chunk offset of the first token at or after ``offset``, past blanks and ``//`` comments.

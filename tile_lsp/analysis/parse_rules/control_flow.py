@@ -31,36 +31,11 @@ def _point(r: Range | None) -> Range | None:
     return Range(r.start, r.start) if r is not None else None
 
 
-def _source(ctx: ParseContext):
-    """The document's :class:`SourceText`, when the builder exposes it (``ctx.source``)."""
-    src = getattr(ctx, "source", None)
-    if src is None:
-        owner = getattr(ctx.rng, "__self__", None)
-        src = getattr(owner, "source", None)
-    return src if hasattr(src, "text") and hasattr(src, "offset") else None
-
 
 def next_token(ctx: ParseContext, after: Position) -> Range:
-    """Where MLIR's lexer stands after ``after``: the next token, past blanks and ``//`` comments.
-
-    Without access to the text, assumes the single blank of the printed form.
-    """
-    src = _source(ctx)
-    if src is None:
-        p = Position(after.line, after.character + 1)
-        return Range(p, p)
-    text = src.text
-    i = src.offset(after)
-    while i < len(text):
-        if text[i].isspace():
-            i += 1
-        elif text.startswith("//", i):
-            j = text.find("\n", i)
-            i = len(text) if j == -1 else j + 1
-        else:
-            break
-    p = src.position(i)
-    return Range(p, p)
+    """Where MLIR's lexer stands after ``after``: the next token, past blanks and ``//`` comments."""
+    found = ctx.next_token_at(after)
+    return found if found is not None else Range(after, after)
 
 
 def _loop_types_end(ctx: ParseContext) -> Position | None:

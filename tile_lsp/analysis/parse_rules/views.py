@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 from tile_lsp.analysis import attributes as A
-from tile_lsp.analysis.diagnostics import Position, Range
+from tile_lsp.analysis.diagnostics import Range
 from tile_lsp.analysis.parse_rules import ParseContext, parse_rule
 from tile_lsp.dialect import types as T
 from tile_lsp.dialect.enums import ENUMS
@@ -90,32 +90,15 @@ def _end_point(r: Range | None) -> Range | None:
     return Range(r.end, r.end) if r is not None else None
 
 
-def _source(ctx: ParseContext) -> Any:
-    src = getattr(ctx, "source", None)
-    if src is None:
-        src = getattr(getattr(ctx.rng, "__self__", None), "source", None)
-    return src if hasattr(src, "text") and hasattr(src, "offset") else None
+
 
 
 def _next_token(ctx: ParseContext, after: Range | None) -> Range | None:
     """MLIR's ``getCurrentLocation`` after ``after``: the next token past blanks and ``//`` comments."""
     if after is None:
         return None
-    src = _source(ctx)
-    if src is None:
-        return _end_point(after)
-    text = src.text
-    i = src.offset(after.end)
-    while i < len(text):
-        if text[i].isspace():
-            i += 1
-        elif text.startswith("//", i):
-            j = text.find("\n", i)
-            i = len(text) if j < 0 else j + 1
-        else:
-            break
-    p: Position = src.position(i)
-    return Range(p, p)
+    found = ctx.next_token_at(after.end)
+    return found if found is not None else _end_point(after)
 
 
 def _case(ctx: ParseContext, name: str) -> tuple[str, Range | None] | None:
