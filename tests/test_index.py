@@ -229,3 +229,26 @@ def test_features_work_after_a_syntax_error_in_the_first_op():
         (R(3, 4, 6), "%sum"), (R(4, 14, 16), "%sum"), (R(4, 18, 20), "%sum")]
     assert index.hover(P(4, 5)).endswith("0 uses")
     assert "cuda_tile.muli" in index.hover(P(4, 10))
+
+
+def test_selection_ranges_grow_from_the_name_to_the_chunk():
+    text = """\
+cuda_tile.module @m {
+  testing$func @k(%a: tile<i32>) {
+    %0 = addi %a, %a : tile<i32>
+    return
+  }
+}
+"""
+    from tile_lsp.analysis.api import analyze_text
+    from tile_lsp.analysis.diagnostics import Position
+    from tile_lsp.analysis.index import DocumentIndex
+
+    index = DocumentIndex(analyze_text(text))
+    ranges = index.selection_ranges(Position(2, 16))  # on the first %a use
+    spans = [(r.start.line, r.start.character, r.end.line, r.end.character) for r in ranges]
+    assert spans[0] == (2, 14, 2, 16)  # %a
+    assert spans[1] == (2, 4, 2, 32)  # the addi op
+    assert spans[-1][0] == 0  # the whole chunk
+    for inner, outer in zip(ranges, ranges[1:]):
+        assert outer.start <= inner.start and inner.end <= outer.end and inner != outer

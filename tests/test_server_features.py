@@ -156,6 +156,17 @@ async def test_document_and_workspace_symbols(client: RecordingClient, corpus):
     found = await client.workspace_symbol_async(types.WorkspaceSymbolParams(query="activations_kt1"))
     assert [(s.name, s.location.uri, s.location.range) for s in found] == [(name, uri, _range(0, 6, 6 + len(name)))]
 
+    # selection ranges: from the entry's name out to the whole chunk
+    (sel,) = await client.text_document_selection_range_async(types.SelectionRangeParams(
+        text_document=_doc(uri), positions=[types.Position(line=0, character=8)]))
+    chain = []
+    while sel is not None:
+        chain.append(sel.range)
+        sel = sel.parent
+    assert chain[0] == _range(0, 6, 6 + len(name))
+    assert chain[-1].start == types.Position(line=0, character=0)
+    assert len(chain) >= 2
+
 
 @pytest.mark.asyncio
 async def test_features_survive_a_syntax_error(client: RecordingClient):

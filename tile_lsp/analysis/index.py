@@ -212,6 +212,15 @@ def _contains(rng: Range, pos: Position) -> bool:
     return rng.start <= pos <= rng.end
 
 
+def _contains_or_end(rng: Range, pos: Position) -> bool:
+    return rng.start <= pos <= rng.end
+
+
+def _strictly_inside(inner: Range, outer: Range) -> bool:
+    """``inner`` lies within ``outer`` and is smaller."""
+    return outer.start <= inner.start and inner.end <= outer.end and inner != outer
+
+
 def _prefix(rng: Range, length: int) -> Range:
     """The first ``length`` UTF-16 units of a single-line ``rng``."""
     return Range(rng.start, Position(rng.start.line, rng.start.character + length))
@@ -442,6 +451,41 @@ class DocumentIndex:
                 seen.add(key)
                 unique.append(f)
         return unique
+
+    def selection_ranges(self, pos: Position) -> list[Range]:
+        """Ranges around ``pos`` from the innermost out (LSP selectionRange).
+
+        The name under the cursor, then each enclosing operation, its region
+        and the operations around it, then the chunk; ranges strictly grow.
+        """
+        out: list[Range] = []
+
+        def add(rng: Range | None) -> None:
+            if rng is None or not _contains_or_end(rng, pos):
+                return
+            if out and not _strictly_inside(out[-1], rng):
+                return
+            out.append(rng)
+
+        occ = self.occurrence_at(pos)
+        if occ is not None:
+            add(occ.range)
+        op = self.op_at(pos)
+        chain: list[Range | None] = []
+        while op is not None:
+            if op.name_range is not None and _contains_or_end(op.name_range, pos):
+                chain.append(op.name_range)
+            chain.append(op.range)
+            for region in op.regions:
+                chain.append(region.range)
+            op = op.parent_op
+        # innermost first: an op's regions come before the op only when pos is inside them
+        for rng in sorted((r for r in chain if r is not None and _contains_or_end(r, pos)),
+                          key=lambda r: (r.end.line - r.start.line, r.end.character - r.start.character)):
+            add(rng)
+        for chunk in self.analysis.chunks:
+            add(self._chunk_range(chunk))
+        return out
 
     def hover(self, pos: Position) -> str | None:
         """Markdown describing what is under ``pos`` (see :mod:`tile_lsp.analysis.hover`), or ``None``."""

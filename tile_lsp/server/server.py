@@ -513,6 +513,23 @@ def on_document_symbol(ls: TileLanguageServer, params: types.DocumentSymbolParam
 
 
 @guarded(default=[])
+def on_selection_range(ls: TileLanguageServer, params: types.SelectionRangeParams) -> list[types.SelectionRange]:
+    """``textDocument/selectionRange``: name, enclosing ops and regions, chunk (innermost first)."""
+    found = ls.document_index(params.text_document.uri)
+    if found is None:
+        return []
+    index, encoder = found
+    out: list[types.SelectionRange] = []
+    for lsp_pos in params.positions:
+        pos = convert.from_lsp_position(lsp_pos, encoder)
+        chain: types.SelectionRange | None = None
+        for rng in reversed(index.selection_ranges(pos)):
+            chain = types.SelectionRange(range=encoder.range(rng), parent=chain)
+        out.append(chain or types.SelectionRange(range=types.Range(start=lsp_pos, end=lsp_pos)))
+    return out
+
+
+@guarded(default=[])
 def on_folding_range(ls: TileLanguageServer, params: types.FoldingRangeParams) -> list[types.FoldingRange]:
     """``textDocument/foldingRange``: regions, chunks of split files, comment blocks."""
     found = ls.document_index(params.text_document.uri)
@@ -557,6 +574,7 @@ def create_server() -> TileLanguageServer:
     server.feature(types.TEXT_DOCUMENT_RENAME)(on_rename)
     server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)(on_document_symbol)
     server.feature(types.TEXT_DOCUMENT_FOLDING_RANGE)(on_folding_range)
+    server.feature(types.TEXT_DOCUMENT_SELECTION_RANGE)(on_selection_range)
     server.feature(types.WORKSPACE_SYMBOL)(on_workspace_symbol)
     # editing features (formatting, semantic tokens, completion, inlay hints) live in
     # their own module, which imports this one
