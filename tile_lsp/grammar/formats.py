@@ -203,9 +203,7 @@ def _nest_ambiguous_groups(elems: list) -> list:
                 and _first_literal(e.then) is not None
                 and _first_literal(e.then) == _first_literal(out[-1].then)):
             prev = out.pop()
-            e = OptionalGroup(prev.then + (e,))
-            # re-check against the element before (chains of three)
-            out.extend(_nest_ambiguous_groups([e]) if False else [e])
+            out.append(OptionalGroup(prev.then + (e,)))
             continue
         out.append(e)
     return out
@@ -226,15 +224,6 @@ def parse_format(fmt: str) -> tuple:
         cached = tuple(_nest_ambiguous_groups(elems))
         _FORMAT_CACHE[fmt] = cached
     return cached
-
-
-def is_spacing(e) -> bool:
-    return isinstance(e, Literal) and not e.text.strip()
-
-
-def produces_child(e) -> bool:
-    """Whether element ``e`` yields one child in the parse tree (literals yield none)."""
-    return not isinstance(e, Literal)
 
 
 # ---------------------------------------------------------------------------
