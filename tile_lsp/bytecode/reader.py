@@ -701,7 +701,7 @@ class _Reader:
                 n = len(enc.operands)
             for _ in range(n):
                 operands.append(self._value(c, values))
-            _assign_segments(op, enc, len(operands))
+            op.operand_segments.update(_sequential_segments(enc.operands, len(operands)))
         for i, v in enumerate(operands):
             v.uses.append(Use(op, i, None))
         op.operands = operands
@@ -721,7 +721,7 @@ class _Reader:
             op.results.append(r)
             if i < serialized:
                 values.append(r)
-        _assign_result_segments(op, enc, len(result_types))
+        op.result_segments.update(_sequential_segments(enc.results, len(result_types)))
         return op
 
     def _value(self, c: Cursor, values: list[Value]) -> Value:
@@ -926,29 +926,18 @@ def _default_attr(a: F.FieldEnc, c: Cursor) -> A.Attribute | None:
     return None
 
 
-def _assign_segments(op: Operation, enc: F.OpEncoding, n: int) -> None:
-    """Operand segments of a non-segmented op: the one variable group takes the rest."""
-    fixed = sum(1 for o in enc.operands if o.kind == "single")
-    rest = n - fixed
+def _sequential_segments(defs, n: int) -> dict[str, tuple[int, int]]:
+    """Segments of ``n`` operands (or results) of ``defs`` in order: the first variable group takes the rest."""
+    rest = n - sum(1 for d in defs if d.kind == "single")
+    out: dict[str, tuple[int, int]] = {}
     pos = 0
-    for o in enc.operands:
-        size = 1 if o.kind == "single" else max(rest, 0)
-        if o.kind != "single":
+    for d in defs:
+        size = 1 if d.kind == "single" else max(rest, 0)
+        if d.kind != "single":
             rest = 0
-        op.operand_segments[o.name] = (pos, size)
+        out[d.name] = (pos, size)
         pos += size
-
-
-def _assign_result_segments(op: Operation, enc: F.OpEncoding, n: int) -> None:
-    fixed = sum(1 for r in enc.results if r.kind == "single")
-    rest = n - fixed
-    pos = 0
-    for r in enc.results:
-        size = 1 if r.kind == "single" else max(rest, 0)
-        if r.kind != "single":
-            rest = 0
-        op.result_segments[r.name] = (pos, size)
-        pos += size
+    return out
 
 
 def _read_apint(c: Cursor, width: int) -> int:
