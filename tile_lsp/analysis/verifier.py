@@ -117,26 +117,22 @@ def _verify_ods(op: Operation, ctx: VerifyContext) -> None:
         if not a.optional and a.default is None and a.kind != "unit" and op.attr(a.name) is None:
             ctx.op_error(op, f"requires attribute '{a.name}'")
     ctx.code = f"{op.name}.operand-type"
-    for o in opdef.operands:
-        start, size = op.operand_segments.get(o.name, (0, 0))
-        for k in range(start, start + size):
-            if k >= len(op.operands):
-                break
-            t = op.operands[k].type
-            if t == T.UNKNOWN or o.constraint.accepts(t):
-                continue
-            # variadic constraints already read "variadic of ..." in the table
-            ctx.op_error(op, f"operand #{k} must be {o.constraint.summary}, but got '{t}'")
+    _verify_type_constraints(op, ctx, "operand", opdef.operands, op.operand_segments, op.operands)
     ctx.code = f"{op.name}.result-type"
-    for r in opdef.results:
-        start, size = op.result_segments.get(r.name, (0, 0))
-        for k in range(start, start + size):
-            if k >= len(op.results):
-                break
-            t = op.results[k].type
-            if t == T.UNKNOWN or r.constraint.accepts(t):
-                continue
-            ctx.op_error(op, f"result #{k} must be {r.constraint.summary}, but got '{t}'")
+    _verify_type_constraints(op, ctx, "result", opdef.results, op.result_segments, op.results)
+
+
+def _verify_type_constraints(op: Operation, ctx: VerifyContext, what: str, defs, segments, values) -> None:
+    """ODS ``<what> #N must be <summary>, but got '<type>'`` over the ODS groups of operands or results.
+
+    Variadic constraints already read "variadic of ..." in the table.
+    """
+    for d in defs:
+        start, size = segments.get(d.name, (0, 0))
+        for k in range(start, min(start + size, len(values))):
+            t = values[k].type
+            if t != T.UNKNOWN and not d.constraint.accepts(t):
+                ctx.op_error(op, f"{what} #{k} must be {d.constraint.summary}, but got '{t}'")
 
 
 def _verify_traits(op: Operation, ctx: VerifyContext) -> None:
