@@ -21,6 +21,9 @@ class AnalysisOptions:
     unknown dialects (MLIR's ``-allow-unregistered-dialect``); tile-lsp
     accepts them by default, as an editor must.  ``tile_version``: targeted
     Tile IR version (``"13.1"`` ...), ``None`` for the newest.
+    ``target_sm``: targeted compute capability (``90`` for ``sm_90``), used
+    where the IR names none; ``editor_checks``: also run the language
+    server's own checks (see :mod:`tile_lsp.analysis.rules.target`).
     """
 
     split_input_file: bool = False
@@ -29,6 +32,8 @@ class AnalysisOptions:
     mlir_compat: bool = False
     warn_unsupported_hints: bool = False
     error_unsupported_hints: bool = False
+    target_sm: int | None = None
+    editor_checks: bool = False
 
 
 @dataclass

@@ -1,0 +1,148 @@
+"""Target-dependent checks and editor hints, off for ``--check`` and ``-verify-diagnostics``.
+
+They read two fields of :class:`~tile_lsp.analysis.api.AnalysisOptions`:
+``target_sm`` (the compute capability the user targets, ``90`` for
+``sm_90``; the language server's ``targetGpu`` setting) and
+``editor_checks`` (set by the language server only).  Under ``mlir_compat``
+none of them runs: ``cuda-tile-opt`` reports none of this.
+
+* ``missing-compute-capability`` (warning, editor only): IR bound to a target
+  (a chunk with nv_tileas ops, or an explicit builtin module carrying
+  kernel-launch attributes ``tt.*``) names no compute capability
+  (``nv_tileaa.compute_capability`` / ``nv_tileaa.target_spec`` on the
+  builtin module, or an op's own ``compute_capability``) and no
+  ``target_sm`` is set.  The text is the one tileiras ships, "Failed to get
+  ComputeCapability" (spec 004 "Compute-Capability Attribute": its absence
+  is fatal at ConvertTileFuncToLLVM).  Placed at the builtin module, else at
+  the chunk's first nv_tileas op.
+* ``param-space`` (error; with ``target_sm`` set, or in the editor): the
+  module-level verifier layer's NVVM kernel-parameter check
+  (:mod:`tile_lsp.analysis.layers`, spec 003 "NVVM Parameter Verification")
+  on each ``cuda_tile.entry``, for the compute capability the IR names, else
+  ``target_sm``.
+* ``missing-prefix`` (remark, shown as a hint; editor only): a cuda_tile op
+  written without its ``cuda_tile.`` prefix outside any cuda_tile op (at the
+  top level of the file or of a builtin module).  tile-lsp accepts this
+  form, which ``tileirdisasm`` prints, but MLIR's parser resolves a
+  prefix-less name there in the builtin dialect (``builtin.module``'s
+  default dialect), so ``cuda-tile-opt`` does not read it as the cuda_tile op.
+"""
+
+from __future__ import annotations
+
+from tile_lsp.analysis.diagnostics import Severity
+from tile_lsp.analysis.frontend_contract import LAUNCH_ATTRIBUTES, compute_capability_of
+from tile_lsp.analysis.frontend_contract import msg as contract_message
+from tile_lsp.analysis.ir import Operation
+from tile_lsp.analysis.layers import MESSAGES as LAYER_MESSAGES
+from tile_lsp.analysis.layers import kernel_parameter_bytes, parameter_space_limit
+from tile_lsp.analysis.verifier import VerifyContext, rule
+from tile_lsp.dialect.registry import all_ops
+
+#: Prefix of the ops of the cuda_tile dialect.
+CUDA_TILE_PREFIX = "cuda_tile."
+
+#: Text of the missing-prefix hint; ``{name}`` is the op's name without prefix.
+MISSING_PREFIX_MESSAGE = ("'{name}' outside a cuda_tile op is read by MLIR as 'builtin.{name}'; "
+                          "write 'cuda_tile.{name}'")
+
+
+def _editor(ctx: VerifyContext) -> bool:
+    options = ctx.options
+    return bool(getattr(options, "editor_checks", False)) and not getattr(options, "mlir_compat", False)
+
+
+def _target_sm(ctx: VerifyContext) -> int | None:
+    sm = getattr(ctx.options, "target_sm", None)
+    return sm if isinstance(sm, int) and not isinstance(sm, bool) else None
+
+
+def written_without_prefix(op: Operation) -> bool:
+    """Whether ``op`` (a cuda_tile op) was written without its ``cuda_tile.`` prefix.
+
+    Read from the width of its name: ``entry`` is 5 columns wide, ``cuda_tile.entry`` 15.
+    """
+    r = op.name_range
+    if op.generic or r is None or r.start.line != r.end.line or not op.name.startswith(CUDA_TILE_PREFIX):
+        return False
+    return r.end.character - r.start.character == len(op.name) - len(CUDA_TILE_PREFIX)
+
+
+def outside_cuda_tile_ops(op: Operation) -> bool:
+    """Whether no cuda_tile op encloses ``op`` (its parents are builtin modules or the file)."""
+    parent = op.parent_op
+    while parent is not None:
+        if parent.name.startswith(CUDA_TILE_PREFIX):
+            return False
+        parent = parent.parent_op
+    return True
+
+
+@rule(*(op.full_name for op in all_ops() if op.dialect == "cuda_tile"), code="missing-prefix")
+def missing_prefix(op: Operation, ctx: VerifyContext) -> None:
+    """Hint at a prefix-less cuda_tile op outside every cuda_tile op (editor only)."""
+    if not _editor(ctx) or not written_without_prefix(op) or not outside_cuda_tile_ops(op):
+        return
+    ctx.emit(op, Severity.REMARK, MISSING_PREFIX_MESSAGE.format(name=op.name[len(CUDA_TILE_PREFIX):]), None,
+             op.name_range)
+
+
+def _builtin_module_of(op: Operation) -> Operation | None:
+    p: Operation | None = op
+    while p is not None and p.name != "builtin.module":
+        p = p.parent_op
+    return p
+
+
+def _names_target(op: Operation) -> bool:
+    """Whether ``op`` or an op inside it carries a compute capability."""
+    return compute_capability_of(op) is not None or any(
+        compute_capability_of(inner) is not None for inner in op.walk())
+
+
+@rule("builtin.module", code="missing-compute-capability")
+def module_compute_capability(op: Operation, ctx: VerifyContext) -> None:
+    """A builtin module bound to a target (launch attributes, nv_tileas ops) without a compute capability."""
+    if not _editor(ctx) or _target_sm(ctx) is not None:
+        return
+    if op.parent_op is not None and _builtin_module_of(op.parent_op) is not None:
+        return  # the outermost builtin module speaks for the file
+    bound = any(name in op.attributes for name in LAUNCH_ATTRIBUTES) or any(
+        inner.name.startswith("nv_tileas.") for inner in op.walk())
+    if bound and not _names_target(op):
+        ctx.emit(op, Severity.WARNING, contract_message("compute_capability"), None, None)
+
+
+@rule(*(op.full_name for op in all_ops() if op.dialect == "nv_tileas"), code="missing-compute-capability")
+def nv_tileas_compute_capability(op: Operation, ctx: VerifyContext) -> None:
+    """The first nv_tileas op of a chunk without a builtin module, when nothing names the target."""
+    if not _editor(ctx) or _target_sm(ctx) is not None or _builtin_module_of(op) is not None:
+        return
+    first = next((o for o in ctx.module.walk() if o.name.startswith("nv_tileas.")), None)
+    if first is not op:
+        return
+    if any(compute_capability_of(o) is not None for o in ctx.module.walk()):
+        return
+    ctx.emit(op, Severity.WARNING, contract_message("compute_capability"), None, None)
+
+
+@rule("cuda_tile.entry", code="param-space")
+def kernel_parameter_space(op: Operation, ctx: VerifyContext) -> None:
+    """The module layer's kernel-parameter check for the IR's compute capability, else ``target_sm``."""
+    if getattr(ctx.options, "mlir_compat", False):
+        return
+    target = compute_capability_of(op)
+    if target is None:
+        target = _target_sm(ctx)
+    elif not _editor(ctx) and _target_sm(ctx) is None:
+        return  # the command line checks the layer only when asked for a target
+    if target is None:
+        return
+    from tile_lsp.analysis.rules.core import function_type
+
+    ft = function_type(op)
+    total = kernel_parameter_bytes(list(ft.inputs)) if ft is not None else None
+    limit = parameter_space_limit(target)
+    if total is not None and total > limit:
+        ctx.emit(op, Severity.ERROR, LAYER_MESSAGES["param_overflow"].format(
+            total=total, limit=limit, name=op.symbol_name or "", sm=target), None, None)
