@@ -199,6 +199,8 @@ class _OpParts:
     nodes: dict[str, Any] = field(default_factory=dict)
     # types read without verification, verified once the parse-time rules ran
     deferred_types: list[Any] = field(default_factory=list)
+    # the `regions` directive: every region of the op, in order
+    all_regions: list[Tree] | None = None
 
 
 class Builder:
@@ -486,11 +488,41 @@ class Builder:
             where = self.point(body[0]) if body else self.point(name_tok)
             self.error("expected valid '@'-identifier for symbol name", where, "parse.symbol")
         _disambiguate_optional_operands(opdef, parts)
+        self.split_operands_directive(opdef, parts, name_tok)
         self.infer_types(opdef, parts, bound)
-        if opdef.name in PARSE_RULES:
+        if opdef.dialect == "cuda_tile" and opdef.name in PARSE_RULES:  # rules are keyed by cuda_tile names
             self.run_parse_rules(opdef, parts, op, scope, tree)
         for node in parts.deferred_types:
             self.type(node)
+
+    def split_operands_directive(self, opdef: OpDef, parts: _OpParts, name_tok: Token) -> None:
+        """Split the ``operands`` directive's values into the ODS groups and check ``type(operands)``.
+
+        The groups are sized as the generic form's (``operandSegmentSizes``
+        when it is written and consistent, else one variadic group takes the
+        rest).  As MLIR's ``resolveOperands``, a type list of another length
+        is reported where the operands start: ``number of operands and types
+        do not match: got N operands and M types``.
+        """
+        uses = parts.operands.pop("__operands__", None)
+        n = len(uses) if uses is not None else sum(len(parts.operands.get(o.name, [])) for o in opdef.operands)
+        types = parts.types.get("__operands__")
+        if types is not None and len(types) != n:
+            if uses:
+                where = _start(uses[0][1])
+            else:
+                first = next((u for o in opdef.operands for u in parts.operands.get(o.name, [])), None)
+                where = _start(first[1]) if first is not None else self.point(name_tok)
+            self.error(f"custom op '{opdef.full_name}' number of operands and types do not match: "
+                       f"got {n} operands and {len(types)} types", where, "parse.operand-types")
+        if uses is None:
+            return
+        seg = parts.attrs.get("operandSegmentSizes") or parts.props.get("operandSegmentSizes")
+        sizes = [int(v) for v in seg.values] if isinstance(seg, A.DenseArrayAttr) else None
+        if sizes is not None and (len(sizes) != len(opdef.operands) or sum(sizes) != n or min(sizes, default=0) < 0):
+            sizes = None  # the verifier reports the inconsistent attribute
+        for name, (start, size) in _segments(opdef.operands, n, sizes).items():
+            parts.operands[name] = uses[start:start + size]
 
     def finish_custom_op(self, op: Operation, opdef: OpDef, parts: _OpParts, bound, scope: Scope,
                          name_tok: Token, errors_before: int) -> None:
@@ -540,6 +572,10 @@ class Builder:
             rindex += n
         op.invalid = len(self.diagnostics) > errors_before
         isolated = opdef.has_trait("IsolatedFromAbove")
+        if parts.all_regions is not None:
+            for rtree in parts.all_regions:
+                op.regions.append(self.region(rtree, op, scope, [], isolated))
+            return op
         for rdef in opdef.regions:
             entry = parts.regions.get(rdef.name)
             if entry is None:
@@ -673,6 +709,9 @@ class Builder:
             return
         if name == "type":
             target = self._target(d)
+            if target is None and d.args and isinstance(d.args[0], Directive) \
+                    and d.args[0].name in ("operands", "results"):
+                target = f"__{d.args[0].name}__"  # split into the ODS groups by infer_types
             if target is not None and child is not None:
                 parts.types[target] = self.type_list(child)
                 parts.type_ranges[target] = self.type_ranges(child)
@@ -680,11 +719,17 @@ class Builder:
         if name == "functional-type":
             ft = self.type(child)
             if isinstance(ft, T.FunctionType):
-                ins = [a for a in d.args]
-                if ins and isinstance(ins[0], Directive) and ins[0].name == "operands":
-                    parts.types["__operands__"] = list(ft.inputs)
+                for arg, types in zip(d.args, (ft.inputs, ft.results)):
+                    if isinstance(arg, Directive) and arg.name in ("operands", "results"):
+                        parts.types[f"__{arg.name}__"] = list(types)
             return
         if name == "operands":
+            # every operand, split into the ODS groups once the attributes are known (bind_format)
+            uses = child.children if child is not None else []
+            parts.operands["__operands__"] = [(str(u.children[0]), self.rng(u)) for u in uses]
+            return
+        if name == "regions":
+            parts.all_regions = [c for c in child.children if isinstance(c, Tree)] if child is not None else []
             return
         if name != "custom":
             return
@@ -875,6 +920,10 @@ class Builder:
                 n = len(parts.operands.get(o.name, []))
                 parts.types.setdefault(o.name, ts[k:k + n])
                 k += n
+        if "__results__" in parts.types:
+            ts = parts.types.pop("__results__")
+            for name, (start, size) in _segments(opdef.results, len(ts), None).items():
+                parts.types.setdefault(name, ts[start:start + size])
 
     # -- regions --------------------------------------------------------------------
 

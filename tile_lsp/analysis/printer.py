@@ -712,8 +712,11 @@ class Printer:
 
     # -- attr-dict ----------------------------------------------------------
 
-    def attr_dict(self, op: Operation, elided: set[str], keyword: bool = False) -> str:
-        """``printOptionalAttrDict[WithKeyword]``: leading space, sorted, elisions applied."""
+    def attr_dict(self, op: Operation, elided: set[str], keyword: bool = False, segments: bool = False) -> str:
+        """``printOptionalAttrDict[WithKeyword]``: leading space, sorted, elisions applied.
+
+        ``segments``: keep ``operandSegmentSizes`` (formats whose ``operands``
+        directive does not show the operand groups)."""
         entries = {}
         for k, v in {**op.properties, **op.attributes}.items():
             if k in elided or k.startswith("__") or k in ("operandSegmentSizes", "resultSegmentSizes"):
@@ -722,6 +725,10 @@ class Printer:
             if d is not None and _same_attr(d, v, _attr_kind(op.opdef, k)):
                 continue
             entries[k] = v
+        if segments and op.opdef is not None and "AttrSizedOperandSegments" in op.opdef.traits:
+            segs = _segments(op, "operands")
+            entries["operandSegmentSizes"] = A.DenseArrayAttr(
+                T.IntegerType(32), [segs.get(d.name, (0, 0))[1] for d in op.opdef.operands])
         if not entries:
             return ""
         kinds = {a.name: a.kind for a in op.opdef.attributes} if op.opdef else None
@@ -782,6 +789,8 @@ class Printer:
             d = _default_attr(op.opdef, e.name)
             return d is None or not _same_attr(a, d, _attr_kind(op.opdef, e.name))
         if isinstance(e, Directive):
+            if e.name in ("operands", "results"):
+                return bool(op.operands if e.name == "operands" else op.results)
             for arg in e.args:
                 if self._present(op, arg):
                     return True
@@ -864,18 +873,25 @@ class Printer:
                 st.out = saved
             return
         if isinstance(e, Directive) and e.name in ("attr-dict", "attr-dict-with-keyword"):
-            st.out.append(self.attr_dict(op, used, keyword=e.name == "attr-dict-with-keyword"))
+            bare_operands = any(isinstance(x, Directive) and x.name == "operands" for x in _format_ast(op.opdef.format))
+            st.out.append(self.attr_dict(op, used, keyword=e.name == "attr-dict-with-keyword", segments=bare_operands))
             st.punct = False
             return
+        text = self._element_text(op, e, indent)
+        if not text and isinstance(e, Directive) and e.name == "operands":
+            return  # no operands: nothing printed, no space
         if st.space or not st.punct:
             st.out.append(" ")
         st.punct = False
         st.space = True
-        st.out.append(self._element_text(op, e, indent))
+        st.out.append(text)
 
     def _types_of(self, op: Operation, e, short: bool) -> list[str]:
         if isinstance(e, Directive) and e.name == "type":
             e = e.args[0]
+        if isinstance(e, Directive) and e.name in ("operands", "results"):
+            return [t.type.short() if short else str(t.type) for t in (op.operands if e.name == "operands"
+                                                                          else op.results)]
         name = e.name if isinstance(e, Var) else "operands"
         g = self._operand_group(op, name)
         if g is None:
@@ -896,6 +912,12 @@ class Printer:
                 return ", ".join(self._types_of(op, e.args[0], short=False))
             if e.name == "operands":
                 return ", ".join(self.namer.ref(v) for v in op.operands)
+            if e.name == "functional-type":
+                ins, outs = (self._types_of(op, a, short=False) for a in e.args)
+                return f"({', '.join(ins)}) -> " + (outs[0] if len(outs) == 1 and not outs[0].startswith("(")
+                                                    else f"({', '.join(outs)})")
+            if e.name == "regions":
+                return ", ".join(self.region(r, indent, True, True, False, op) for r in op.regions)
             if e.name == "custom":
                 return _CUSTOM_PRINTERS[e.custom](self, op, e.args, indent)
         raise ValueError(f"{op.name}: cannot print format element {e!r}")

@@ -291,6 +291,7 @@ index_list: "[" [index_item ("," index_item)*] "]"
 shape_list: "[" [index_item ("," index_item)*] "]"
 opt_hints: "optimization_hints" "=" pretty_body
 attr_dict_kw: "attributes" attr_dict
+region_list_bare: region ("," region)*
 """
 
 
@@ -388,6 +389,8 @@ class GrammarBuilder:
                 return frag
             if e.name == "operands":
                 return "[value_use_list]"
+            if e.name == "regions":
+                return "region_list_bare"
             raise ValueError(f"{op.name}: unsupported directive {e.name}")
         if isinstance(e, OptionalGroup):
             then = " ".join(x for x in (self.element(op, x, True) for x in e.then) if x)
@@ -413,14 +416,15 @@ class GrammarBuilder:
             except ValueError as exc:
                 self.errors.append(str(exc))
                 continue
-            suffix = rule_suffix(op.name)
+            # ops of other dialects may share a cuda_tile op's short name (nv_tileas.yield)
+            suffix = rule_suffix(op.name if op.dialect == "cuda_tile" else f"{op.dialect}_{op.name}")
             fmt_rule = self._named("fmt", body or '""') if body else None
             # the prefix may be omitted only for cuda_tile ops (its default dialect)
             names = [f'"{op.dialect}.{op.name}"']
             if op.dialect == "cuda_tile":
                 names.insert(0, f'"{op.name}"')
             rule = f"op_{suffix}"
-            self.op_rule[op.name] = rule
+            self.op_rule[op.full_name] = rule
             self.lines.append(f"!opname_{suffix}: " + " | ".join(names))
             self.lines.append(f"{rule}: opname_{suffix}" + (f" {fmt_rule}" if fmt_rule else ""))
             alternatives.append(rule)
