@@ -259,7 +259,7 @@ VIEW = "!nv_tileaa.tiled_view<128x64xf16, SMEM>"
 def tiled_load(view: str = VIEW, result: str = "tile<128x64xf16>", coords: int = 2, attrs: str = "",
                coord_ty: str = "index") -> str:
     cs = ", ".join(f"%i{k}" for k in range(coords))
-    lines = [src("v", view)] + [src(f"i{k}", coord_ty) for k in range(coords)]
+    lines = [f'%v = "nv_tileaa.block_tile"() : () -> {view}'] + [src(f"i{k}", coord_ty) for k in range(coords)]
     types = ", ".join([view] + [coord_ty] * coords)
     lines.append(f'%t = "nv_tileas.tiled_load"(%v{", " if cs else ""}{cs}) {{atom = #nv_tileas<atom copy_s2r>, '
                  f"operandSegmentSizes = array<i32: 1, {coords}, 0, 0>{attrs}}} : ({types}) -> {result}")
@@ -288,6 +288,15 @@ def test_tiled_load_errors():
         (op + "all dimensions must be powers of two, got 96, 64", 3, 5)]
     assert diags(tiled_load(attrs=", padding_value = 0.0 : f16, in_bounds = array<i1: true, false>")) == [
         (op + "padding value is only allowed when 'in_bounds' is false", 3, 5)]
+
+
+def test_tiled_load_view_from_block_tile():
+    """The view must be a block_tile result (shipped text); another op's result or a block argument is not."""
+    message = ("'nv_tileas.tiled_load' op tiled_load's tiled_view type must be produced by block_tile directly", 3, 5)
+    assert diags(tiled_load().replace('"nv_tileaa.block_tile"', '"nv_tileaa.make_view"')) == [message]
+    view_as_arg = "\n".join(["^bb0(%v: " + VIEW + "):"] + tiled_load().split("\n")[1:])
+    text = '"test.region"() ({\n' + view_as_arg + '\n}) : () -> ()'
+    assert [m for m, *_ in diags(text)] == [message[0]]
 
 
 def atomic(element: str, mode: str, prefix: str = "") -> str:

@@ -5,7 +5,10 @@
 * :func:`decode_tcgen05_kind_word`: the 9-bit ``Tcgen05MmaKind`` word (spec 001,
   cta_group in bits 0-1, scale_vector_size 2-3, scale_input_acc 4,
   block_scale 5, mma_kind 6-8);
-* :func:`tile_size_bytes` / :func:`describe_tile_size`: the storage size of a tile.
+* :func:`tile_size_bytes` / :func:`describe_tile_size`: the storage size of a tile;
+* :func:`describe_swizzle`: a UMMA swizzle triple by name;
+* :func:`kind_word_of` / :func:`umma_layout_of`: the kind word or UMMA layout an
+  attribute carries in text (tile-lsp's spellings), ``CarrierError`` when malformed.
 
 Every function is total on its documented domain and raises ``ValueError``
 outside it (negative words, words wider than the field).
@@ -13,6 +16,7 @@ outside it (negative words, words wider than the field).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from tile_lsp.dialect import types as T
@@ -116,3 +120,212 @@ def describe_tile_size(shape: tuple[int, ...], element: T.Type) -> str:
     if size >= 1024 and size % 1024 == 0:
         text += f" ({size // 1024} KiB)"
     return text
+
+
+# ---------------------------------------------------------------------------
+# Values carried by attributes in text (tile-lsp's spellings, docs/nv_tileas.md "Mode-pattern carriers")
+# ---------------------------------------------------------------------------
+
+#: UMMA shared-memory swizzle triples (spec 001's accepted set) -> (short name, description).  The
+#: (n, 4, 3) family and (2, 5, 2) read as CuTe ``Swizzle<B, M, S>`` are CUTLASS's UMMA layout types
+#: (cute/atom/mma_traits_sm100.hpp: SWIZZLE_NONE = Swizzle<0,4,3>, SWIZZLE_32B = <1,4,3>,
+#: SWIZZLE_64B = <2,4,3>, SWIZZLE_128B = <3,4,3>, SWIZZLE_128B_BASE32B = <2,5,2>); (0, 2, 5) is
+#: spec 001's "no swizzle" case.
+SWIZZLES = {
+    (0, 2, 5): ("none", "no swizzle"),
+    (0, 4, 3): ("interleave", "no swizzle, 16-byte interleave (CUTLASS SWIZZLE_NONE, Swizzle<0,4,3>)"),
+    (1, 4, 3): ("32B", "32-byte swizzle (CUTLASS SWIZZLE_32B, Swizzle<1,4,3>)"),
+    (2, 4, 3): ("64B", "64-byte swizzle (CUTLASS SWIZZLE_64B, Swizzle<2,4,3>)"),
+    (3, 4, 3): ("128B", "128-byte swizzle (CUTLASS SWIZZLE_128B, Swizzle<3,4,3>)"),
+    (2, 5, 2): ("128B_base32B",
+                ("128-byte swizzle with 32-byte atoms (CUTLASS SWIZZLE_128B_BASE32B, Swizzle<2,5,2>)")),
+}
+#: Symbolic swizzle spellings -> triple (the short names, and CUTLASS's enum names).
+SWIZZLE_SPELLINGS = {name.lower(): t for t, (name, _) in SWIZZLES.items()} | {
+    "swizzle_none": (0, 4, 3), "swizzle_32b": (1, 4, 3), "swizzle_64b": (2, 4, 3), "swizzle_128b": (3, 4, 3),
+    "swizzle_128b_base32b": (2, 5, 2),
+}
+
+
+def describe_swizzle(triple: tuple[int, ...]) -> str:
+    """``(3, 4, 3)`` -> ``128B: 128-byte swizzle (CUTLASS SWIZZLE_128B, Swizzle<3,4,3>)``; unknown triples say so."""
+    found = SWIZZLES.get(tuple(triple))
+    if found is None:
+        return "({}) is not a UMMA swizzle (spec 001 accepts {})".format(
+            ", ".join(map(str, triple)), ", ".join(f"({a}, {b}, {c})" for a, b, c in SWIZZLES))
+    return f"{found[0]}: {found[1]}"
+
+
+class CarrierError(ValueError):
+    """An attribute that should carry a packed value cannot be read (the message says why)."""
+
+
+_TUPLE_TOKEN = re.compile(r"\s*(\(|\)|,|-?\d+)")
+
+
+def parse_int_tuple(text: str):
+    """A CuTe int tuple: ``((8, 2), 64)`` -> ``((8, 2), 64)``; ``CarrierError`` when malformed."""
+    pos, tokens = 0, []
+    text = text.strip()
+    while pos < len(text):
+        m = _TUPLE_TOKEN.match(text, pos)
+        if not m:
+            raise CarrierError(f"unexpected '{text[pos:].strip()[:12]}' in the int tuple '{text}'")
+        tokens.append(m.group(1))
+        pos = m.end()
+
+    def item(i: int):
+        if i >= len(tokens):
+            raise CarrierError(f"incomplete int tuple '{text}'")
+        if tokens[i] == "(":
+            out, i = [], i + 1
+            while True:
+                value, i = item(i)
+                out.append(value)
+                if i < len(tokens) and tokens[i] == ",":
+                    i += 1
+                    continue
+                if i < len(tokens) and tokens[i] == ")":
+                    return tuple(out), i + 1
+                raise CarrierError(f"expected ',' or ')' in the int tuple '{text}'")
+        if tokens[i] in (",", ")"):
+            raise CarrierError(f"expected an integer in the int tuple '{text}'")
+        return int(tokens[i]), i + 1
+
+    value, end = item(0)
+    if end != len(tokens):
+        raise CarrierError(f"trailing text after the int tuple '{text}'")
+    return value
+
+
+def _dialect_body(attr, mnemonic: str) -> str | None:
+    """Body of ``#nv_tileas<MNEMONIC ...>`` or ``#nv_tileas.MNEMONIC<...>`` without the mnemonic, else ``None``."""
+    if getattr(attr, "dialect", None) != "nv_tileas" or getattr(attr, "body", None) is None:
+        return None
+    body = attr.body.strip()
+    if attr.mnemonic == mnemonic:
+        return body
+    if not attr.mnemonic and (body == mnemonic or body.startswith((mnemonic + " ", mnemonic + ","))):
+        return body[len(mnemonic):].strip()
+    return None
+
+
+def _int_of(attr) -> int | None:
+    v = getattr(attr, "value", None)
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+#: Symbolic cta_group spellings -> field value (bits 0-1: 1 = cta_group::1, 2 = ::2, 3 = ::4).
+CTA_GROUP_FIELDS = {"1": 1, "2": 2, "4": 3}
+#: Symbolic scale-vector spellings -> field value (bits 2-3).
+SCALE_VEC_FIELDS = {"1x": 0, "16": 0, "2x": 1, "32": 1, "4x": 2, "64": 2}
+
+
+def kind_word_of(attr) -> int | None:
+    """The 9-bit tcgen05 kind word an attribute carries, ``None`` when it carries none.
+
+    Spellings (tile-lsp's, docs/nv_tileas.md): an integer (``0x42 : i32``) or
+    ``#nv_tileas<tcgen05_kind KIND[, cta_group = 1|2|4][, scale_vec = 1X|2X|4X]
+    [, scale_input_acc][, block_scale]>`` with ``KIND`` an mma_kind name
+    (:data:`TCGEN05_MMA_KINDS`); ``cta_group`` defaults to 1, ``scale_vec``
+    to 1X.  ``CarrierError`` when the value is malformed or out of range.
+    """
+    value = _int_of(attr)
+    if value is not None:
+        if not 0 <= value < 2**9:
+            raise CarrierError(f"a tcgen05 kind word has 9 bits (0 to 511), but got {value}")
+        return value
+    body = _dialect_body(attr, "tcgen05_kind")
+    if body is None:
+        return None
+    items = [x.strip() for x in body.split(",") if x.strip()]
+    names = {v: k for k, v in TCGEN05_MMA_KINDS.items()}
+    if not items or items[0] not in names:
+        raise CarrierError("tcgen05_kind expects an mma kind first (one of {}), but got '{}'".format(
+            ", ".join(names), items[0] if items else ""))
+    kind, cta, vec, acc, block = names[items[0]], 1, 0, False, False
+    for item in items[1:]:
+        key, eq, val = (x.strip() for x in item.partition("="))
+        val = val.lower().replace(" ", "")
+        if eq and key == "cta_group" and val in CTA_GROUP_FIELDS:
+            cta = CTA_GROUP_FIELDS[val]
+        elif eq and key == "scale_vec" and val in SCALE_VEC_FIELDS:
+            vec = SCALE_VEC_FIELDS[val]
+        elif not eq and key == "scale_input_acc":
+            acc = True
+        elif not eq and key == "block_scale":
+            block = True
+        else:
+            raise CarrierError(f"unknown tcgen05_kind field '{item}' (cta_group = 1|2|4, scale_vec = 1X|2X|4X, "
+                               "scale_input_acc, block_scale)")
+    return cta | vec << 2 | int(acc) << 4 | int(block) << 5 | kind << 6
+
+
+@dataclass(frozen=True)
+class UmmaLayout:
+    """A UMMA operand layout as an attribute carries it: direction, swizzle triple, CuTe shape:stride.
+
+    ``direction`` is 1 for UMMA_MN (MN-major) and 0 for UMMA_K (K-major)
+    (spec 001's encoding); ``shape`` / ``stride`` are ``(MN mode, K mode)``
+    int tuples; strides in 16-byte units, as CUTLASS's ``make_umma_desc``.
+    """
+
+    direction: int
+    swizzle: tuple[int, int, int]
+    shape: tuple
+    stride: tuple
+
+    @property
+    def mn_mode(self) -> tuple:
+        """``(shape, stride)`` of the MN mode."""
+        return self.shape[0], self.stride[0]
+
+    @property
+    def k_mode(self) -> tuple:
+        """``(shape, stride)`` of the K mode."""
+        return self.shape[1], self.stride[1]
+
+
+_UMMA_BODY = re.compile(r"^\s*(\w+)\s*,\s*swizzle\s*=\s*(\([^()]*\)|\w+)\s*,\s*(.*?)\s*:\s*(.*?)\s*$", re.DOTALL)
+
+
+def umma_layout_of(attr) -> UmmaLayout | None:
+    """The UMMA layout an attribute carries, ``None`` when it carries none.
+
+    Spelling (tile-lsp's): ``#nv_tileas<umma_layout MN|K, swizzle = (mode, B, M) | NAME,
+    (MN, K) : (MN stride, K stride)>``, the layout in CuTe's ``shape : stride``
+    notation with one mode per dimension (``((8, 16), (8, 2)) : ((1, 64), (8, 512))``);
+    ``NAME`` is a :data:`SWIZZLE_SPELLINGS` key.  ``CarrierError`` when malformed.
+    """
+    body = _dialect_body(attr, "umma_layout")
+    if body is None:
+        return None
+    m = _UMMA_BODY.match(body)
+    if not m:
+        raise CarrierError("umma_layout expects 'MN|K, swizzle = (mode, B, M), (MN, K) : (MN stride, K stride)', "
+                           f"but got '{body}'")
+    direction = {"mn": 1, "umma_mn": 1, "k": 0, "umma_k": 0}.get(m.group(1).lower())
+    if direction is None:
+        raise CarrierError(f"umma_layout direction must be MN or K, but got '{m.group(1)}'")
+    swz_text = m.group(2)
+    if swz_text.startswith("("):
+        swizzle = parse_int_tuple(swz_text)
+        if not (isinstance(swizzle, tuple) and len(swizzle) == 3 and all(isinstance(x, int) for x in swizzle)):
+            raise CarrierError(f"a swizzle triple has three integers, but got '{swz_text}'")
+    elif swz_text.lower() in SWIZZLE_SPELLINGS:
+        swizzle = SWIZZLE_SPELLINGS[swz_text.lower()]
+    else:
+        raise CarrierError(f"unknown swizzle '{swz_text}' (one of {', '.join(n for n, _ in SWIZZLES.values())} "
+                           "or a (mode, B, M) triple)")
+    shape, stride = parse_int_tuple(m.group(3)), parse_int_tuple(m.group(4))
+    if not (isinstance(shape, tuple) and isinstance(stride, tuple) and len(shape) == len(stride) == 2):
+        raise CarrierError("a UMMA layout has two modes (MN, K) in its shape and its stride")
+    if not _congruent(shape, stride):
+        raise CarrierError(f"layout shape {m.group(3)} and stride {m.group(4)} are not congruent")
+    return UmmaLayout(direction, tuple(swizzle), shape, stride)
+
+
+def _congruent(a, b) -> bool:
+    if isinstance(a, int) or isinstance(b, int):
+        return isinstance(a, int) and isinstance(b, int)
+    return len(a) == len(b) and all(_congruent(x, y) for x, y in zip(a, b))

@@ -5,7 +5,11 @@ already enforces (entry without results and with rank-0 tile arguments,
 power-of-two tile shapes: :mod:`tile_lsp.analysis.rules.core` and the type
 rules).
 
-Registered verifier rule (silent on every corpus kernel):
+Registered verifier rules (silent on every corpus kernel):
+
+* ``compute-capability``: a builtin module carrying tileiras kernel metadata
+  (``tt.*`` / ``nv_tileaa.*`` attributes) without ``nv_tileaa.compute_capability``
+  or ``nv_tileaa.target_spec``: "Failed to get ComputeCapability" (shipped);
 
 * ``internal-dialect``: no op of an internal lowering dialect (nv_tileaa,
   nv_tileas, cute, cute_nvgpu, cutlass, nvgpu, nvvm, llvm) inside a
@@ -132,6 +136,23 @@ def compute_capability_of(op: Operation) -> int | None:
     return None
 
 
+def arch_conditional_target(op: Operation) -> bool:
+    """Whether ``op`` targets an arch- or family-conditional variant: its own ``arch_conditional``
+    attribute (unit or bool), else an enclosing module's ``nv_tileaa.target_spec`` with an ``a`` or
+    ``f`` suffix (``"sm_100a"``)."""
+    own = op.attr("arch_conditional")
+    if own is not None:
+        return isinstance(own, A.UnitAttr) or getattr(own, "value", None) is True
+    p: Operation | None = op
+    while p is not None:
+        if p.name == "builtin.module":
+            spec = getattr(p.attr("nv_tileaa.target_spec"), "value", None)
+            if isinstance(spec, str) and re.fullmatch(r"sm_\d+[af]", spec):
+                return True
+        p = p.parent_op
+    return False
+
+
 # ---------------------------------------------------------------------------
 # Registered rule
 # ---------------------------------------------------------------------------
@@ -146,6 +167,26 @@ def no_internal_dialect_ops(op: Operation, ctx: VerifyContext) -> None:
         d = dialect_of(inner.name)
         if inner is not op and d in INTERNAL_DIALECTS:
             ctx.emit(inner, Severity.WARNING, msg("internal_dialect", op=inner.name, dialect=d), None, None)
+
+
+#: Attribute namespaces of the kernel metadata a tileiras module shell carries (spec 004 tables).
+SHELL_NAMESPACES = ("tt.", "nv_tileaa.")
+
+
+@rule("builtin.module", code="frontend-compute-capability")
+def compute_capability_present(op: Operation, ctx: VerifyContext) -> None:
+    """A module written as tileiras input (kernel metadata under ``tt.*`` / ``nv_tileaa.*``) names its
+    target: ``nv_tileaa.compute_capability`` or the fallback ``nv_tileaa.target_spec`` (spec 004
+    "Compute-Capability Attribute"; without either, tileiras fails in ConvertTileFuncToLLVM with the
+    shipped "Failed to get ComputeCapability").  Modules without such metadata (plain MLIR test
+    files, the corpus kernels) are not checked.  Skipped under ``mlir_compat``."""
+    if getattr(ctx.options, "mlir_compat", False):
+        return
+    names = list(op.attributes) + list(op.properties)
+    if not any(n.startswith(SHELL_NAMESPACES) for n in names):
+        return
+    if op.attr("nv_tileaa.compute_capability") is None and op.attr("nv_tileaa.target_spec") is None:
+        ctx.error(op, msg("compute_capability"))  # emitError: no op prefix
 
 
 # ---------------------------------------------------------------------------

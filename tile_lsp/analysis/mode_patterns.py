@@ -183,13 +183,71 @@ def kind_word_rule(word: int, ctx: KindWordContext = KindWordContext()) -> int |
     return None
 
 
+#: NVPTX opcode indices of the tcgen05.mma variants the ladder selects on success (spec 001: the closed
+#: range 10521..10530, ten variants; 10521 / 10526 are the ``.block_scale`` opcodes and 10522 the
+#: dense, non-block-scale, non-weight-stationary ``tcgen05.mma``).  The spec names only those three;
+#: the rest of the table is tile-lsp's reconstruction (docs/spec-notes.md): two groups of five
+#: (dense 10521..10525, ``.sp`` 10526..10530), each ordered block_scale, plain, plain with
+#: scale_input_acc, ``.ws``, ``.ws`` with scale_input_acc.
+TCGEN05_OPCODE_BASE = 10521
+TCGEN05_OPCODES = {
+    10521: "tcgen05.mma.block_scale",
+    10522: "tcgen05.mma",
+    10523: "tcgen05.mma with scale_input_acc",
+    10524: "tcgen05.mma.ws",
+    10525: "tcgen05.mma.ws with scale_input_acc",
+    10526: "tcgen05.mma.sp.block_scale",
+    10527: "tcgen05.mma.sp",
+    10528: "tcgen05.mma.sp with scale_input_acc",
+    10529: "tcgen05.mma.ws.sp",
+    10530: "tcgen05.mma.ws.sp with scale_input_acc",
+}
+#: Opcodes of the ``.block_scale`` variants (ladder rule 7).
+TCGEN05_BLOCK_SCALE_OPCODES = frozenset({10521, 10526})
+
+
+def select_tcgen05_opcode(word: int, sparse: bool = False) -> int:
+    """Opcode index (:data:`TCGEN05_OPCODES`) of a kind word that passed the ladder.
+
+    Block scale selects the ``.block_scale`` opcode; otherwise the
+    weight-stationary view (``ws = raw & 1``) and scale_input_acc pick the
+    variant; ``sparse`` selects the ``.sp`` group.  ``ValueError`` for a
+    word outside 0..511.
+
+    >>> select_tcgen05_opcode(0x42)
+    10522
+    """
+    k = unpack_tcgen05_kind(word)
+    if k.block_scale:
+        index = 0
+    elif k.ws:
+        index = 4 if k.scale_input_acc else 3
+    else:
+        index = 2 if k.scale_input_acc else 1
+    return TCGEN05_OPCODE_BASE + 5 * int(sparse) + index
+
+
+def kind_word_outcome(word: int, ctx: KindWordContext = KindWordContext()) -> tuple[int | None, int | None]:
+    """``(rule, opcode)``: the number of the first failing ladder rule and ``None``, or ``None`` and
+    the selected opcode index (``ValueError`` for a word outside 0..511).
+
+    >>> kind_word_outcome(0x42)
+    (1, None)
+    >>> kind_word_outcome(0x42, KindWordContext(arch_conditional=True))
+    (None, 10522)
+    """
+    number = kind_word_rule(word, ctx)
+    if number is not None:
+        return number, None
+    return None, select_tcgen05_opcode(word, ctx.sparse)
+
+
 def verify_kind_word(word: int, ctx: KindWordContext = KindWordContext()) -> str | None:
     """The tcgen05.mma kind-word verifier: the first failing rule's message, or ``None``.
 
     Fail-first like the spec's pseudocode: a word tripping rules 3 and 10
     reports only rule 3.  The success path of the binary returns an NVPTX
-    opcode index (10521..10530); tile-lsp returns ``None`` because the spec's
-    opcode mapping is not complete (docs/spec-notes.md).
+    opcode index (10521..10530): see :func:`kind_word_outcome`.
     ``ValueError`` for a word outside 0..511.
 
     >>> verify_kind_word(0x42)

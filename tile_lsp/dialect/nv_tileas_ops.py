@@ -159,6 +159,17 @@ MEMORY = (
 IN_BOUNDS = _a("in_bounds", doc="per-axis in-bounds flags (array<i1: ...>); default false")
 PADDING = _a("padding_value", doc="element-typed value read out of bounds; only with in_bounds false")
 CONSUMER_IDX = _a("consumer_idx", "i32", optional=False, doc="selects a consumer inside the consumer group")
+#: Carriers of the spec 001 mode-pattern values on the MMA ops (tile-lsp's spellings, docs/nv_tileas.md).
+MMA_CARRIERS = (
+    _a("tcgen05_kind", doc="tcgen05.mma kind word: 9-bit integer or #nv_tileas<tcgen05_kind KIND, "
+                           "cta_group = N, scale_vec = 1X|2X|4X, scale_input_acc, block_scale>"),
+    _a("arch_conditional", "bool", doc="the instruction is an arch-conditional variant (sm_100a)"),
+    _a("sparse", "bool", doc="the .sp (sparse) variant"),
+    _a("ashift", "bool", doc="the collector operand's ashift bit"),
+    _a("collector_a", doc="collector::a usage: discard, lastuse, use or fill"),
+    _a("a_layout", doc="UMMA layout of A: #nv_tileas<umma_layout MN|K, swizzle = ..., shape : stride>"),
+    _a("b_layout", doc="UMMA layout of B: #nv_tileas<umma_layout MN|K, swizzle = ..., shape : stride>"),
+)
 
 TILED_MEMOP_TRAITS = ("AttrSizedOperandSegments", "nv_tile::TiledLoadStoreOpTrait",
                       "nv_tile::TiledLoadStoreOpSameElementTypeTrait", "nv_tile::TensorSizeTrait",
@@ -331,15 +342,15 @@ OPS: tuple[OpDef, ...] = (
     # -- compute -------------------------------------------------------------------------------------------------
     _op("dot", "Matrix multiply-accumulate with an MMA atom.",
         operands=(_o("a"), _o("b"), _o("c")), results=(_o("result"),),
-        attributes=(ATOM, _a("a_signed", "bool"), _a("b_signed", "bool"))),
+        attributes=(ATOM, _a("a_signed", "bool"), _a("b_signed", "bool"), *MMA_CARRIERS)),
     _op("async.dot", "Async matrix multiply-accumulate with an MMA atom.",
         operands=(_o("a"), _o("b"), _o("c")), results=(_o("results", "variadic"),),
-        attributes=(ATOM, _a("a_signed", "bool"), _a("b_signed", "bool"))),
+        attributes=(ATOM, _a("a_signed", "bool"), _a("b_signed", "bool"), *MMA_CARRIERS)),
     _op("block_scaled_mma", "Block-scaled MMA (tcgen05.mma block_scale) with scale-factor tiles.",
         operands=(_o("a"), _o("b"), _o("c"), _o("sfa", "optional"), _o("sfb", "optional")),
         results=(_o("result"),),
         attributes=(ATOM_OPT, SEGMENTS, _a("two_cta", "bool", doc="2-CTA atom catalog (cta_group::2)"),
-                    _a("compute_capability", "i32", doc="target SM (100 for sm_100)")),
+                    _a("compute_capability", "i32", doc="target SM (100 for sm_100)"), *MMA_CARRIERS),
         traits=("AttrSizedOperandSegments",)),
     _op("reduce", "Reduction with a combiner region.", operands=(_o("operands", "variadic"),),
         results=(_o("results", "variadic"),), regions=(RegionDef("body", "any"),)),

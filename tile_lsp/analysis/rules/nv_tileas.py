@@ -19,7 +19,7 @@ for rules the spec states without a shipped string.
 from __future__ import annotations
 
 from tile_lsp.analysis import attributes as A
-from tile_lsp.analysis.ir import Operation, Value
+from tile_lsp.analysis.ir import BlockArgument, Operation, OpResult, Value
 from tile_lsp.analysis.rules import nv_tileas_traits  # noqa: F401  (trait checks register first: they run first)
 from tile_lsp.analysis.verifier import VerifyContext, rule
 from tile_lsp.dialect import nv_tileas_types as NT
@@ -47,6 +47,7 @@ MESSAGES = {
     "tma_leading_align": "tma leading box-dim bit-width is not 16 bytes aligned",
     "tma_zero_padding": "TmaLoad only support zero padding now",
     "tma_scf": "expected MakeTiledTMADescOp not depends on scf",
+    "tma_lower": "expect lower MakeTiledTMADescOp",
     "tma_load_atom": "expected a TMA load atom",
     "tma_unit_stride": "TMA descriptors require unit element stride",
     "tma_smem_layout": "smem layout is not TMA compatible",
@@ -384,6 +385,22 @@ def verify_make_tiled_tma_desc(op: Operation, ctx: VerifyContext) -> None:
             ctx.op_error(op, msg("tma_scf"))
 
 
+#: Function ops whose body is past the TileAS-to-LLVM conversion (spec 003 "Ordering Invariants":
+#: TileAS-to-LLVM runs before the consumers of LLVM values; the descriptor builder must be gone by then).
+LOWERED_FUNCTIONS = ("llvm.func",)
+
+
+@rule(P + "make_tiled_tma_desc", code="tma-desc-lowered")
+def verify_make_tiled_tma_desc_lowered(op: Operation, ctx: VerifyContext) -> None:
+    """A descriptor builder inside an ``llvm.func`` survived the lowering that erases it (spec 000
+    "expect lower MakeTiledTMADescOp"; the criterion, an enclosing ``llvm.func``, is tile-lsp's)."""
+    p = op.parent_op
+    while p is not None:
+        if p.name in LOWERED_FUNCTIONS:
+            ctx.op_error(op, msg("tma_lower"))
+        p = p.parent_op
+
+
 def _verify_tma_transfer(op: Operation, ctx: VerifyContext, view_name: str, load: bool) -> None:
     atom = NT.decode_atom(op.attr("atom"))
     if load and atom is not None and atom.family != "tma_load":
@@ -525,6 +542,25 @@ def verify_tiled_memop(op: Operation, ctx: VerifyContext) -> None:
     issue = memory_semantics_issue(kind, semantic, scope)
     if issue:
         ctx.op_error(op, issue)
+
+
+#: Ops producing the tiled views tiled_load reads (``block_tile`` belongs to nv_tileaa; spec 000).
+BLOCK_TILE_OPS = ("nv_tileaa.block_tile", "nv_tileas.block_tile")
+
+
+@rule(P + "tiled_load", P + "async.tiled_load", code="block-tile-provenance")
+def verify_view_from_block_tile(op: Operation, ctx: VerifyContext) -> None:
+    """The view operand is a result of ``block_tile`` itself (spec 000; shipped text for tiled_load only:
+    the store and atomic analogues are not in the shipped compiler, so they are not checked)."""
+    views = op.operand_group("view")
+    if not views:
+        return
+    v = views[0]
+    if isinstance(v, OpResult) and v.owner is not None and v.owner.name in BLOCK_TILE_OPS:
+        return
+    if not isinstance(v, (OpResult, BlockArgument)):
+        return  # an undefined name, reported by the parser
+    ctx.op_error(op, msg("block_tile", op="tiled_load"))
 
 
 # ---------------------------------------------------------------------------

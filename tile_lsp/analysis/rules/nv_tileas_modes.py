@@ -14,18 +14,32 @@ registers the ones the spec ties to ops of the nv_tileas table:
   ``copy`` / ``async.copy`` whose atom is an LDSM (load, SMEM -> RMEM) or STSM
   (store, RMEM -> SMEM) atom, read from the tiled views' residency tags.
 
-The tcgen05 kind-word ladder, UMMA layouts, the LDSM tuple and the SM120
-lattice have no carrier in the op table (they check NVVM-level
-``tcgen05.mma`` words and CuTe layouts); they stay pure functions.
+* The tcgen05.mma kind-word ladder (spec 001) on ``dot`` / ``async.dot`` /
+  ``block_scaled_mma`` carrying a ``tcgen05_kind`` attribute (tile-lsp's
+  carrier, docs/nv_tileas.md), with the context the ladder reads:
+  ``arch_conditional`` (or a module ``nv_tileaa.target_spec`` ending in
+  ``a``/``f``), the target's compute capability (ISA of rule 4), ``sparse``,
+  ``ashift`` and ``collector_a``.
+* The UMMA canonical-layout verifier (spec 001) on the same ops' ``a_layout``
+  / ``b_layout`` attributes, with the element width of the A / B operand.
+
+The diagnostics point at the attribute.  The LDSM tuple and the SM120 lattice
+have no carrier (no op of the table holds an LDSM size pattern or an SM120
+scale fragment); they stay pure functions.
 """
 
 from __future__ import annotations
 
+from tile_lsp.analysis import decoders as D
 from tile_lsp.analysis import mode_patterns as MP
-from tile_lsp.analysis.frontend_contract import compute_capability_of
+from tile_lsp.analysis.frontend_contract import (
+    arch_conditional_target,
+    compute_capability_of,
+)
 from tile_lsp.analysis.ir import Operation
 from tile_lsp.analysis.verifier import VerifyContext, rule
 from tile_lsp.dialect import nv_tileas_types as NT
+from tile_lsp.dialect import types as T
 
 P = "nv_tileas."
 
@@ -82,3 +96,101 @@ def verify_matrix_copy(op: Operation, ctx: VerifyContext) -> None:
     message = MP.verify_matrix_space_copy(is_load, src.memory_space, dst.memory_space)
     if message is not None:
         ctx.op_error(op, message)
+
+
+# ---------------------------------------------------------------------------
+# tcgen05 kind word and UMMA layouts on the MMA ops
+# ---------------------------------------------------------------------------
+
+#: MMA ops carrying ``tcgen05_kind`` / ``a_layout`` / ``b_layout``.
+MMA_OPS = ("dot", "async.dot", "block_scaled_mma")
+#: collector::a usages that rule 10 combines with ashift.
+COLLECTOR_A_USE_OR_FILL = ("use", "fill")
+
+#: tile-lsp's texts for values the carriers cannot hold.
+CARRIER_MESSAGES = {
+    "unreadable": "cannot read '{name}': {detail}",
+    "not_a_word": "'tcgen05_kind' must be a 9-bit integer or #nv_tileas<tcgen05_kind ...>, but got {text}",
+    "not_a_layout": "'{name}' must be #nv_tileas<umma_layout MN|K, swizzle = ..., shape : stride>, but got {text}",
+    "umma_width": "UMMA operands hold 4-, 8-, 16- or 32-bit elements, but {operand} has {bits}-bit elements",
+}
+
+
+def _flag(op: Operation, name: str) -> bool:
+    a = op.attr(name)
+    return a is not None and (getattr(a, "value", None) is True or type(a).__name__ == "UnitAttr")
+
+
+def kind_word_context(op: Operation) -> MP.KindWordContext:
+    """The ladder's context for an MMA op: arch-conditional variant, ISA of the target, sparsity,
+    ashift, collector::a use/fill.  Without a known target the ISA is sm_100a's (rule 4 stays silent)."""
+    arch = arch_conditional_target(op)
+    sm = compute_capability_of(op)
+    collector = NT.enum_word(op.attr("collector_a"))
+    return MP.KindWordContext(arch_conditional=arch, isa=MP.isa_version(sm, arch) if sm is not None else MP.SM100A,
+                              sparse=_flag(op, "sparse"), ashift=_flag(op, "ashift"),
+                              collector_a=collector in COLLECTOR_A_USE_OR_FILL)
+
+
+def kind_word_value(op: Operation) -> int | None:
+    """The op's ``tcgen05_kind`` word, ``None`` when absent or unreadable."""
+    try:
+        return D.kind_word_of(op.attr("tcgen05_kind"))
+    except D.CarrierError:
+        return None
+
+
+@rule(*(P + n for n in MMA_OPS), code="tcgen05-kind-word")
+def verify_tcgen05_kind_word(op: Operation, ctx: VerifyContext) -> None:
+    """The 13-rule kind-word ladder (spec 001) on the op's ``tcgen05_kind``, fail-first."""
+    attr = op.attr("tcgen05_kind")
+    if attr is None:
+        return
+    rng = getattr(attr, "range", None)
+    try:
+        word = D.kind_word_of(attr)
+    except D.CarrierError as e:
+        ctx.op_error(op, CARRIER_MESSAGES["unreadable"].format(name="tcgen05_kind", detail=e), rng=rng)
+        return
+    if word is None:
+        ctx.op_error(op, CARRIER_MESSAGES["not_a_word"].format(text=attr), rng=rng)
+        return
+    message = MP.verify_kind_word(word, kind_word_context(op))
+    if message is not None:
+        ctx.op_error(op, message, rng=rng)
+
+
+@rule(*(P + n for n in MMA_OPS), code="umma-layout")
+def verify_umma_layouts(op: Operation, ctx: VerifyContext) -> None:
+    """The UMMA canonical-layout verifier (spec 001) on ``a_layout`` / ``b_layout``."""
+    for name, operand in (("a_layout", "a"), ("b_layout", "b")):
+        attr = op.attr(name)
+        if attr is None:
+            continue
+        rng = getattr(attr, "range", None)
+        try:
+            layout = D.umma_layout_of(attr)
+        except D.CarrierError as e:
+            ctx.op_error(op, CARRIER_MESSAGES["unreadable"].format(name=name, detail=e), rng=rng)
+            return
+        if layout is None:
+            ctx.op_error(op, CARRIER_MESSAGES["not_a_layout"].format(name=name, text=attr), rng=rng)
+            return
+        values = op.operand_group(operand)
+        element = _element(values[0].type) if values else None
+        bits = T.bit_width(element) if element is not None else None
+        if bits is None:
+            continue
+        message = MP.verify_umma_canonical_layout(layout.direction, bits, layout.swizzle, layout.mn_mode,
+                                                  layout.k_mode)
+        if message == "":
+            message = CARRIER_MESSAGES["umma_width"].format(operand=operand, bits=bits)
+        if message is not None:
+            ctx.op_error(op, message, rng=rng)
+
+
+def _element(t):
+    d = NT.decode_type(t)
+    if isinstance(d, NT.TiledViewType):
+        return d.element
+    return t.element if isinstance(t, T.TileType) else None
