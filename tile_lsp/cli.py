@@ -30,7 +30,8 @@ def _check_parser() -> argparse.ArgumentParser:
         description="Language server and checker for NVIDIA CUDA Tile IR text. "
                     "Subcommands: 'tile-lsp serve' runs the language server over stdio; "
                     "'tile-lsp translate --to-bytecode|--from-bytecode IN -o OUT' converts between "
-                    "text and Tile IR bytecode.",
+                    "text and Tile IR bytecode; 'tile-lsp ptx FILE' lowers a kernel to PTX and "
+                    "'tile-lsp lower FILE --stage NAME' prints a stage of that lowering.",
     )
     p.add_argument("--version", action="version", version=f"tile-lsp {__version__}")
     p.add_argument("--check", nargs="+", metavar="PATH",
@@ -205,6 +206,10 @@ def main(argv: list[str] | None = None) -> int:
         from tile_lsp.bytecode.cli import translate_main
 
         return translate_main(argv[1:])
+    if argv and argv[0] in ("ptx", "lower"):
+        from tile_lsp.codegen.cli import main as codegen_main
+
+        return codegen_main(argv[1:], stage=argv[0] == "lower")
     if argv and argv[0] == "serve":
         sp = argparse.ArgumentParser(prog="tile-lsp serve", description="Run the language server over stdio.")
         sp.add_argument("--log-file", help="write the server's log to this file")

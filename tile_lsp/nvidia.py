@@ -41,6 +41,7 @@ TOOL_DISTRIBUTIONS = {
     "tileiras": "nvidia-cuda-tileiras",
     "tileirdisasm": "nvidia-cuda-tileiras",
     "cuobjdump": "nvidia-cuda-cuobjdump",
+    "ptxas": "nvidia-cuda-nvcc",
 }
 
 #: ``--gpu-name`` values tileiras 13.4/13.5 accept (``tileiras --help``).

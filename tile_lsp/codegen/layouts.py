@@ -1,0 +1,86 @@
+"""Pass ``tile-assign-layouts``: CTA size and the distribution of every tile over threads.
+
+The distribution (see :mod:`tile_lsp.codegen.ptx`): element ``s * T + t`` of
+an ``N``-element tile in slot ``s`` of thread ``t`` when ``N >= T``, replicated
+otherwise.  ``T`` is 32 x the number of warps: ``num_worker_warps_per_cta``
+of the entry's ``optimization_hints`` for the target (or ``default``), else
+4 warps.  ``occupancy`` becomes ``.minnctapersm``.  The pass records its
+decisions as discardable attributes, so the ``layout`` stage prints them
+and our own parser and verifiers accept the result:
+``tile_lsp.threads`` on each entry, ``tile_lsp.slots`` (registers per thread)
+on every op with tile results, ``tile_lsp.staging = "smem"`` on ops that move
+data through shared memory.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from tile_lsp.analysis import attributes as A
+from tile_lsp.analysis.ir import Module, Operation
+from tile_lsp.codegen.target import Target
+from tile_lsp.dialect import types as T
+
+DEFAULT_WARPS = 4
+I32 = T.IntegerType(32)
+
+#: ops whose lowering stages their operands through shared memory (ops_shape, ops_memory)
+STAGING_OPS = {"broadcast", "permute", "extract", "insert", "cat", "pack", "unpack", "reduce", "scan",
+               "mmaf", "mmai", "mmaf_scaled", "atomic_rmw_tko", "atomic_cas_tko"}
+
+
+@dataclass
+class KernelPlan:
+    """Launch shape of one entry: ``threads`` per CTA and PTX performance directives."""
+
+    threads: int
+    min_ctas_per_sm: int | None = None
+    max_nreg: int | None = None
+
+
+def _hint(entry: Operation, target: Target, key: str) -> int | None:
+    hints = entry.attr("optimization_hints")
+    text = str(hints) if hints is not None else ""
+    for section in (f"sm_{target.sm}", "default"):
+        m = re.search(section + r"\s*=\s*\{([^}]*)\}", text)
+        if m:
+            k = re.search(key + r"\s*=\s*(\d+)", m.group(1))
+            if k:
+                return int(k.group(1))
+    return None
+
+
+def _int_attr(entry: Operation, name: str) -> int | None:
+    a = entry.attr(name)
+    return a.value if isinstance(a, A.IntegerAttr) else None
+
+
+def plan_kernel(entry: Operation, target: Target) -> KernelPlan:
+    """The :class:`KernelPlan` of ``entry`` on ``target`` (hints, ``nvvm.*``/``tt.*`` attributes)."""
+    warps = _hint(entry, target, "num_worker_warps_per_cta") or _int_attr(entry, "tt.num_warps") or DEFAULT_WARPS
+    threads = _int_attr(entry, "nvvm.reqntid") or 32 * warps
+    if threads & (threads - 1) or not 32 <= threads <= 1024:
+        threads = 32 * DEFAULT_WARPS
+    occupancy = _hint(entry, target, "occupancy") or _int_attr(entry, "nvvm.minctasm")
+    return KernelPlan(threads, occupancy, _int_attr(entry, "nvvm.maxnreg"))
+
+
+def assign_layouts(module: Module, entries: list[Operation], target: Target) -> dict[int, KernelPlan]:
+    """Run the pass: returns the plan per entry (keyed by ``id(entry)``) and annotates the IR."""
+    plans = {}
+    for entry in entries:
+        plan = plan_kernel(entry, target)
+        plans[id(entry)] = plan
+        entry.attributes["tile_lsp.threads"] = A.IntegerAttr(plan.threads, I32)
+        for op in entry.walk():
+            if op is entry:
+                continue
+            tiles = [r.type for r in op.results if isinstance(r.type, T.TileType)]
+            if tiles:
+                n = tiles[0].num_elements or 1
+                op.attributes["tile_lsp.slots"] = A.IntegerAttr(max(1, n // plan.threads), I32)
+            short = op.name.split(".", 1)[-1]
+            if short in STAGING_OPS:
+                op.attributes["tile_lsp.staging"] = A.StringAttr("smem")
+    return plans

@@ -1,0 +1,422 @@
+"""Lowering of one ``cuda_tile.entry`` to a PTX ``.entry``: the driver and shared helpers.
+
+The op handlers live in :mod:`tile_lsp.codegen.ops_elementwise`,
+:mod:`~tile_lsp.codegen.ops_memory`, :mod:`~tile_lsp.codegen.ops_shape` and
+:mod:`~tile_lsp.codegen.ops_control`; each registers its ops in
+:data:`HANDLERS` (one op, one handler).  The distribution of tiles over
+threads is described in :mod:`tile_lsp.codegen.ptx`.
+
+Cross-thread data movement (broadcast, permute, reduce, scan, mma ...) goes
+through one shared-memory staging buffer: the source tiles are written at
+their linear index, the CTA synchronises with ``bar.sync 0``, and each
+thread reads the elements its result slots need.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Callable
+
+from tile_lsp.analysis import attributes as A
+from tile_lsp.analysis.ir import Operation, Region, Value
+from tile_lsp.codegen.ptx import (
+    Function, LoweringError, TileValue, reg_class, storage_bytes,
+)
+from tile_lsp.codegen.target import Target
+from tile_lsp.dialect import types as T
+
+#: op short name (without ``cuda_tile.``) -> handler(lowering, op)
+HANDLERS: dict[str, Callable[["KernelLowering", Operation], None]] = {}
+
+
+def handler(*names: str):
+    """Register the decorated function as the lowering of the cuda_tile ops ``names``."""
+    def deco(fn):
+        for n in names:
+            HANDLERS[n] = fn
+        return fn
+    return deco
+
+
+def f32_imm(x: float) -> str:
+    return "0f%08X" % struct.unpack("<I", struct.pack("<f", x))[0]
+
+
+def f64_imm(x: float) -> str:
+    return "0d%016X" % struct.unpack("<Q", struct.pack("<d", x))[0]
+
+
+class KernelLowering:
+    """State of the lowering of one entry: registers of each IR value, the PTX function, the target.
+
+    ``threads``: CTA size (a power of two); ``globals``: module-level PTX
+    declarations the kernel needs (constant tables, strings), shared by the
+    whole PTX module through ``module_decls``.
+    """
+
+    def __init__(self, entry: Operation, target: Target, threads: int, module_decls: dict[str, str],
+                 file_index: int | None = 1, warnings: list | None = None):
+        self.entry = entry
+        self.target = target
+        self.threads = threads
+        self.values: dict[int, object] = {}
+        self.decls = module_decls
+        self.file_index = file_index
+        self.warnings = warnings if warnings is not None else []
+        name = entry.attr("sym_name")
+        self.name = name.value if isinstance(name, A.StringAttr) else "kernel"
+        self.f = Function(self.name, threads)
+        self.loop_stack: list[dict] = []
+        self.yield_stack: list[list[TileValue]] = []
+        self.tid = "%r_tid"
+
+    # -- values -------------------------------------------------------------
+    def get(self, v: Value):
+        try:
+            return self.values[id(v)]
+        except KeyError:
+            raise LoweringError(f"value {v.name} used before the lowering defined it") from None
+
+    def set(self, v: Value, x) -> None:
+        self.values[id(v)] = x
+
+    def tile(self, v: Value) -> TileValue:
+        x = self.get(v)
+        if not isinstance(x, TileValue):
+            raise LoweringError(f"value {v.name} is not a tile")
+        return x
+
+    def slots(self, n: int) -> int:
+        return max(1, n // self.threads)
+
+    def new_tile(self, ty: T.Type) -> TileValue:
+        """Fresh registers for a value of tile type ``ty``."""
+        if not isinstance(ty, T.TileType):
+            raise LoweringError(f"expected a tile type, got {ty}")
+        shape = tuple(int(d) for d in ty.shape)
+        n = 1
+        for d in shape:
+            n *= d
+        cls = reg_class(ty.element)
+        return TileValue(shape, ty.element, [self.f.reg(cls) for _ in range(self.slots(n))])
+
+    # -- thread-index arithmetic (hoisted to the prologue) --------------------
+    def lin(self, n: int, s: int) -> str:
+        """b32 register: linear element index of slot ``s`` of an ``n``-element tile in this thread."""
+        key = ("lin", n, s)
+        if key in self.f.cache:
+            return self.f.cache[key]
+        r = self.f.reg("b32")
+        if n >= self.threads:
+            self.f.pro(f"add.s32 {r}, {self.tid}, {s * self.threads}")
+        else:
+            self.f.pro(f"and.b32 {r}, {self.tid}, {n - 1}")
+        self.f.cache[key] = r
+        return r
+
+    def coords(self, shape: tuple[int, ...], s: int) -> list[str | int]:
+        """Per-dimension index (b32 registers; ``0`` for size-1 dims) of slot ``s`` of a tile of ``shape``."""
+        key = ("coords", shape, s)
+        if key in self.f.cache:
+            return self.f.cache[key]
+        n = 1
+        for d in shape:
+            n *= d
+        lin = self.lin(n, s)
+        out: list[str | int] = []
+        inner = n
+        for d in shape:
+            inner //= d
+            if d == 1:
+                out.append(0)
+                continue
+            r = self.f.reg("b32")
+            shift = inner.bit_length() - 1
+            if shift:
+                self.f.pro(f"shr.u32 {r}, {lin}, {shift}")
+                self.f.pro(f"and.b32 {r}, {r}, {d - 1}")
+            else:
+                self.f.pro(f"and.b32 {r}, {lin}, {d - 1}")
+            out.append(r)
+        self.f.cache[key] = out
+        return out
+
+    def owner(self, n: int) -> str | None:
+        """Predicate register true in the threads that own an ``n``-element tile's elements (``None``: all)."""
+        if n >= self.threads:
+            return None
+        key = ("owner", n)
+        if key not in self.f.cache:
+            p = self.f.reg("pred")
+            self.f.pro(f"setp.lt.u32 {p}, {self.tid}, {n}")
+            self.f.cache[key] = p
+        return self.f.cache[key]
+
+    # -- constants ------------------------------------------------------------
+    def const_reg(self, elem: T.Type, bits: int) -> str:
+        """A register of ``elem``'s class holding the element bit pattern ``bits``."""
+        cls = reg_class(elem)
+        r = self.f.reg(cls)
+        if cls == "pred":
+            self.f.emit(f"setp.ne.u32 {r}, {1 if bits & 1 else 0}, 0")
+        elif cls == "f32":
+            self.f.emit(f"mov.b32 {r}, 0x{bits & 0xFFFFFFFF:08X}")
+        elif cls == "f64":
+            self.f.emit(f"mov.b64 {r}, 0x{bits & 0xFFFFFFFFFFFFFFFF:016X}")
+        elif cls == "b16":
+            self.f.emit(f"mov.b16 {r}, 0x{bits & 0xFFFF:04X}")
+        elif cls == "b32":
+            w = T.bit_width(elem) or 32
+            v = bits & ((1 << w) - 1)
+            if w < 32 and v >> (w - 1):
+                v -= 1 << w  # keep i8/i16 sign-extended
+            self.f.emit(f"mov.b32 {r}, {v & 0xFFFFFFFF}")
+        else:
+            self.f.emit(f"mov.b64 {r}, {bits & 0xFFFFFFFFFFFFFFFF}")
+        return r
+
+    def mov(self, cls: str, dst: str, src: str) -> None:
+        if cls == "pred":
+            self.f.emit(f"mov.pred {dst}, {src}")
+        else:
+            ty = {"b16": "b16", "b32": "b32", "b64": "b64", "f32": "f32", "f64": "f64"}[cls]
+            self.f.emit(f"mov.{ty} {dst}, {src}")
+
+    def scalar_int(self, v: Value, width: int = 32) -> str:
+        """A b32 (``width`` 32) or b64 register holding the 0-d integer tile ``v``, sign-extended."""
+        tv = self.tile(v)
+        r = tv.regs[0]
+        w = T.bit_width(tv.elem) or 32
+        if width == 64:
+            if w == 64:
+                return r
+            out = self.f.reg("b64")
+            if w == 1:
+                self.f.emit(f"selp.b64 {out}, 1, 0, {r}")
+            else:
+                self.f.emit(f"cvt.s64.s32 {out}, {r}")
+            return out
+        if w == 64:
+            out = self.f.reg("b32")
+            self.f.emit(f"cvt.u32.u64 {out}, {r}")
+            return out
+        if w == 1:
+            out = self.f.reg("b32")
+            self.f.emit(f"selp.b32 {out}, 1, 0, {r}")
+            return out
+        return r
+
+    # -- float helpers ----------------------------------------------------------
+    def table(self, name: str) -> str:
+        """Address register of the f32 decode table of an 8- or 4-bit float type (a ``.const`` array)."""
+        sym = f"__tile_lsp_{name}_to_f32"
+        if sym not in self.decls:
+            width = T.FLOAT_WIDTHS[name]
+            vals = []
+            for bits in range(1 << width):
+                x = T.float_from_bits(bits, name)
+                vals.append("0x%08X" % struct.unpack("<I", struct.pack("<f", float("nan") if x is None else x))[0])
+            self.decls[sym] = f".const .align 4 .b32 {sym}[{1 << width}] = {{{', '.join(vals)}}};"
+        return sym
+
+    def to_f32(self, reg: str, elem: T.Type) -> str:
+        """f32 register with the value of element register ``reg`` of float type ``elem`` (exact)."""
+        name = elem.name if isinstance(elem, T.FloatType) else str(elem)
+        f = self.f
+        if name in ("f32", "tf32"):
+            return reg
+        out = f.reg("f32")
+        if name == "f16":
+            f.emit(f"cvt.f32.f16 {out}, {reg}")
+        elif name == "bf16":
+            t = f.reg("b32")
+            f.emit(f"cvt.u32.u16 {t}, {reg}")
+            f.emit(f"shl.b32 {t}, {t}, 16")
+            f.emit(f"mov.b32 {out}, {t}")
+        elif name == "f64":
+            f.emit(f"cvt.rn.f32.f64 {out}, {reg}")
+        elif name in ("f8E4M3FN", "f8E5M2", "f8E8M0FNU", "f4E2M1FN"):
+            sym = self.table(name)
+            t = f.reg("b32")
+            a = f.reg("b64")
+            mask = 0xF if name == "f4E2M1FN" else 0xFF
+            f.emit(f"cvt.u32.u16 {t}, {reg}")
+            f.emit(f"and.b32 {t}, {t}, {mask}")
+            f.emit(f"mul.wide.u32 {a}, {t}, 4")
+            b = f.reg("b64")
+            f.emit(f"mov.u64 {b}, {sym}")
+            f.emit(f"add.s64 {a}, {a}, {b}")
+            f.emit(f"ld.const.f32 {out}, [{a}]")
+        else:
+            raise LoweringError(f"no conversion of {name} to f32")
+        return out
+
+    def from_f32(self, freg: str, elem: T.Type, rnd: str = "rn") -> str:
+        """Register of float type ``elem`` with f32 ``freg`` rounded (``rnd``: rn/rz/rm/rp)."""
+        name = elem.name
+        f = self.f
+        if name == "f32":
+            return freg
+        if name == "tf32":
+            t = f.reg("b32")
+            out = f.reg("f32")
+            f.emit(f"cvt.rna.tf32.f32 {t}, {freg}")
+            f.emit(f"mov.b32 {out}, {t}")
+            return out
+        if name == "f64":
+            out = f.reg("f64")
+            f.emit(f"cvt.f64.f32 {out}, {freg}")
+            return out
+        out = f.reg("b16")
+        if name == "f16":
+            f.emit(f"cvt.{rnd}.f16.f32 {out}, {freg}")
+        elif name == "bf16":
+            f.emit(f"cvt.{rnd}.bf16.f32 {out}, {freg}")
+        elif name in ("f8E4M3FN", "f8E5M2"):
+            if "fp8" not in self.target.features:
+                raise LoweringError(f"conversion to {name} needs sm_89 or newer (target {self.target.name})")
+            kind = "e4m3x2" if name == "f8E4M3FN" else "e5m2x2"
+            z = f.reg("f32")
+            f.emit(f"mov.f32 {z}, 0f00000000")
+            f.emit(f"cvt.rn.satfinite.{kind}.f32 {out}, {z}, {freg}")
+        else:
+            raise LoweringError(f"conversion of f32 to {name} is not supported by the lowering yet")
+        return out
+
+    def fwide(self, elem: T.Type) -> str:
+        """Compute class for float element ``elem``: ``f64`` for f64, else ``f32``."""
+        return "f64" if isinstance(elem, T.FloatType) and elem.name == "f64" else "f32"
+
+    def to_compute(self, reg: str, elem: T.Type) -> str:
+        return reg if self.fwide(elem) == "f64" else self.to_f32(reg, elem)
+
+    def from_compute(self, reg: str, elem: T.Type, rnd: str = "rn") -> str:
+        return reg if self.fwide(elem) == "f64" else self.from_f32(reg, elem, rnd)
+
+    # -- shared-memory staging ----------------------------------------------------
+    def smem_addr(self) -> str:
+        key = ("smem",)
+        if key not in self.f.cache:
+            r = self.f.reg("b32")
+            self.f.pro(f"mov.u32 {r}, __tile_lsp_smem")
+            self.f.cache[key] = r
+        return self.f.cache[key]
+
+    def reserve(self, nbytes: int) -> None:
+        self.f.smem_bytes = max(self.f.smem_bytes, nbytes)
+
+    def stage(self, tiles: list[TileValue]) -> list[int]:
+        """Write ``tiles`` to shared memory at their linear index; returns each one's byte offset.
+
+        Emits ``bar.sync 0`` before (earlier readers are done) and after
+        (every element is written).  Element size: the register class's
+        (pred as a byte).
+        """
+        f = self.f
+        offsets = []
+        off = 0
+        for tv in tiles:
+            esz = _reg_bytes(reg_class(tv.elem))
+            off = (off + 7) // 8 * 8
+            offsets.append(off)
+            off += tv.n * esz
+        self.reserve(off)
+        base = self.smem_addr()
+        f.emit("bar.sync 0")
+        for tv, o in zip(tiles, offsets):
+            cls = reg_class(tv.elem)
+            esz = _reg_bytes(cls)
+            own = self.owner(tv.n)
+            for s, r in enumerate(tv.regs):
+                a = f.reg("b32")
+                f.emit(f"mad.lo.s32 {a}, {self.lin(tv.n, s)}, {esz}, {base}")
+                guard = f"@{own} " if own else ""
+                f.emit(guard + _st_shared(cls, a, o, r, f))
+        f.emit("bar.sync 0")
+        return offsets
+
+    def smem_read(self, elem: T.Type, offset: int, index: str, pred: str | None = None) -> str:
+        """Register with the element at ``index`` (b32 register, elements) of a staged tile at ``offset``."""
+        f = self.f
+        cls = reg_class(elem)
+        esz = _reg_bytes(cls)
+        a = f.reg("b32")
+        f.emit(f"mad.lo.s32 {a}, {index}, {esz}, {self.smem_addr()}")
+        out = f.reg(cls)
+        if cls == "pred":
+            t = f.reg("b16")
+            if pred:
+                f.emit(f"mov.b16 {t}, 0")
+            f.emit((f"@{pred} " if pred else "") + f"ld.shared.u8 {t}, [{a}+{offset}]")
+            f.emit(f"setp.ne.u16 {out}, {t}, 0")
+        else:
+            f.emit((f"@{pred} " if pred else "") + f"ld.shared.{_cls_mem(cls)} {out}, [{a}+{offset}]")
+        return out
+
+    def linear(self, terms: list[tuple[str | int, int]], const: int = 0) -> str:
+        """b32 register = ``const + sum(reg * mult)`` (``reg`` may be an int)."""
+        f = self.f
+        acc_const = const
+        regs = []
+        for r, m in terms:
+            if isinstance(r, int):
+                acc_const += r * m
+            elif m:
+                regs.append((r, m))
+        out = f.reg("b32")
+        if not regs:
+            f.emit(f"mov.b32 {out}, {acc_const}")
+            return out
+        r0, m0 = regs[0]
+        f.emit(f"mad.lo.s32 {out}, {r0}, {m0}, {acc_const}")
+        for r, m in regs[1:]:
+            f.emit(f"mad.lo.s32 {out}, {r}, {m}, {out}")
+        return out
+
+    # -- regions -----------------------------------------------------------------
+    def run_ops(self, ops) -> None:
+        for op in ops:
+            self.lower_op(op)
+
+    def lower_op(self, op: Operation) -> None:
+        short = op.name.split(".", 1)[1] if op.name.startswith("cuda_tile.") else op.name
+        h = HANDLERS.get(short)
+        if h is None:
+            raise LoweringError(f"the PTX lowering does not support '{op.name}' yet", op)
+        self.f.loc = self.loc_of(op)
+        try:
+            h(self, op)
+        except LoweringError as e:
+            if e.op is None:
+                e.op = op
+            raise
+
+    def loc_of(self, op: Operation) -> str | None:
+        if self.file_index is None or op.range is None:
+            return None
+        return f".loc {self.file_index} {op.range.start.line + 1} {op.range.start.character + 1}"
+
+    def bind_block(self, region: Region, values: list) -> list:
+        block = region.blocks[0]
+        for arg, x in zip(block.arguments, values):
+            self.set(arg, x)
+        return block.operations
+
+
+def _reg_bytes(cls: str) -> int:
+    return {"pred": 1, "b16": 2, "b32": 4, "b64": 8, "f32": 4, "f64": 8}[cls]
+
+
+def _cls_mem(cls: str) -> str:
+    return {"b16": "b16", "b32": "b32", "b64": "b64", "f32": "f32", "f64": "f64"}[cls]
+
+
+def _st_shared(cls: str, addr: str, off: int, reg: str, f: Function) -> str:
+    if cls == "pred":
+        t = f.reg("b16")
+        f.emit(f"selp.u16 {t}, 1, 0, {reg}")
+        return f"st.shared.u8 [{addr}+{off}], {t}"
+    return f"st.shared.{_cls_mem(cls)} [{addr}+{off}], {reg}"
+
+
+__all__ = ["HANDLERS", "KernelLowering", "handler", "f32_imm", "f64_imm", "storage_bytes"]

@@ -1,0 +1,495 @@
+"""Lowering of views, loads, stores, pointers, atomics and globals.
+
+Addresses are generic (PTX ``ld``/``st``/``atom`` without a state space):
+cuda_tile pointers are generic addresses.  A view load computes, for each
+element, its tensor coordinates (tile index times tile size, or traversal
+step, plus the element's index in the tile, through ``dim_map``), checks
+them against the tensor shape, and loads with a predicate; out-of-bounds
+elements take the view's padding value (zero when it has none).  Stores and
+atomics skip out-of-bounds elements and, for tiles smaller than the CTA,
+the threads holding replicas.  Semantics: NVIDIA cuda-tile ``Types.td``
+(PartitionView, StridedView "dim_map" and "index space"), ``Ops.td``
+(LoadViewTkoOp, StoreViewTkoOp, AtomicRMWTkoOp ...).
+"""
+
+from __future__ import annotations
+
+import struct
+
+from tile_lsp.analysis import attributes as A
+from tile_lsp.analysis.ir import Operation
+from tile_lsp.codegen.lower import KernelLowering, handler
+from tile_lsp.codegen.ops_elementwise import _enum, _result
+from tile_lsp.codegen.ptx import (
+    TOKEN, LoweringError, TensorViewValue, TileValue, TileViewValue, mem_type, reg_class, storage_bytes,
+)
+from tile_lsp.dialect import types as T
+
+SCOPES = {"device": "gpu", "sys": "sys", "tl_blk": "cta", "block": "cta"}
+
+
+def _sem(op: Operation, kind: str) -> str:
+    """PTX memory-ordering qualifier for a load (``kind='ld'``), store or atomic."""
+    sem = _enum(op, "memory_ordering_semantics", "weak") or "weak"
+    scope = SCOPES.get(_enum(op, "memory_scope", "device") or "device", "gpu")
+    if sem == "weak":
+        return ""
+    return f".{sem}.{scope}"
+
+
+def _pad_bits(elem: T.Type, padding: str | None) -> int:
+    if padding is None or padding == "zero":
+        return 0
+    if isinstance(elem, T.IntegerType):
+        return 0
+    name = elem.name
+    val = {"neg_zero": -0.0, "nan": float("nan"), "pos_inf": float("inf"), "neg_inf": float("-inf")}[padding]
+    from tile_lsp.bytecode.writer import float_to_bits
+    return float_to_bits(val, name)
+
+
+# ---------------------------------------------------------------------------
+# views
+# ---------------------------------------------------------------------------
+
+def _to_s64(lw: KernelLowering, v) -> str:
+    return lw.scalar_int(v, 64)
+
+
+@handler("make_tensor_view")
+def _make_tensor_view(lw: KernelLowering, op: Operation) -> None:
+    ty = op.results[0].type
+    base = lw.tile(op.operands[0]).regs[0]
+    dyn_shape = list(op.operand_group("dynamicShape")) if "dynamicShape" in op.operand_segments else []
+    dyn_strides = list(op.operand_group("dynamicStrides")) if "dynamicStrides" in op.operand_segments else []
+    if not op.operand_segments:
+        rest = list(op.operands[1:])
+        nshape = sum(1 for d in ty.shape if d is None)
+        dyn_shape, dyn_strides = rest[:nshape], rest[nshape:]
+    shape: list[str | int] = []
+    it = iter(dyn_shape)
+    for d in ty.shape:
+        shape.append(_to_s64(lw, next(it)) if d is None else int(d))
+    strides: list[str | int] = []
+    it = iter(dyn_strides)
+    for s in ty.strides:
+        strides.append(_to_s64(lw, next(it)) if s is None else int(s))
+    lw.set(op.results[0], TensorViewValue(base, shape, strides, ty.element))
+
+
+@handler("make_partition_view", "make_strided_view", "make_gather_scatter_view")
+def _make_tile_view(lw: KernelLowering, op: Operation) -> None:
+    ty = op.results[0].type
+    tv = lw.get(op.operands[0])
+    if not isinstance(tv, TensorViewValue):
+        raise LoweringError("view of something that is not a tensor_view")
+    rank = len(ty.tile_shape)
+    if isinstance(ty, T.PartitionViewType):
+        dm = ty.effective_dim_map()
+        lw.set(op.results[0], TileViewValue("partition", tv, tuple(ty.tile_shape), tuple(dm), ty.padding_value,
+                                            tuple(ty.tile_shape)))
+    elif isinstance(ty, T.StridedViewType):
+        dm = ty.dim_map if ty.dim_map is not None else tuple(range(rank))
+        if any(s is None for s in ty.traversal_strides):
+            raise LoweringError("strided_view with dynamic traversal strides is not supported by the lowering yet")
+        lw.set(op.results[0], TileViewValue("strided", tv, tuple(ty.tile_shape), tuple(dm), ty.padding_value,
+                                            tuple(int(s) for s in ty.traversal_strides)))
+    else:
+        lw.set(op.results[0], TileViewValue("gather", tv, tuple(ty.tile_shape), tuple(range(rank)),
+                                            ty.padding_value, tuple(ty.tile_shape), ty.sparse_dim))
+
+
+@handler("get_index_space_shape")
+def _index_space_shape(lw: KernelLowering, op: Operation) -> None:
+    """Per tile dimension: ceil(tensor extent / tile size) (partition) or the strided view's count."""
+    view = lw.get(op.operands[0])
+    f = lw.f
+    for i, res in enumerate(op.results):
+        out = lw.new_tile(res.type)
+        lw.set(res, out)
+        td = view.dim_map[i]
+        extent = view.tensor.shape[td]
+        ts, step = view.tile_shape[i], view.steps[i]
+        w = T.bit_width(out.elem) or 32
+        r64 = f.reg("b64")
+        if isinstance(extent, int):
+            f.emit(f"mov.b64 {r64}, {extent}")
+        else:
+            f.emit(f"mov.b64 {r64}, {extent}")
+        if view.kind == "strided":
+            # number of tile starts: ceil((extent - tile) / step) + 1, at least 1
+            f.emit(f"sub.s64 {r64}, {r64}, {ts}")
+            f.emit(f"max.s64 {r64}, {r64}, 0")
+            f.emit(f"add.s64 {r64}, {r64}, {step - 1}")
+            f.emit(f"div.s64 {r64}, {r64}, {step}")
+            f.emit(f"add.s64 {r64}, {r64}, 1")
+        else:
+            f.emit(f"add.s64 {r64}, {r64}, {ts - 1}")
+            f.emit(f"div.s64 {r64}, {r64}, {ts}")
+        if w == 64:
+            f.emit(f"mov.b64 {out.regs[0]}, {r64}")
+        else:
+            f.emit(f"cvt.u32.u64 {out.regs[0]}, {r64}")
+
+
+def _element_addresses(lw: KernelLowering, view: TileViewValue, index_vals, shape: tuple[int, ...],
+                       s: int, gather_idx: str | None = None) -> tuple[str, str]:
+    """(b64 address, pred in-bounds) of slot ``s`` of a tile of ``shape`` at tile index ``index_vals``."""
+    f = lw.f
+    tensor = view.tensor
+    coords = lw.coords(shape, s)
+    rank = len(tensor.shape)
+    tcoord: list[str | None] = [None] * rank
+    for i, local in enumerate(coords):
+        td = view.dim_map[i]
+        c = f.reg("b64")
+        if view.kind == "gather" and i == view.sparse_dim:
+            f.emit(f"mov.b64 {c}, {gather_idx}")
+        else:
+            base = index_vals[i]  # s64 register: index * step
+            if isinstance(local, int):
+                f.emit(f"add.s64 {c}, {base}, {local}")
+            else:
+                lc = f.reg("b64")
+                f.emit(f"cvt.u64.u32 {lc}, {local}")
+                f.emit(f"add.s64 {c}, {base}, {lc}")
+        tcoord[td] = c
+    inb = f.reg("pred")
+    f.emit(f"setp.eq.u32 {inb}, 0, 0")
+    off = f.reg("b64")
+    f.emit(f"mov.b64 {off}, 0")
+    for d in range(rank):
+        c = tcoord[d]
+        if c is None:
+            continue
+        ext = tensor.shape[d]
+        p = f.reg("pred")
+        f.emit(f"setp.lt.u64 {p}, {c}, {ext}")
+        f.emit(f"and.pred {inb}, {inb}, {p}")
+        f.emit(f"mad.lo.s64 {off}, {c}, {tensor.strides[d]}, {off}")
+    addr = f.reg("b64")
+    f.emit(f"mad.lo.s64 {addr}, {off}, {storage_bytes(tensor.elem)}, {tensor.base}")
+    return addr, inb
+
+
+def _index_bases(lw: KernelLowering, view: TileViewValue, index_ops) -> list[str]:
+    f = lw.f
+    out = []
+    for i, v in enumerate(index_ops):
+        r = lw.scalar_int(v, 64)
+        b = f.reg("b64")
+        f.emit(f"mul.lo.s64 {b}, {r}, {view.steps[i]}")
+        out.append(b)
+    return out
+
+
+def _view_indices(lw: KernelLowering, view: TileViewValue, index, shape: tuple[int, ...]):
+    """(per-dimension s64 bases, slot -> gather coordinate register or None) of a view access.
+
+    For a gather_scatter_view the index of ``sparse_dim`` is a 1-d tile of
+    tensor coordinates (one per tile row along that dimension): it is staged
+    in shared memory and each slot reads the entry of its own row.
+    """
+    if view.kind != "gather":
+        return _index_bases(lw, view, index), lambda s: None
+    sd = view.sparse_dim
+    bases: list = []
+    for i, v in enumerate(index):
+        if i == sd:
+            bases.append(None)
+            continue
+        r = lw.scalar_int(v, 64)
+        b = lw.f.reg("b64")
+        lw.f.emit(f"mul.lo.s64 {b}, {r}, {view.steps[i]}")
+        bases.append(b)
+    idx_tile = lw.tile(index[sd])
+    (off,) = lw.stage([idx_tile])
+
+    def gather(s: int) -> str:
+        c = lw.coords(shape, s)[sd]
+        if isinstance(c, int):
+            c = lw.linear([], c)
+        v = lw.smem_read(idx_tile.elem, off, c)
+        if (T.bit_width(idx_tile.elem) or 32) == 64:
+            return v
+        r = lw.f.reg("b64")
+        lw.f.emit(f"cvt.s64.s32 {r}, {v}")
+        return r
+    return bases, gather
+
+
+def _ld(lw: KernelLowering, elem: T.Type, dst: str, addr: str, pred: str | None, sem: str) -> None:
+    f = lw.f
+    cls = reg_class(elem)
+    g = f"@{pred} " if pred else ""
+    if cls == "pred":
+        t = f.reg("b16")
+        f.emit(f"mov.b16 {t}, 0")
+        f.emit(f"{g}ld{sem}.u8 {t}, [{addr}]")
+        f.emit(f"setp.ne.u16 {dst}, {t}, 0")
+        return
+    mt = mem_type(elem)
+    w = T.bit_width(elem) or 32
+    if cls == "b32" and w in (8, 16):
+        f.emit(f"{g}ld{sem}.s{w} {dst}, [{addr}]")
+    elif cls == "b16" and w == 8:
+        f.emit(f"{g}ld{sem}.u8 {dst}, [{addr}]")
+    else:
+        f.emit(f"{g}ld{sem}{mt} {dst}, [{addr}]")
+
+
+def _st(lw: KernelLowering, elem: T.Type, src: str, addr: str, pred: str | None, sem: str) -> None:
+    f = lw.f
+    cls = reg_class(elem)
+    g = f"@{pred} " if pred else ""
+    if cls == "pred":
+        t = f.reg("b16")
+        f.emit(f"selp.u16 {t}, 1, 0, {src}")
+        f.emit(f"{g}st{sem}.u8 [{addr}], {t}")
+        return
+    f.emit(f"{g}st{sem}{mem_type(elem)} [{addr}], {src}")
+
+
+def _and(lw: KernelLowering, a: str | None, b: str | None) -> str | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    r = lw.f.reg("pred")
+    lw.f.emit(f"and.pred {r}, {a}, {b}")
+    return r
+
+
+@handler("load_view_tko")
+def _load_view(lw: KernelLowering, op: Operation) -> None:
+    view = lw.get(op.operand_group("view")[0] if op.operand_segments else op.operands[0])
+    index = op.operand_group("index") if op.operand_segments else op.operands[1:]
+    out = _result(lw, op)
+    lw.set(op.results[1], TOKEN)
+    bases, gather = _view_indices(lw, view, index, out.shape)
+    pad = _pad_bits(out.elem, view.padding)
+    sem = _sem(op, "ld")
+    for s, r in enumerate(out.regs):
+        addr, inb = _element_addresses(lw, view, bases, out.shape, s, gather(s))
+        lw.mov(reg_class(out.elem), r, lw.const_reg(out.elem, pad))
+        _ld(lw, out.elem, r, addr, inb, sem)
+
+
+@handler("store_view_tko")
+def _store_view(lw: KernelLowering, op: Operation) -> None:
+    tile = lw.tile(op.operands[0])
+    view = lw.get(op.operands[1])
+    index = op.operand_group("index") if op.operand_segments else op.operands[2:]
+    lw.set(op.results[0], TOKEN)
+    bases, gather = _view_indices(lw, view, index, tile.shape)
+    own = lw.owner(tile.n)
+    sem = _sem(op, "st")
+    for s, r in enumerate(tile.regs):
+        addr, inb = _element_addresses(lw, view, bases, tile.shape, s, gather(s))
+        _st(lw, tile.elem, r, addr, _and(lw, inb, own), sem)
+
+
+ATOM_OPS = {"add": "add", "addf": "add", "max": "max", "min": "min", "umax": "max", "umin": "min",
+            "and": "and", "or": "or", "xor": "xor", "xchg": "exch"}
+
+
+def _atom_type(mode: str, elem: T.Type) -> str:
+    if isinstance(elem, T.FloatType):
+        if elem.name not in ("f32", "f64", "f16", "bf16"):
+            raise LoweringError(f"atomic on {elem} is not supported by the lowering")
+        return {"f32": ".f32", "f64": ".f64", "f16": ".noftz.f16", "bf16": ".noftz.bf16"}[elem.name]
+    w = T.bit_width(elem) or 32
+    if w not in (32, 64):
+        raise LoweringError(f"atomic on {elem} is not supported by the lowering")
+    if mode in ("and", "or", "xor", "xchg"):
+        return f".b{w}"
+    signed = mode in ("max", "min")
+    if mode == "add":
+        return f".u{w}"
+    return f".{'s' if signed else 'u'}{w}"
+
+
+@handler("atomic_red_view_tko")
+def _atomic_red_view(lw: KernelLowering, op: Operation) -> None:
+    view = lw.get(op.operand_group("view")[0])
+    index = op.operand_group("index")
+    value = lw.tile(op.operand_group("value")[0])
+    lw.set(op.results[0], TOKEN)
+    mode = _enum(op, "mode", "add")
+    ins = ATOM_OPS.get(mode)
+    if ins is None or ins == "exch":
+        raise LoweringError(f"atomic_red_view_tko mode '{mode}' is not supported by the lowering")
+    bases = _index_bases(lw, view, index)
+    shape = view.tile_shape
+    n = 1
+    for d in shape:
+        n *= d
+    own = lw.owner(n)
+    sem = _sem(op, "red")
+    ty = _atom_type(mode, value.elem)
+    for s in range(lw.slots(n)):
+        addr, inb = _element_addresses(lw, view, bases, shape, s)
+        v = value.regs[s if len(value.regs) > 1 else 0]
+        g = _and(lw, inb, own)
+        lw.f.emit((f"@{g} " if g else "") + f"red{sem}.{ins}{ty} [{addr}], {v}")
+
+
+# ---------------------------------------------------------------------------
+# pointers
+# ---------------------------------------------------------------------------
+
+@handler("offset")
+def _offset(lw: KernelLowering, op: Operation) -> None:
+    ptr, off = lw.tile(op.operands[0]), lw.tile(op.operands[1])
+    out = _result(lw, op)
+    esz = storage_bytes(ptr.elem.pointee if isinstance(ptr.elem, T.PointerType) else ptr.elem)
+    w = T.bit_width(off.elem) or 32
+    f = lw.f
+    for s, r in enumerate(out.regs):
+        p = ptr.regs[s if len(ptr.regs) > 1 else 0]
+        o = off.regs[s if len(off.regs) > 1 else 0]
+        if w == 64:
+            f.emit(f"mad.lo.s64 {r}, {o}, {esz}, {p}")
+        else:
+            f.emit(f"mad.wide.s32 {r}, {o}, {esz}, {p}")
+
+
+@handler("int_to_ptr", "ptr_to_int")
+def _ptr_int(lw: KernelLowering, op: Operation) -> None:
+    a = lw.tile(op.operands[0])
+    out = _result(lw, op)
+    for s, r in enumerate(out.regs):
+        lw.f.emit(f"mov.b64 {r}, {a.regs[s]}")
+
+
+def _group(op: Operation, name: str, pos: int):
+    g = op.operand_group(name) if op.operand_segments else op.operands[pos:pos + 1]
+    return g[0] if g else None
+
+
+@handler("load_ptr_tko")
+def _load_ptr(lw: KernelLowering, op: Operation) -> None:
+    src = lw.tile(_group(op, "source", 0))
+    mask_v, pad_v = _group(op, "mask", 1), _group(op, "paddingValue", 2)
+    mask = lw.tile(mask_v) if mask_v is not None else None
+    pad = lw.tile(pad_v) if pad_v is not None else None
+    out = _result(lw, op)
+    lw.set(op.results[1], TOKEN)
+    sem = _sem(op, "ld")
+    for s, r in enumerate(out.regs):
+        m = mask.regs[s] if mask else None
+        if pad is not None:
+            lw.mov(reg_class(out.elem), r, pad.regs[s])
+        elif m is not None:
+            lw.mov(reg_class(out.elem), r, lw.const_reg(out.elem, 0))
+        _ld(lw, out.elem, r, src.regs[s], m, sem)
+
+
+@handler("store_ptr_tko")
+def _store_ptr(lw: KernelLowering, op: Operation) -> None:
+    dst = lw.tile(_group(op, "destination", 0))
+    val = lw.tile(_group(op, "value", 1))
+    mask_v = _group(op, "mask", 2)
+    mask = lw.tile(mask_v) if mask_v is not None else None
+    lw.set(op.results[0], TOKEN)
+    own = lw.owner(dst.n)
+    sem = _sem(op, "st")
+    for s in range(len(dst.regs)):
+        g = _and(lw, mask.regs[s] if mask else None, own)
+        _st(lw, val.elem, val.regs[s], dst.regs[s], g, sem)
+
+
+@handler("atomic_rmw_tko")
+def _atomic_rmw(lw: KernelLowering, op: Operation) -> None:
+    ptrs = lw.tile(_group(op, "pointers", 0))
+    arg = lw.tile(_group(op, "arg", 1))
+    mask_v = _group(op, "mask", 2)
+    mask = lw.tile(mask_v) if mask_v is not None else None
+    out = _result(lw, op)
+    lw.set(op.results[1], TOKEN)
+    mode = _enum(op, "mode", "add")
+    ins = ATOM_OPS.get(mode)
+    if ins is None:
+        raise LoweringError(f"atomic_rmw_tko mode '{mode}' is not supported by the lowering")
+    ty = _atom_type(mode, arg.elem)
+    if ins == "exch" and isinstance(arg.elem, T.FloatType):
+        ty = f".b{T.bit_width(arg.elem)}"
+    sem = _sem(op, "atom")
+    own = lw.owner(ptrs.n)
+    for s, r in enumerate(out.regs):
+        g = _and(lw, mask.regs[s] if mask else None, own)
+        lw.mov(reg_class(out.elem), r, lw.const_reg(out.elem, 0))
+        lw.f.emit((f"@{g} " if g else "") + f"atom{sem}.{ins}{ty} {r}, [{ptrs.regs[s]}], {arg.regs[s]}")
+    if own:
+        _broadcast_from_owner(lw, out)
+
+
+@handler("atomic_cas_tko")
+def _atomic_cas(lw: KernelLowering, op: Operation) -> None:
+    ptrs = lw.tile(_group(op, "pointers", 0))
+    cmp = lw.tile(_group(op, "cmp", 1))
+    val = lw.tile(_group(op, "val", 2))
+    mask_v = _group(op, "mask", 3)
+    mask = lw.tile(mask_v) if mask_v is not None else None
+    out = _result(lw, op)
+    lw.set(op.results[1], TOKEN)
+    w = T.bit_width(val.elem) or 32
+    sem = _sem(op, "atom")
+    own = lw.owner(ptrs.n)
+    for s, r in enumerate(out.regs):
+        g = _and(lw, mask.regs[s] if mask else None, own)
+        lw.mov(reg_class(out.elem), r, lw.const_reg(out.elem, 0))
+        lw.f.emit((f"@{g} " if g else "") + f"atom{sem}.cas.b{w} {r}, [{ptrs.regs[s]}], {cmp.regs[s]}, {val.regs[s]}")
+    if own:
+        _broadcast_from_owner(lw, out)
+
+
+def _broadcast_from_owner(lw: KernelLowering, tv: TileValue) -> None:
+    """After an atomic done by the owning threads only, give every replica the owner's result."""
+    (off,) = lw.stage([tv])
+    for s, r in enumerate(tv.regs):
+        v = lw.smem_read(tv.elem, off, lw.lin(tv.n, s))
+        lw.mov(reg_class(tv.elem), r, v)
+
+
+# ---------------------------------------------------------------------------
+# globals
+# ---------------------------------------------------------------------------
+
+def global_decl(op: Operation) -> tuple[str, str]:
+    """(symbol, PTX ``.global`` declaration) of a ``cuda_tile.global`` with its initial value."""
+    from tile_lsp.bytecode.writer import dense_raw_data
+    name = op.attr("sym_name").value
+    value = op.attr("value")
+    ty = value.type if isinstance(value, A.DenseElementsAttr) else None
+    if not isinstance(ty, T.TileType):
+        raise LoweringError(f"global @{name} has no tile-typed initial value")
+    raw = dense_raw_data(value, ty)
+    n = ty.num_elements or 1
+    esz = storage_bytes(ty.element)
+    if len(raw) == esz and n > 1:
+        raw = raw * n
+    align = op.attr("alignment")
+    al = align.value if isinstance(align, A.IntegerAttr) else max(esz, 8)
+    body = ", ".join(str(b) for b in raw)
+    sym = _ptx_symbol(name)
+    return sym, f".global .align {al} .b8 {sym}[{len(raw)}] = {{{body}}};"
+
+
+def _ptx_symbol(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "_$" else "_" for c in name)
+
+
+@handler("get_global")
+def _get_global(lw: KernelLowering, op: Operation) -> None:
+    ref = op.attr("name")
+    name = ref.root if isinstance(ref, A.SymbolRefAttr) else str(ref).lstrip("@")
+    out = _result(lw, op)
+    sym = _ptx_symbol(name)
+    r = out.regs[0]
+    lw.f.emit(f"mov.u64 {r}, {sym}")
+    lw.f.emit(f"cvta.global.u64 {r}, {r}")
+
+
+def float_bits_f32(x: float) -> int:
+    return struct.unpack("<I", struct.pack("<f", x))[0]

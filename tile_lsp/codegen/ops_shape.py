@@ -1,0 +1,460 @@
+"""Lowering of constants and of the ops that move data between threads.
+
+``reshape`` keeps the row-major linear order, so it is free in the
+distribution of :mod:`tile_lsp.codegen.ptx`; ``broadcast``, ``permute``,
+``extract``, ``insert``, ``cat``, ``pack``/``unpack``, ``reduce``, ``scan``
+and the MMA ops stage their sources in shared memory and read them back
+with each result slot's source index.  ``reduce`` and ``scan`` run their
+body (inlined) in a loop over the reduced dimension; ``mmaf``/``mmai``/
+``mmaf_scaled`` compute each accumulator element as a dot product over K in
+f32 (f64 for f64, i32 for mmai) on the CUDA cores — a correct fallback; the
+tensor-core path is future work.  Semantics: NVIDIA cuda-tile ``Ops.td``.
+"""
+
+from __future__ import annotations
+
+from tile_lsp.analysis import attributes as A
+from tile_lsp.analysis.ir import Operation
+from tile_lsp.codegen.lower import KernelLowering, handler
+from tile_lsp.codegen.ops_elementwise import _result, zext
+from tile_lsp.codegen.ptx import LoweringError, TileValue, reg_class, storage_bytes
+from tile_lsp.dialect import types as T
+
+
+def _strides(shape: tuple[int, ...]) -> list[int]:
+    out, acc = [], 1
+    for d in reversed(shape):
+        out.append(acc)
+        acc *= d
+    return list(reversed(out))
+
+
+@handler("constant")
+def _constant(lw: KernelLowering, op: Operation) -> None:
+    from tile_lsp.bytecode.writer import dense_raw_data
+    out = _result(lw, op)
+    value = op.attr("value")
+    ty = op.results[0].type
+    raw = dense_raw_data(value, ty)
+    elem = out.elem
+    w = T.bit_width(elem) or 32
+    if w == 1:
+        bits = [1 if (raw[i // 8] >> (i % 8)) & 1 else 0 for i in range(out.n)] if len(raw) > 1 or out.n == 1 \
+            else [1 if raw[0] else 0]
+    elif w < 8:
+        per = 8 // w
+        bits = [(raw[i // per] >> ((i % per) * w)) & ((1 << w) - 1) for i in range((len(raw) * per))]
+    else:
+        esz = w // 8
+        bits = [int.from_bytes(raw[i:i + esz], "little") for i in range(0, len(raw), esz)]
+    cls = reg_class(elem)
+    if len(bits) == 1 or len(set(bits)) == 1:
+        for r in out.regs:
+            lw.mov(cls, r, lw.const_reg(elem, bits[0]))
+        return
+    # a non-splat constant: a .const table indexed by each slot's linear index
+    esz = {"pred": 1, "b16": 2, "b32": 4, "b64": 8, "f32": 4, "f64": 8}[cls]
+    sym = f"__tile_lsp_cst_{len(lw.decls)}"
+    vals = []
+    for b in bits[:out.n]:
+        if cls == "b32" and w < 32 and b >> (w - 1):
+            b = (b - (1 << w)) & 0xFFFFFFFF
+        vals.append(str(b))
+    lw.decls[sym] = f".const .align {esz} .b{esz * 8} {sym}[{out.n}] = {{{', '.join(vals)}}};"
+    f = lw.f
+    base = f.reg("b64")
+    f.emit(f"mov.u64 {base}, {sym}")
+    for s, r in enumerate(out.regs):
+        a = f.reg("b64")
+        f.emit(f"mad.wide.u32 {a}, {lw.lin(out.n, s)}, {esz}, {base}")
+        if cls == "pred":
+            t = f.reg("b16")
+            f.emit(f"ld.const.u8 {t}, [{a}]")
+            f.emit(f"setp.ne.u16 {r}, {t}, 0")
+        else:
+            f.emit(f"ld.const.b{esz * 8} {r}, [{a}]")
+
+
+@handler("iota")
+def _iota(lw: KernelLowering, op: Operation) -> None:
+    out = _result(lw, op)
+    w = T.bit_width(out.elem) or 32
+    for s, r in enumerate(out.regs):
+        lin = lw.lin(out.n, s)
+        if w == 64:
+            lw.f.emit(f"cvt.u64.u32 {r}, {lin}")
+        else:
+            lw.f.emit(f"mov.b32 {r}, {lin}")
+            if w in (8, 16):
+                lw.f.emit(f"cvt.s32.s{w} {r}, {r}")
+
+
+@handler("reshape")
+def _reshape(lw: KernelLowering, op: Operation) -> None:
+    src = lw.tile(op.operands[0])
+    ty = op.results[0].type
+    lw.set(op.results[0], TileValue(tuple(int(d) for d in ty.shape), src.elem, src.regs))
+
+
+@handler("assume")
+def _assume(lw: KernelLowering, op: Operation) -> None:
+    lw.set(op.results[0], lw.get(op.operands[0]))
+
+
+def _gather(lw: KernelLowering, src: TileValue, out: TileValue, index_of) -> None:
+    """out[slot] = src[index_of(coords of slot)] through shared memory (``index_of`` gives a b32 register)."""
+    if src.n == 1:
+        for r in out.regs:
+            lw.mov(reg_class(out.elem), r, src.regs[0])
+        return
+    (off,) = lw.stage([src])
+    for s, r in enumerate(out.regs):
+        idx = index_of(lw.coords(out.shape, s))
+        lw.mov(reg_class(out.elem), r, lw.smem_read(src.elem, off, idx))
+
+
+@handler("broadcast")
+def _broadcast(lw: KernelLowering, op: Operation) -> None:
+    src = lw.tile(op.operands[0])
+    out = _result(lw, op)
+    sst = _strides(src.shape)
+    if src.n == out.n:
+        out.regs[:] = src.regs
+        return
+
+    def index_of(coords):
+        return lw.linear([(c, sst[d] if src.shape[d] != 1 else 0) for d, c in enumerate(coords)])
+    _gather(lw, src, out, index_of)
+
+
+@handler("permute")
+def _permute(lw: KernelLowering, op: Operation) -> None:
+    src = lw.tile(op.operands[0])
+    out = _result(lw, op)
+    perm = list(op.attr("permutation").values)
+    sst = _strides(src.shape)
+
+    def index_of(coords):
+        return lw.linear([(c, sst[perm[i]]) for i, c in enumerate(coords)])
+    _gather(lw, src, out, index_of)
+
+
+@handler("extract")
+def _extract(lw: KernelLowering, op: Operation) -> None:
+    src = lw.tile(op.operands[0])
+    idx = [lw.scalar_int(v) for v in op.operands[1:]]
+    out = _result(lw, op)
+    sst = _strides(src.shape)
+    f = lw.f
+    starts = []
+    for d, r in enumerate(idx):
+        t = f.reg("b32")
+        f.emit(f"mul.lo.s32 {t}, {r}, {out.shape[d] * sst[d]}")
+        starts.append(t)
+
+    def index_of(coords):
+        base = lw.linear([(c, sst[d]) for d, c in enumerate(coords)])
+        for t in starts:
+            f.emit(f"add.s32 {base}, {base}, {t}")
+        return base
+    _gather(lw, src, out, index_of)
+
+
+@handler("insert")
+def _insert(lw: KernelLowering, op: Operation) -> None:
+    src = lw.tile(op.operands[0])
+    dest = lw.tile(op.operands[1])
+    idx = [lw.scalar_int(v) for v in op.operands[2:]]
+    out = _result(lw, op)
+    f = lw.f
+    sst = _strides(src.shape)
+    (off,) = lw.stage([src])
+    for s, r in enumerate(out.regs):
+        coords = lw.coords(out.shape, s)
+        inside = f.reg("pred")
+        f.emit(f"setp.eq.u32 {inside}, 0, 0")
+        terms = []
+        for d, c in enumerate(coords):
+            start = f.reg("b32")
+            f.emit(f"mul.lo.s32 {start}, {idx[d]}, {src.shape[d]}")
+            rel = f.reg("b32")
+            f.emit(f"sub.s32 {rel}, {c}, {start}" if not isinstance(c, int) else f"neg.s32 {rel}, {start}")
+            p = f.reg("pred")
+            f.emit(f"setp.lt.u32 {p}, {rel}, {src.shape[d]}")
+            f.emit(f"and.pred {inside}, {inside}, {p}")
+            terms.append((rel, sst[d]))
+        i = lw.linear(terms)
+        v = lw.smem_read(src.elem, off, i, inside)
+        cls = reg_class(out.elem)
+        if cls == "pred":
+            t1 = f.reg("pred")
+            f.emit(f"and.pred {t1}, {inside}, {v}")
+            ni = f.reg("pred")
+            f.emit(f"not.pred {ni}, {inside}")
+            t2 = f.reg("pred")
+            f.emit(f"and.pred {t2}, {ni}, {dest.regs[s]}")
+            f.emit(f"or.pred {r}, {t1}, {t2}")
+        else:
+            f.emit(f"selp.{cls} {r}, {v}, {dest.regs[s]}, {inside}")
+
+
+@handler("cat")
+def _cat(lw: KernelLowering, op: Operation) -> None:
+    a, b = lw.tile(op.operands[0]), lw.tile(op.operands[1])
+    out = _result(lw, op)
+    dim = op.attr("dim").value
+    f = lw.f
+    oa, ob = lw.stage([a, b])
+    ast, bst = _strides(a.shape), _strides(b.shape)
+    cls = reg_class(out.elem)
+    for s, r in enumerate(out.regs):
+        coords = lw.coords(out.shape, s)
+        c = coords[dim]
+        in_a = f.reg("pred")
+        if isinstance(c, int):
+            f.emit(f"setp.lt.u32 {in_a}, {c}, {a.shape[dim]}")
+        else:
+            f.emit(f"setp.lt.u32 {in_a}, {c}, {a.shape[dim]}")
+        in_b = f.reg("pred")
+        f.emit(f"not.pred {in_b}, {in_a}")
+        ia = lw.linear([(x, ast[d]) for d, x in enumerate(coords)])
+        ib = lw.linear([(x, bst[d]) for d, x in enumerate(coords)], -a.shape[dim] * bst[dim])
+        va = lw.smem_read(a.elem, oa, ia, in_a)
+        vb = lw.smem_read(b.elem, ob, ib, in_b)
+        if cls == "pred":
+            f.emit(f"or.pred {r}, {va}, {vb}")  # predicated reads leave the other one false
+        else:
+            f.emit(f"selp.{cls} {r}, {va}, {vb}, {in_a}")
+
+
+# ---------------------------------------------------------------------------
+# pack / unpack: reinterpret the bytes of a 1-d tile
+# ---------------------------------------------------------------------------
+
+@handler("pack", "unpack")
+def _pack(lw: KernelLowering, op: Operation) -> None:
+    src = lw.tile(op.operands[0])
+    out = _result(lw, op)
+    f = lw.f
+    sw, ow = T.bit_width(src.elem), T.bit_width(out.elem)
+    if sw is None or ow is None or sw < 8:
+        raise LoweringError(f"'{op.name}' from {src.elem} is not supported by the lowering")
+    # stage the source as its memory bytes
+    nbytes = src.n * sw // 8
+    lw.reserve(nbytes)
+    base = lw.smem_addr()
+    f.emit("bar.sync 0")
+    own = lw.owner(src.n)
+    from tile_lsp.codegen.ops_memory import mem_type
+    for s, r in enumerate(src.regs):
+        a = f.reg("b32")
+        f.emit(f"mad.lo.s32 {a}, {lw.lin(src.n, s)}, {sw // 8}, {base}")
+        g = f"@{own} " if own else ""
+        f.emit(f"{g}st.shared{mem_type(src.elem)} [{a}], {r}")
+    f.emit("bar.sync 0")
+    cls = reg_class(out.elem)
+    for s, r in enumerate(out.regs):
+        lin = lw.lin(out.n, s)
+        a = f.reg("b32")
+        if ow >= 8:
+            f.emit(f"mad.lo.s32 {a}, {lin}, {ow // 8}, {base}")
+            w = ow
+            if cls == "b32" and w in (8, 16):
+                f.emit(f"ld.shared.s{w} {r}, [{a}]")
+            elif cls == "b16" and w == 8:
+                f.emit(f"ld.shared.u8 {r}, [{a}]")
+            else:
+                f.emit(f"ld.shared{mem_type(out.elem)} {r}, [{a}]")
+        else:  # 4-bit elements: two per byte, the low nibble first
+            per = 8 // ow
+            q = f.reg("b32")
+            f.emit(f"shr.u32 {q}, {lin}, {per.bit_length() - 1}")
+            f.emit(f"add.s32 {a}, {q}, {base}")
+            t = f.reg("b16")
+            f.emit(f"ld.shared.u8 {t}, [{a}]")
+            sh = f.reg("b32")
+            f.emit(f"and.b32 {sh}, {lin}, {per - 1}")
+            f.emit(f"mul.lo.s32 {sh}, {sh}, {ow}")
+            t32 = f.reg("b32")
+            f.emit(f"cvt.u32.u16 {t32}, {t}")
+            f.emit(f"shr.u32 {t32}, {t32}, {sh}")
+            f.emit(f"and.b32 {t32}, {t32}, {(1 << ow) - 1}")
+            f.emit(f"cvt.u16.u32 {r}, {t32}")
+
+
+# ---------------------------------------------------------------------------
+# reduce / scan
+# ---------------------------------------------------------------------------
+
+def _identity_regs(lw: KernelLowering, op: Operation, elems: list[T.Type]) -> list[str]:
+    from tile_lsp.bytecode.writer import float_to_bits
+    ids = op.attr("identities")
+    out = []
+    for a, elem in zip(ids.elements if isinstance(ids, A.ArrayAttr) else [], elems):
+        if isinstance(a, A.FloatAttr):
+            bits = int(a.text, 16) if a.text.lower().startswith("0x") else float_to_bits(a.value, elem.name)
+        elif isinstance(a, A.IntegerAttr):
+            bits = a.value
+        elif isinstance(a, A.BoolAttr):
+            bits = int(a.value)
+        else:
+            raise LoweringError(f"identity {a} is not supported by the lowering")
+        out.append(lw.const_reg(elem, bits))
+    return out
+
+
+def _run_body(lw: KernelLowering, op: Operation, accs: list[str], xs: list[str],
+              elems: list[T.Type]) -> None:
+    """Inline the combiner region: args (lhs0, rhs0, lhs1, rhs1, ...) = (acc, x); acc := yielded values."""
+    args = []
+    for a, x, e in zip(accs, xs, elems):
+        args += [TileValue((), e, [a]), TileValue((), e, [x])]
+    ops = lw.bind_block(op.regions[0], args)
+    for inner in ops[:-1]:
+        lw.lower_op(inner)
+    term = ops[-1]
+    for a, v, e in zip(accs, term.operands, elems):
+        lw.mov(reg_class(e), a, lw.tile(v).regs[0])
+    lw.f.loc = lw.loc_of(op)
+
+
+@handler("reduce", "scan")
+def _reduce_scan(lw: KernelLowering, op: Operation) -> None:
+    srcs = [lw.tile(v) for v in op.operands]
+    outs = [_result(lw, op, i) for i in range(len(op.results))]
+    dim = op.attr("dim").value
+    is_scan = op.name.endswith("scan")
+    reverse = is_scan and isinstance(op.attr("reverse"), A.BoolAttr) and op.attr("reverse").value
+    f = lw.f
+    shape = srcs[0].shape
+    extent = shape[dim]
+    sst = _strides(shape)
+    offs = lw.stage(srcs)
+    elems = [s.elem for s in srcs]
+    for s in range(len(outs[0].regs)):
+        coords = lw.coords(outs[0].shape, s)
+        if is_scan:
+            full = list(coords)
+            pos = coords[dim]
+        else:
+            full = list(coords[:dim]) + [0] + list(coords[dim:])
+            pos = None
+        base = lw.linear([(c, sst[d]) for d, c in enumerate(full) if d != dim])
+        accs = [f.reg(reg_class(e)) for e in elems]
+        for a, i, e in zip(accs, _identity_regs(lw, op, elems), elems):
+            lw.mov(reg_class(e), a, i)
+        k = f.reg("b32")
+        end = f.reg("b32")
+        if is_scan and not reverse:
+            f.emit(f"mov.b32 {k}, 0")
+            f.emit(f"add.s32 {end}, {pos}, 1" if not isinstance(pos, int) else f"mov.b32 {end}, {pos + 1}")
+        elif is_scan:
+            f.emit(f"mov.b32 {k}, {extent - 1}")
+            f.emit(f"mov.b32 {end}, {pos}" if not isinstance(pos, int) else f"mov.b32 {end}, {pos}")
+        else:
+            f.emit(f"mov.b32 {k}, 0")
+            f.emit(f"mov.b32 {end}, {extent}")
+        head, done = f.label("red"), f.label("red_end")
+        p = f.reg("pred")
+        f.place(head)
+        if reverse:
+            f.emit(f"setp.lt.s32 {p}, {k}, {end}")
+        else:
+            f.emit(f"setp.ge.s32 {p}, {k}, {end}")
+        f.emit(f"@{p} bra.uni {done}")
+        idx = f.reg("b32")
+        f.emit(f"mad.lo.s32 {idx}, {k}, {sst[dim]}, {base}")
+        xs = [lw.smem_read(e, o, idx) for e, o in zip(elems, offs)]
+        _run_body(lw, op, accs, xs, elems)
+        f.emit(f"add.s32 {k}, {k}, {-1 if reverse else 1}")
+        f.emit(f"bra.uni {head}")
+        f.place(done)
+        for o, a, e in zip(outs, accs, elems):
+            lw.mov(reg_class(e), o.regs[s], a)
+
+
+# ---------------------------------------------------------------------------
+# MMA
+# ---------------------------------------------------------------------------
+
+def _mma(lw: KernelLowering, op: Operation, scaled: bool) -> None:
+    a, b, c = (lw.tile(v) for v in op.operands[:3])
+    sa = sb = None
+    if scaled:
+        sa, sb = lw.tile(op.operands[3]), lw.tile(op.operands[4])
+    out = _result(lw, op)
+    f = lw.f
+    batched = len(a.shape) == 3
+    M, K = a.shape[-2], a.shape[-1]
+    N = b.shape[-1]
+    is_int = op.name.endswith("mmai")
+    tiles = [a, b] + ([sa, sb] if scaled else [])
+    offs = lw.stage(tiles)
+    acc_cls = "b32" if is_int else lw.fwide(out.elem)
+    if is_int:
+        sl = op.attr("signedness_lhs")
+        sr = op.attr("signedness_rhs")
+        sign_a = not (isinstance(sl, A.EnumAttr) and sl.case == "unsigned")
+        sign_b = not (isinstance(sr, A.EnumAttr) and sr.case == "unsigned")
+    for s, r in enumerate(out.regs):
+        coords = lw.coords(out.shape, s)
+        bi = coords[0] if batched else 0
+        m, n = coords[-2], coords[-1]
+        acc = f.reg(acc_cls)
+        if is_int:
+            f.emit(f"mov.b32 {acc}, {c.regs[s]}")
+        else:
+            lw.mov(acc_cls, acc, lw.to_compute(c.regs[s], c.elem))
+        abase = lw.linear([(bi, M * K), (m, K)])
+        bbase = lw.linear([(bi, K * N), (n, 1)])
+        k = f.reg("b32")
+        f.emit(f"mov.b32 {k}, 0")
+        head, done = f.label("mma"), f.label("mma_end")
+        p = f.reg("pred")
+        f.place(head)
+        ia = f.reg("b32")
+        f.emit(f"add.s32 {ia}, {abase}, {k}")
+        ib = f.reg("b32")
+        f.emit(f"mad.lo.s32 {ib}, {k}, {N}, {bbase}")
+        va = lw.smem_read(a.elem, offs[0], ia)
+        vb = lw.smem_read(b.elem, offs[1], ib)
+        if is_int:
+            wa, wb = T.bit_width(a.elem), T.bit_width(b.elem)
+            xa = va if sign_a else zext(lw, va, wa)
+            xb = vb if sign_b else zext(lw, vb, wb)
+            f.emit(f"mad.lo.s32 {acc}, {xa}, {xb}, {acc}")
+        else:
+            xa, xb = lw.to_compute(va, a.elem), lw.to_compute(vb, b.elem)
+            if scaled:
+                xa, xb = _apply_scale(lw, sa, offs[2], xa, m, k, K, bi, M, True), \
+                    _apply_scale(lw, sb, offs[3], xb, n, k, K, bi, N, False)
+            f.emit(f"fma.rn.{acc_cls} {acc}, {xa}, {xb}, {acc}")
+        f.emit(f"add.s32 {k}, {k}, 1")
+        f.emit(f"setp.lt.s32 {p}, {k}, {K}")
+        f.emit(f"@{p} bra.uni {head}")
+        f.place(done)
+        if is_int:
+            f.emit(f"mov.b32 {r}, {acc}")
+        else:
+            lw.mov(reg_class(out.elem), r, lw.from_compute(acc, out.elem))
+
+
+def _apply_scale(lw, st: TileValue, off: int, x: str, mn, k: str, K: int, bi, MN: int, lhs: bool) -> str:
+    """x * scale for the block of K that ``k`` falls in (lhs scale: [M, K/vs]; rhs scale: [K/vs, N])."""
+    f = lw.f
+    ks = st.shape[-1] if lhs else st.shape[-2]
+    vs = K // ks
+    kb = f.reg("b32")
+    f.emit(f"shr.u32 {kb}, {k}, {vs.bit_length() - 1}")
+    if lhs:
+        idx = lw.linear([(bi, MN * ks), (mn, ks), (kb, 1)])
+    else:
+        idx = lw.linear([(bi, MN * ks), (kb, MN), (mn, 1)])
+    sv = lw.to_f32(lw.smem_read(st.elem, off, idx), st.elem)
+    r = f.reg("f32")
+    f.emit(f"mul.f32 {r}, {x}, {sv}")
+    return r
+
+
+handler("mmaf", "mmai")(lambda lw, op: _mma(lw, op, False))
+handler("mmaf_scaled")(lambda lw, op: _mma(lw, op, True))

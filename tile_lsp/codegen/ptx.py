@@ -1,0 +1,183 @@
+"""PTX text building blocks: register classes, element types, the function builder.
+
+A lowered tile value lives in registers: a tile of ``N`` elements in a CTA of
+``T`` threads has ``max(1, N // T)`` *slots* per thread; slot ``s`` of thread
+``t`` holds the element of row-major linear index ``s * T + t`` when
+``N >= T``, and element ``t mod N`` when ``N < T`` (small tiles and 0-d
+tiles are replicated in every thread, so scalars are uniform and control flow
+on them never diverges).  Tile dimensions are powers of two (cuda_tile
+verifier), as is ``T``, so one of the two cases always holds exactly.
+
+Register classes follow PTX's fundamental types (PTX ISA "Registers"):
+``pred`` (i1), ``b16`` (f16, bf16, and the 8- and 4-bit floats, whose bits sit
+in the low byte/nibble), ``b32`` (i8/i16/i32; i8 and i16 are kept
+sign-extended), ``b64`` (i64, pointers), ``f32`` (f32, tf32), ``f64``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tile_lsp.dialect import types as T
+
+#: register class -> (PTX declaration type, name prefix)
+REG_CLASSES = {
+    "pred": (".pred", "%p"),
+    "b16": (".b16", "%h"),
+    "b32": (".b32", "%r"),
+    "b64": (".b64", "%rd"),
+    "f32": (".f32", "%f"),
+    "f64": (".f64", "%fd"),
+}
+
+NARROW_FLOATS = ("f16", "bf16", "f8E4M3FN", "f8E5M2", "f8E8M0FNU", "f4E2M1FN")
+
+
+class LoweringError(Exception):
+    """The lowering cannot handle an op: ``op`` is the IR operation (for its range)."""
+
+    def __init__(self, message: str, op=None):
+        super().__init__(message)
+        self.message = message
+        self.op = op
+
+
+def reg_class(t: T.Type) -> str:
+    """Register class holding one element of type ``t`` (see module docstring)."""
+    if isinstance(t, T.PointerType):
+        return "b64"
+    if isinstance(t, T.IntegerType):
+        if t.width == 1:
+            return "pred"
+        if t.width <= 32:
+            return "b32"
+        return "b64"
+    if isinstance(t, T.FloatType):
+        if t.name in ("f32", "tf32"):
+            return "f32"
+        if t.name == "f64":
+            return "f64"
+        return "b16"
+    raise LoweringError(f"no register class for type {t}")
+
+
+def storage_bytes(t: T.Type) -> int:
+    """Bytes one element of ``t`` takes in memory (i1 as a byte; f4 as half a byte is special-cased)."""
+    if isinstance(t, T.PointerType):
+        return 8
+    w = T.bit_width(t)
+    if w is None:
+        raise LoweringError(f"no storage size for type {t}")
+    return max(1, w // 8)
+
+
+def int_width(t: T.Type) -> int:
+    return t.width if isinstance(t, T.IntegerType) else 64
+
+
+def mem_type(t: T.Type) -> str:
+    """PTX type suffix of a load/store of one element of ``t``."""
+    if isinstance(t, T.PointerType):
+        return ".b64"
+    w = T.bit_width(t)
+    if w in (1, 8, 4):
+        return ".b8"
+    return f".b{w}"
+
+
+@dataclass
+class TileValue:
+    """A lowered tile: ``shape``, element type and one register per slot."""
+
+    shape: tuple[int, ...]
+    elem: T.Type
+    regs: list[str]
+
+    @property
+    def n(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+
+@dataclass
+class TensorViewValue:
+    """A lowered ``tensor_view``: base pointer register and per-dimension shape/stride (s64 regs or ints)."""
+
+    base: str
+    shape: list[str | int]
+    strides: list[str | int]
+    elem: T.Type
+
+
+@dataclass
+class TileViewValue:
+    """A lowered partition/strided/gather_scatter view over a tensor view."""
+
+    kind: str
+    tensor: TensorViewValue
+    tile_shape: tuple[int, ...]
+    dim_map: tuple[int, ...]
+    padding: str | None
+    steps: tuple[int, ...] = ()
+    sparse_dim: int | None = None
+
+
+class Token:
+    """A lowered token: nothing at run time (ordering is program order plus fences)."""
+
+
+TOKEN = Token()
+
+
+@dataclass
+class Function:
+    """The PTX text of one ``.entry`` under construction.
+
+    ``body`` holds instruction lines; ``prologue`` holds the thread-index
+    arithmetic shared by the whole kernel (hoisted to the entry block, so it
+    dominates every use).  ``counts`` numbers registers per class.
+    """
+
+    name: str
+    threads: int
+    prologue: list[str] = field(default_factory=list)
+    body: list[str] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+    labels: int = 0
+    cache: dict = field(default_factory=dict)
+    loc: str | None = None
+    last_loc: str | None = None
+    smem_bytes: int = 0
+
+    def reg(self, cls: str) -> str:
+        """A fresh register of class ``cls`` (a :data:`REG_CLASSES` key)."""
+        n = self.counts.get(cls, 0)
+        self.counts[cls] = n + 1
+        return f"{REG_CLASSES[cls][1]}{n}"
+
+    def label(self, hint: str = "L") -> str:
+        self.labels += 1
+        return f"$L_{hint}_{self.labels}"
+
+    def emit(self, line: str) -> None:
+        """Append one instruction (``;`` added), preceded by the current ``.loc`` when it changed."""
+        if self.loc is not None and self.loc != self.last_loc:
+            self.body.append(f"\t{self.loc}")
+            self.last_loc = self.loc
+        self.body.append(f"\t{line};")
+
+    def place(self, label: str) -> None:
+        self.body.append(f"{label}:")
+        self.last_loc = None
+
+    def pro(self, line: str) -> None:
+        self.prologue.append(f"\t{line};")
+
+    def declarations(self) -> list[str]:
+        out = []
+        for cls, (ty, prefix) in REG_CLASSES.items():
+            if self.counts.get(cls):
+                out.append(f"\t.reg {ty} \t{prefix}<{self.counts[cls]}>;")
+        return out
