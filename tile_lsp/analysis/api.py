@@ -23,7 +23,10 @@ class AnalysisOptions:
     Tile IR version (``"13.1"`` ...), ``None`` for the newest.
     ``target_sm``: targeted compute capability (``90`` for ``sm_90``), used
     where the IR names none; ``editor_checks``: also run the language
-    server's own checks (see :mod:`tile_lsp.analysis.rules.target`).
+    server's own checks (see :mod:`tile_lsp.analysis.rules.target`);
+    ``mlir_tool_input``: the text is written for MLIR tools such as
+    ``cuda-tile-opt`` (a ``RUN:`` line, ``expected-*`` directives...), so the
+    editor checks also flag what those tools do not read.
     """
 
     split_input_file: bool = False
@@ -34,6 +37,7 @@ class AnalysisOptions:
     error_unsupported_hints: bool = False
     target_sm: int | None = None
     editor_checks: bool = False
+    mlir_tool_input: bool = False
 
 
 @dataclass

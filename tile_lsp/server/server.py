@@ -579,10 +579,12 @@ def create_server() -> TileLanguageServer:
     # editing features (formatting, semantic tokens, completion, inlay hints) live in
     # their own module, which imports this one
     from tile_lsp.server.bytecode import register_bytecode_features
+    from tile_lsp.server.codegen import register_codegen_features
     from tile_lsp.server.editing import register_editing_features
 
     register_editing_features(server)
     register_bytecode_features(server)
+    register_codegen_features(server)
     return server
 
 

@@ -6,12 +6,12 @@ They read two fields of :class:`~tile_lsp.analysis.api.AnalysisOptions`:
 ``editor_checks`` (set by the language server only).  Under ``mlir_compat``
 none of them runs: ``cuda-tile-opt`` reports none of this.
 
-* ``missing-compute-capability`` (warning, editor only): IR bound to a target
-  (a chunk with nv_tileas ops, or an explicit builtin module carrying
-  kernel-launch attributes ``tt.*``) names no compute capability
+* ``missing-compute-capability`` (warning, editor only): nv_tileas ops (IR
+  bound to a target) where nothing names a compute capability
   (``nv_tileaa.compute_capability`` / ``nv_tileaa.target_spec`` on the
   builtin module, or an op's own ``compute_capability``) and no
-  ``target_sm`` is set.  The text is the one tileiras ships, "Failed to get
+  ``target_sm`` is set.  (A builtin module carrying ``tt.*`` /
+  ``nv_tileaa.*`` kernel metadata is the frontend contract's to check.)  The text is the one tileiras ships, "Failed to get
   ComputeCapability" (spec 004 "Compute-Capability Attribute": its absence
   is fatal at ConvertTileFuncToLLVM).  Placed at the builtin module, else at
   the chunk's first nv_tileas op.
@@ -20,18 +20,26 @@ none of them runs: ``cuda-tile-opt`` reports none of this.
   (:mod:`tile_lsp.analysis.layers`, spec 003 "NVVM Parameter Verification")
   on each ``cuda_tile.entry``, for the compute capability the IR names, else
   ``target_sm``.
-* ``missing-prefix`` (remark, shown as a hint; editor only): a cuda_tile op
-  written without its ``cuda_tile.`` prefix outside any cuda_tile op (at the
-  top level of the file or of a builtin module).  tile-lsp accepts this
-  form, which ``tileirdisasm`` prints, but MLIR's parser resolves a
-  prefix-less name there in the builtin dialect (``builtin.module``'s
-  default dialect), so ``cuda-tile-opt`` does not read it as the cuda_tile op.
+* ``missing-prefix`` (remark, shown as a hint; editor only, in text written
+  for MLIR tools: ``AnalysisOptions.mlir_tool_input``, see
+  :func:`is_mlir_tool_input`): a cuda_tile op written without its
+  ``cuda_tile.`` prefix outside any cuda_tile op (at the top level of the
+  file or of a builtin module).  tile-lsp accepts this form, which
+  ``tileirdisasm`` prints, but MLIR's parser resolves a prefix-less name
+  there in the builtin dialect (``builtin.module``'s default dialect), so
+  ``cuda-tile-opt`` does not read it as the cuda_tile op.
+
+Every check looks only at the op, its ancestors and what it contains, so
+that the incremental analysis (:mod:`tile_lsp.analysis.units`) may reuse
+the result of an unchanged top-level op.
 """
 
 from __future__ import annotations
 
+import re
+
 from tile_lsp.analysis.diagnostics import Severity
-from tile_lsp.analysis.frontend_contract import LAUNCH_ATTRIBUTES, compute_capability_of
+from tile_lsp.analysis.frontend_contract import compute_capability_of
 from tile_lsp.analysis.frontend_contract import msg as contract_message
 from tile_lsp.analysis.ir import Operation
 from tile_lsp.analysis.layers import MESSAGES as LAYER_MESSAGES
@@ -45,6 +53,18 @@ CUDA_TILE_PREFIX = "cuda_tile."
 #: Text of the missing-prefix hint; ``{name}`` is the op's name without prefix.
 MISSING_PREFIX_MESSAGE = ("'{name}' outside a cuda_tile op is read by MLIR as 'builtin.{name}'; "
                           "write 'cuda_tile.{name}'")
+
+
+_MLIR_TOOL_INPUT = re.compile(
+    r"^[ \t]*//[ \t]*(?:RUN:|-----[ \t]*$)|expected-(?:error|warning|note|remark)|^[ \t]*cuda_tile\.module\b",
+    re.MULTILINE)
+
+
+def is_mlir_tool_input(text: str) -> bool:
+    """Whether ``text`` is written for MLIR tools (``cuda-tile-opt``, ``mlir-opt``): it has a ``// RUN:``
+    line, a ``// -----`` marker, an ``expected-*`` directive, or a ``cuda_tile.module`` written with
+    its prefix at the start of a line.  ``tileirdisasm``'s output has none of these."""
+    return _MLIR_TOOL_INPUT.search(text) is not None
 
 
 def _editor(ctx: VerifyContext) -> bool:
@@ -81,7 +101,9 @@ def outside_cuda_tile_ops(op: Operation) -> bool:
 @rule(*(op.full_name for op in all_ops() if op.dialect == "cuda_tile"), code="missing-prefix")
 def missing_prefix(op: Operation, ctx: VerifyContext) -> None:
     """Hint at a prefix-less cuda_tile op outside every cuda_tile op (editor only)."""
-    if not _editor(ctx) or not written_without_prefix(op) or not outside_cuda_tile_ops(op):
+    if not _editor(ctx) or not getattr(ctx.options, "mlir_tool_input", False):
+        return
+    if not written_without_prefix(op) or not outside_cuda_tile_ops(op):
         return
     ctx.emit(op, Severity.REMARK, MISSING_PREFIX_MESSAGE.format(name=op.name[len(CUDA_TILE_PREFIX):]), None,
              op.name_range)
@@ -100,28 +122,43 @@ def _names_target(op: Operation) -> bool:
         compute_capability_of(inner) is not None for inner in op.walk())
 
 
+#: Attribute namespaces of a tileiras module shell: a module carrying them is checked by the frontend
+#: contract's own rule (:mod:`tile_lsp.analysis.frontend_contract`), not here.
+SHELL_NAMESPACES = ("tt.", "nv_tileaa.")
+
+
 @rule("builtin.module", code="missing-compute-capability")
 def module_compute_capability(op: Operation, ctx: VerifyContext) -> None:
-    """A builtin module bound to a target (launch attributes, nv_tileas ops) without a compute capability."""
+    """A builtin module holding nv_tileas ops, without kernel metadata, that names no compute capability."""
     if not _editor(ctx) or _target_sm(ctx) is not None:
         return
     if op.parent_op is not None and _builtin_module_of(op.parent_op) is not None:
         return  # the outermost builtin module speaks for the file
-    bound = any(name in op.attributes for name in LAUNCH_ATTRIBUTES) or any(
-        inner.name.startswith("nv_tileas.") for inner in op.walk())
-    if bound and not _names_target(op):
+    if any(name.startswith(SHELL_NAMESPACES) for name in list(op.attributes) + list(op.properties)):
+        return
+    if any(inner.name.startswith("nv_tileas.") for inner in op.walk()) and not _names_target(op):
         ctx.emit(op, Severity.WARNING, contract_message("compute_capability"), None, None)
+
+
+def _outermost(op: Operation) -> Operation:
+    while op.parent_op is not None:
+        op = op.parent_op
+    return op
 
 
 @rule(*(op.full_name for op in all_ops() if op.dialect == "nv_tileas"), code="missing-compute-capability")
 def nv_tileas_compute_capability(op: Operation, ctx: VerifyContext) -> None:
-    """The first nv_tileas op of a chunk without a builtin module, when nothing names the target."""
+    """Outside any builtin module: the first nv_tileas op of its top-level op, when nothing there names
+    the target."""
     if not _editor(ctx) or _target_sm(ctx) is not None or _builtin_module_of(op) is not None:
         return
-    first = next((o for o in ctx.module.walk() if o.name.startswith("nv_tileas.")), None)
-    if first is not op:
-        return
-    if any(compute_capability_of(o) is not None for o in ctx.module.walk()):
+    top = _outermost(op)
+    # one walk per top-level op and verification run (the rule runs for each of its nv_tileas ops)
+    memo: dict = ctx.__dict__.setdefault("_first_untargeted_nv_tileas", {})
+    if id(top) not in memo:
+        first = next((o for o in top.walk() if o.name.startswith("nv_tileas.")), None)
+        memo[id(top)] = (top, None if _names_target(top) else first)
+    if memo[id(top)][1] is not op:
         return
     ctx.emit(op, Severity.WARNING, contract_message("compute_capability"), None, None)
 

@@ -1,0 +1,114 @@
+"""The lowering in the language server: commands ``tile.showPTX`` and ``tile.showLowered``.
+
+Both are ``workspace/executeCommand`` commands on an open document:
+
+* ``tile.showPTX`` — arguments ``[uri, kernelName?]``;
+* ``tile.showLowered`` — arguments ``[uri, stageName?, kernelName?]``
+  (stage: one of :data:`tile_lsp.codegen.STAGES`, default ``layout``).
+
+They answer ``{"ok", "content", "language", "title", "message",
+"diagnostics"}``: ``content`` is the PTX (``language`` ``ptx``) or the
+stage's IR (``tileir``); when ``ok`` is false, ``message`` says why (the
+first lowering error, with its line) and ``diagnostics`` lists all of them
+(``{"line", "character", "severity", "message"}``, 0-based).  The target is
+the ``targetGpu`` setting, else the module's compute capability, else sm_90.
+Work-done progress is reported when the client supports it.  The lowering
+itself is :func:`tile_lsp.codegen.lower_text`; nothing here re-derives it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+from lsprotocol import types
+
+SHOW_PTX = "tile.showPTX"
+SHOW_LOWERED = "tile.showLowered"
+
+
+def _args(args: tuple) -> list:
+    if len(args) == 1 and isinstance(args[0], list):  # pygls versions differ in unpacking
+        return list(args[0])
+    return list(args)
+
+
+def lowering_answer(text: str, stage: str, gpu: str | None, kernel: str | None, title: str) -> dict[str, Any]:
+    """The command's answer for ``text`` (see the module docstring)."""
+    from tile_lsp.analysis.diagnostics import Severity
+    from tile_lsp.codegen import STAGES, lower_text
+
+    if stage not in STAGES:
+        return {"ok": False, "content": "", "language": "tileir", "title": title, "diagnostics": [],
+                "message": f"unknown stage '{stage}' (expected one of {', '.join(STAGES)})"}
+    result = lower_text(text, gpu, kernel, file_name=title, stop_after=stage)
+    diags = [{"line": d.range.start.line if d.range else 0,
+              "character": d.range.start.character if d.range else 0,
+              "severity": d.severity.name.lower(), "message": d.message} for d in result.diagnostics]
+    errors = [d for d in result.diagnostics if d.severity == Severity.ERROR]
+    content = result.stages.get(stage)
+    language = "ptx" if stage == "ptx" else "tileir"
+    if errors or content is None:
+        first = errors[0] if errors else None
+        where = f"line {first.range.start.line + 1}: " if first is not None and first.range else ""
+        message = f"{where}{first.message}" if first is not None else "the lowering produced nothing"
+        return {"ok": False, "content": "", "language": language, "title": title, "message": message,
+                "diagnostics": diags}
+    target = result.target.name if result.target else ""
+    suffix = ".ptx" if stage == "ptx" else f".{stage}.mlir"
+    return {"ok": True, "content": content, "language": language, "title": title + suffix,
+            "message": f"{stage} for {target}", "diagnostics": diags}
+
+
+def _supports_progress(ls: Any) -> bool:
+    caps = getattr(ls, "client_capabilities", None)
+    window = getattr(caps, "window", None) if caps is not None else None
+    return bool(window and window.work_done_progress)
+
+
+async def _run(ls: Any, uri: str, stage: str, kernel: str | None) -> dict[str, Any]:
+    doc = ls.workspace.get_text_document(uri)
+    text = doc.source
+    title = uri.rsplit("/", 1)[-1] or "document"
+    settings = getattr(ls, "settings", None)
+    gpu = getattr(settings, "target_gpu", None)
+    token = None
+    if _supports_progress(ls):
+        token = str(uuid.uuid4())
+        try:
+            await ls.work_done_progress.create_async(token)
+            ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(
+                title="tile-lsp lowering", message=f"lowering to {stage}", cancellable=False))
+        except Exception:  # noqa: BLE001 - progress is optional
+            token = None
+    try:
+        return await asyncio.get_running_loop().run_in_executor(
+            None, lowering_answer, text, stage, gpu, kernel, title)
+    except Exception as e:  # noqa: BLE001 - a bug in the lowering must not kill the server
+        return {"ok": False, "content": "", "language": "ptx" if stage == "ptx" else "tileir", "title": title,
+                "message": f"internal error in the lowering: {e}", "diagnostics": []}
+    finally:
+        if token is not None:
+            ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
+
+
+def register_codegen_features(server: Any) -> None:
+    """Register ``tile.showPTX`` and ``tile.showLowered`` on ``server`` (a pygls LanguageServer)."""
+
+    @server.command(SHOW_PTX)
+    async def on_show_ptx(ls: Any, *args: Any) -> dict[str, Any]:
+        a = _args(args)
+        if not a or not isinstance(a[0], str):
+            return {"ok": False, "content": "", "language": "ptx", "title": "", "diagnostics": [],
+                    "message": "expected arguments [uri, kernelName?]"}
+        return await _run(ls, a[0], "ptx", a[1] if len(a) > 1 and a[1] else None)
+
+    @server.command(SHOW_LOWERED)
+    async def on_show_lowered(ls: Any, *args: Any) -> dict[str, Any]:
+        a = _args(args)
+        if not a or not isinstance(a[0], str):
+            return {"ok": False, "content": "", "language": "tileir", "title": "", "diagnostics": [],
+                    "message": "expected arguments [uri, stageName?, kernelName?]"}
+        stage = a[1] if len(a) > 1 and a[1] else "layout"
+        return await _run(ls, a[0], stage, a[2] if len(a) > 2 and a[2] else None)
