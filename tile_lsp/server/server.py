@@ -137,11 +137,17 @@ class TileLanguageServer(LanguageServer):
     def analysis_options(self, text: str) -> AnalysisOptions:
         """Analysis options for ``text`` under the current settings.
 
-        Split mode is on exactly when ``text`` has a ``// -----`` line.
+        Split mode is on exactly when ``text`` has a ``// -----`` line; the
+        editor's own checks are on, with the ``targetGpu`` setting.
         """
+        from tile_lsp.analysis.rules.target import is_mlir_tool_input  # late: loads the verifier rules
+
         return AnalysisOptions(
             split_input_file=has_split_marker(text),
             tile_version=self.settings.tile_version,
+            target_sm=self.settings.target_sm,
+            editor_checks=True,
+            mlir_tool_input=is_mlir_tool_input(text),
         )
 
     # -- logging -----------------------------------------------------------
@@ -172,13 +178,32 @@ class TileLanguageServer(LanguageServer):
     # -- settings ------------------------------------------------------------
 
     def apply_settings(self, raw: Any) -> bool:
-        """Update :attr:`settings` from client JSON; True if the analysis options changed."""
+        """Update :attr:`settings` from client JSON; True if the analysis options changed.
+
+        When the inlay-hint switches change, the client is asked to refresh
+        its hints (``workspace/inlayHint/refresh``, if it supports it) when
+        documents are open.
+        """
         new, problems = self.settings.updated(raw)
         for problem in problems:
             self.log(problem, types.MessageType.Warning)
-        changed = new.tile_version != self.settings.tile_version
+        changed = new.analysis_key != self.settings.analysis_key
+        hints_changed = new.inlay_key != self.settings.inlay_key
         self.settings = new
+        if hints_changed and self._docs:  # (never during initialize: no document is open yet)
+            self.refresh_inlay_hints()
         return changed
+
+    def refresh_inlay_hints(self) -> None:
+        """Send ``workspace/inlayHint/refresh`` when the client declared ``refreshSupport``."""
+        caps = getattr(self, "client_capabilities", None)
+        workspace = getattr(caps, "workspace", None)
+        inlay = getattr(workspace, "inlay_hint", None)
+        if inlay is not None and inlay.refresh_support:
+            try:
+                self.workspace_inlay_hint_refresh(None)
+            except Exception:  # the connection may be gone; nothing else to do
+                logger.debug("could not send workspace/inlayHint/refresh", exc_info=True)
 
     # -- document lifecycle ----------------------------------------------------
 
@@ -377,7 +402,7 @@ def guarded(default: Any = None) -> Callable[[F], F]:
 
 @guarded()
 def on_initialize(ls: TileLanguageServer, params: types.InitializeParams) -> None:
-    """``initialize``: read ``initializationOptions`` (``tileVersion``, ``debounceMs``)."""
+    """``initialize``: read ``initializationOptions`` (:data:`tile_lsp.server.settings.SETTINGS`)."""
     ls.apply_settings(params.initialization_options)
 
 
