@@ -1,0 +1,245 @@
+"""Execution engine of the reference interpreter: values, regions, control flow, tile blocks.
+
+The engine walks the IR of one ``cuda_tile.entry`` per tile block of the
+grid, blocks one after the other (x fastest, then y, then z).  Each op is
+executed by the handler registered for its name in :data:`OPS` (filled by
+:mod:`.ops`); a handler gets the engine, the op and the environment (SSA
+value -> runtime value) and returns the op's results, or a :class:`Signal`
+for a terminator.  Structured control flow (``for``, ``loop``, ``if``,
+``break``, ``continue``, ``yield``, ``return``) follows Ops.td: ``break`` and
+``continue`` inside an ``if`` leave every enclosing ``if`` up to the
+innermost loop.
+
+Runtime values: tiles are NumPy arrays (see :mod:`.numerics`), tokens are
+``None``, views are :class:`TensorView` / :class:`TileView`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from tile_lsp.analysis.interpreter.memory import Memory, MemoryFault
+from tile_lsp.analysis.ir import Block, Module, Operation, Region
+from tile_lsp.dialect import types as T
+
+
+class InterpreterError(Exception):
+    """A kernel the interpreter cannot run, or a fault while running it.
+
+    ``line`` is the 1-based source line of the op at fault (``None`` when no
+    op is involved, e.g. a bad argument list); ``op`` its name.  ``str()``
+    reads ``line N: 'cuda_tile.op': message``.
+    """
+
+    def __init__(self, message: str, op: Operation | None = None, line: int | None = None):
+        self.message = message
+        self.op_name = op.name if op is not None else None
+        if line is None and op is not None and op.range is not None:
+            line = op.range.start.line + 1
+        self.line = line
+        prefix = ""
+        if self.line is not None:
+            prefix += f"line {self.line}: "
+        if self.op_name:
+            prefix += f"'{self.op_name}': "
+        super().__init__(prefix + message)
+
+
+@dataclass
+class Signal:
+    """How a block ended: ``kind`` is ``yield``, ``continue``, ``break``, ``return`` or ``end``."""
+
+    kind: str
+    values: list = field(default_factory=list)
+
+
+@dataclass
+class TensorView:
+    """A ``tensor_view``: base byte address, shape and strides in elements, element dtype."""
+
+    base: int
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    dtype: np.dtype
+    element: T.Type
+
+
+@dataclass
+class TileView:
+    """A partition, strided or gather/scatter view over a :class:`TensorView`.
+
+    ``kind``: ``partition``, ``strided`` or ``gather_scatter``; ``dim_map[i]``
+    is the tensor dimension of tile dimension ``i``; ``steps[i]`` the distance
+    in elements between consecutive tiles along tile dimension ``i`` (the tile
+    size for a partition view, the traversal stride for a strided view);
+    ``padding`` the padding value name or ``None``.
+    """
+
+    kind: str
+    tensor: TensorView
+    tile_shape: tuple[int, ...]
+    dim_map: tuple[int, ...]
+    steps: tuple[int, ...]
+    padding: str | None
+    sparse_dim: int | None = None
+
+    def index_space(self) -> tuple[int, ...]:
+        """Shape of the view's index space (Types.td ``partition_view``/``strided_view``)."""
+        out = []
+        for i, t in enumerate(self.tile_shape):
+            extent = self.tensor.shape[self.dim_map[i]]
+            if self.kind == "gather_scatter" and i == self.sparse_dim:
+                out.append(extent)
+            else:
+                out.append(-(-extent // self.steps[i]) if self.steps[i] else 0)
+        return tuple(out)
+
+
+Handler = Callable[["Engine", Operation, dict], Any]
+
+# op short name -> handler; filled by tile_lsp.analysis.interpreter.ops
+OPS: dict[str, Handler] = {}
+
+
+def op(*names: str):
+    """Register the decorated function as the handler of the cuda_tile ops ``names``."""
+    def deco(fn: Handler) -> Handler:
+        for n in names:
+            OPS[n] = fn
+        return fn
+    return deco
+
+
+class Engine:
+    """Runs entries of one analysed module.
+
+    ``printed`` collects the text of every executed ``print_tko``;
+    ``max_loop_iterations`` bounds each ``for``/``loop`` (a kernel that spins
+    forever, e.g. on a lock no block releases, gets an :class:`InterpreterError`).
+    """
+
+    def __init__(self, module: Module, max_loop_iterations: int = 10_000_000):
+        self.module = module
+        self.max_loop_iterations = max_loop_iterations
+        self.printed: list[str] = []
+        self.memory = Memory()
+        self.block_id = (0, 0, 0)
+        self.grid = (1, 1, 1)
+        self.globals: dict[str, int] = {}
+        self.cache: dict[int, Any] = {}  # per-op constant data (keyed by id(op))
+
+    # -- entry points ---------------------------------------------------------
+
+    def entries(self) -> list[Operation]:
+        """The ``cuda_tile.entry`` ops: top level or inside a ``cuda_tile.module``."""
+        return [o for o in self._scope_ops() if o.name == "cuda_tile.entry"]
+
+    def _scope_ops(self) -> list[Operation]:
+        out: list[Operation] = []
+        for top in self.module.body.operations:
+            if top.name in ("cuda_tile.module", "builtin.module"):
+                for r in top.regions:
+                    for b in r.blocks:
+                        for o in b.operations:
+                            if o.name == "cuda_tile.module":
+                                out.extend(x for r2 in o.regions for b2 in r2.blocks for x in b2.operations)
+                            else:
+                                out.append(o)
+            else:
+                out.append(top)
+        return out
+
+    def find_entry(self, kernel: str | None) -> Operation:
+        """The entry named ``kernel`` (``None``: the only entry); raises :class:`InterpreterError`."""
+        entries = self.entries()
+        if kernel is None:
+            if len(entries) != 1:
+                names = ", ".join(e.symbol_name or "?" for e in entries) or "none"
+                raise InterpreterError(f"the module has {len(entries)} entries ({names}); name the kernel")
+            return entries[0]
+        for e in entries:
+            if e.symbol_name == kernel:
+                return e
+        names = ", ".join(e.symbol_name or "?" for e in entries) or "none"
+        raise InterpreterError(f"no entry named '{kernel}' (entries: {names})")
+
+    def run(self, entry: Operation, args: list, grid: tuple[int, int, int], extra_memory=()) -> None:
+        """Run ``entry`` on ``args`` for every tile block of ``grid``."""
+        from tile_lsp.analysis.interpreter.ops import bind_arguments, load_globals
+
+        grid = tuple(int(g) for g in grid)
+        if len(grid) != 3 or any(g < 1 for g in grid):
+            raise InterpreterError(f"grid must be three positive sizes, got {grid}")
+        self.grid = grid  # type: ignore[assignment]
+        for i, a in enumerate(extra_memory):
+            try:
+                self.memory.register(a, f"memory[{i}]")
+            except (TypeError, ValueError) as e:
+                raise InterpreterError(str(e)) from None
+        load_globals(self, self._scope_ops())
+        body = entry.regions[0].blocks[0] if entry.regions and entry.regions[0].blocks else None
+        if body is None:
+            raise InterpreterError("entry has no body", entry)
+        bound = bind_arguments(self, entry, body, args)
+        with np.errstate(all="ignore"):
+            for z in range(grid[2]):
+                for y in range(grid[1]):
+                    for x in range(grid[0]):
+                        self.block_id = (x, y, z)
+                        env: dict = dict(zip(body.arguments, bound))
+                        sig = self.exec_block(body, env)
+                        if sig.kind not in ("return", "end"):
+                            raise InterpreterError(f"entry body ended with '{sig.kind}'", entry)
+
+    # -- execution ------------------------------------------------------------
+
+    def exec_block(self, block: Block, env: dict) -> Signal:
+        """Execute ``block``'s ops in order; returns the signal of its terminator."""
+        for o in block.operations:
+            handler = OPS.get(o.short_name) if o.dialect == "cuda_tile" else None
+            if handler is None:
+                raise InterpreterError(f"operation '{o.name}' is not supported by the interpreter", o)
+            try:
+                res = handler(self, o, env)
+            except InterpreterError:
+                raise
+            except MemoryFault as e:
+                raise InterpreterError(f"memory fault: {e}", o) from None
+            except Exception as e:  # noqa: BLE001 - never a bare exception out of a bad kernel
+                raise InterpreterError(f"cannot execute: {type(e).__name__}: {e}", o) from None
+            if isinstance(res, Signal):
+                return res
+            if res is not None:
+                for r, v in zip(o.results, res):
+                    env[r] = v
+        return Signal("end")
+
+    def run_region(self, region: Region, args: list, env: dict) -> Signal:
+        """Bind ``args`` to the entry block of ``region`` and execute it."""
+        if not region.blocks:
+            return Signal("end")
+        block = region.blocks[0]
+        for a, v in zip(block.arguments, args):
+            env[a] = v
+        return self.exec_block(block, env)
+
+    def call_body(self, o: Operation, args: list, env: dict) -> list:
+        """Values yielded by the single-block body of ``reduce``/``scan`` ``o`` for ``args``."""
+        sig = self.run_region(o.regions[0], args, env)
+        if sig.kind != "yield":
+            raise InterpreterError(f"body ended with '{sig.kind}' instead of 'yield'", o)
+        return sig.values
+
+
+def operand(env: dict, o: Operation, i: int):
+    """Runtime value of operand ``i`` of ``o``."""
+    return env[o.operands[i]]
+
+
+def group(env: dict, o: Operation, name: str) -> list:
+    """Runtime values of ODS operand group ``name`` of ``o``."""
+    return [env[v] for v in o.operand_group(name)]
