@@ -517,12 +517,12 @@ def _generic_nodes(op: OpDef) -> tuple:
         nodes.append(_Operand(o.name, o.kind))
     nodes.append(_Lit(")"))
     if op.attributes:
-        nodes.append(_Lit("<{"))
+        nodes += [_Lit("<"), _Lit("{")]
         for k, a in enumerate(op.attributes):
             if k:
                 nodes.append(_Lit(","))
             nodes.append(_Attr(a.name, "attr", False))
-        nodes.append(_Lit("}>"))
+        nodes += [_Lit("}"), _Lit(">")]
     return tuple(nodes)
 
 
