@@ -26,3 +26,20 @@ def require_corpus() -> Path:
 def corpus() -> Path:
     """Path of ../shared/corpus."""
     return require_corpus()
+
+
+def require_nvidia_tool(name: str) -> str:
+    """Path of NVIDIA tool ``name`` (tileiras, tileirdisasm) from the ``nvidia`` extra.
+
+    Skips the test when it is not installed, fails when CI=true (CI installs
+    ``.[test,nvidia]``).
+    """
+    from tile_lsp import nvidia
+
+    exe = nvidia.find_tool(name)
+    if exe is not None:
+        return exe
+    message = f"{name} is not installed (pip install -e '.[test,nvidia]')"
+    if os.environ.get("CI") == "true":
+        pytest.fail(message)
+    pytest.skip(message)
