@@ -83,6 +83,20 @@ def unpack_tcgen05_kind(raw: int) -> Tcgen05Kind:
     return Tcgen05Kind(raw, raw & 3, (raw >> 2) & 3, bool(raw >> 4 & 1), bool(raw >> 5 & 1), raw >> 6 & 7)
 
 
+def kind_word_fields(raw: int) -> list[tuple[str, str, int, str]]:
+    """The fields of a kind word as ``(field, bits, value, meaning)`` rows, in bit order, then the
+    weight-stationary overlay of bit 0 (spec 001 bitfield).  ``ValueError`` outside 0..511."""
+    k = unpack_tcgen05_kind(raw)
+    return [
+        ("cta_group", "0-1", k.cta_group, TCGEN05_CTA_GROUPS[k.cta_group]),
+        ("scale_vector_size", "2-3", k.scale_vector_size, TCGEN05_SCALE_VEC[k.scale_vector_size]),
+        ("scale_input_acc", "4", int(k.scale_input_acc), "set" if k.scale_input_acc else "not set"),
+        ("block_scale", "5", int(k.block_scale), "set" if k.block_scale else "not set"),
+        ("mma_kind", "6-8", k.mma_kind, TCGEN05_MMA_KINDS.get(k.mma_kind, "unassigned")),
+        ("ws (overlay)", "0", int(k.ws), "weight stationary" if k.ws else "not weight stationary"),
+    ]
+
+
 def decode_tcgen05_kind_word(raw: int) -> str:
     """Readable text of a kind word: ``0x42`` -> ``kind::i8, cta_group::2, scale_vec 1X (16)``."""
     k = unpack_tcgen05_kind(raw)
@@ -145,6 +159,10 @@ SWIZZLE_SPELLINGS = {name.lower(): t for t, (name, _) in SWIZZLES.items()} | {
     "swizzle_none": (0, 4, 3), "swizzle_32b": (1, 4, 3), "swizzle_64b": (2, 4, 3), "swizzle_128b": (3, 4, 3),
     "swizzle_128b_base32b": (2, 5, 2),
 }
+
+
+#: TMA descriptor swizzle modes (spec 002 make_tiled_tma_desc ``swizzle_mode``) -> the CuTe swizzle triple.
+TMA_SWIZZLE_MODES = {"none": (0, 4, 3), "32B": (1, 4, 3), "64B": (2, 4, 3), "128B": (3, 4, 3)}
 
 
 def describe_swizzle(triple: tuple[int, ...]) -> str:

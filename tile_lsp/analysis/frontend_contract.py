@@ -153,6 +153,57 @@ def arch_conditional_target(op: Operation) -> bool:
     return False
 
 
+#: Defaults of the kernel-launch attributes when absent (spec 004 "Kernel-Launch Attributes").
+LAUNCH_DEFAULTS = {"tt.num_warps": 4, "tt.num_ctas": 1, "tt.cluster_dim": [1, 1, 1]}
+#: Function-level NVVM hints -> the PTX directive each projects to (spec 004 "Optional NVVM Directive Hints").
+NVVM_DIRECTIVES = {"nvvm.maxnreg": ".maxnreg", "nvvm.minctasm": ".minnctapersm",
+                   "nvvm.maxclusterrank": ".maxclusterrank", "nvvm.blocksareclusters": ".blocksareclusters"}
+#: First compute capability with thread-block clusters (``.reqnctapercluster``).
+CLUSTER_SM = 90
+
+
+def launch_directives(entry: Operation) -> list[tuple[str, str]]:
+    """The PTX directives a kernel's launch attributes project to, as ``(directive, origin)`` pairs.
+
+    Spec 004: ``tt.num_warps = N`` (default 4) -> ``.reqntid 32*N, 1, 1``;
+    ``tt.cluster_dim = [X, Y, Z]`` (default [1, 1, 1]) -> ``.reqnctapercluster X, Y, Z``
+    from sm_90 on, written only for a cluster other than [1, 1, 1] or when
+    ``tt.num_ctas`` > 1; the entry's ``nvvm.*`` hints -> ``.maxnreg N``,
+    ``.minnctapersm N``, ``.maxclusterrank N``, ``.blocksareclusters``.
+    ``origin`` names the attribute, or says that the default applies.
+    Attributes of the wrong kind are skipped (the contract checks report them).
+    """
+    mod = _enclosing_builtin_module(entry)
+
+    def module_attr(name: str):
+        return mod.attr(name) if mod is not None else None
+
+    out: list[tuple[str, str]] = []
+    warps = _int_value(module_attr("tt.num_warps"))
+    origin = f"tt.num_warps = {warps}" if warps is not None else "tt.num_warps absent: default 4"
+    warps = warps if warps is not None and warps > 0 else LAUNCH_DEFAULTS["tt.num_warps"]
+    out.append((f".reqntid {32 * warps}, 1, 1", origin))
+    dims = _int_values(module_attr("tt.cluster_dim")) if module_attr("tt.cluster_dim") is not None else None
+    ctas = _int_value(module_attr("tt.num_ctas"))
+    sm = compute_capability_of(entry)
+    if (dims is not None and len(dims) == 3 and dims != [1, 1, 1]) or (ctas is not None and ctas > 1):
+        cluster = dims if dims is not None and len(dims) == 3 else [ctas or 1, 1, 1]
+        where = "tt.cluster_dim" if dims is not None else "tt.num_ctas"
+        if sm is None or sm >= CLUSTER_SM:
+            out.append((".reqnctapercluster " + ", ".join(map(str, cluster)), where))
+        else:
+            out.append(("(no cluster directive before sm_90)", where))
+    for name, directive in NVVM_DIRECTIVES.items():
+        a = entry.attr(name)
+        if a is None:
+            continue
+        if name == "nvvm.blocksareclusters":
+            out.append((directive, name))
+        elif _int_value(a) is not None:
+            out.append((f"{directive} {_int_value(a)}", name))
+    return out
+
+
 # ---------------------------------------------------------------------------
 # Registered rule
 # ---------------------------------------------------------------------------

@@ -88,6 +88,29 @@ def kernel_parameter_bytes(arg_types: list[T.Type]) -> int | None:
     return total
 
 
+@dataclass(frozen=True)
+class ParameterSpace:
+    """A kernel's parameter-space use: ``total`` bytes (``None`` if an argument's layout is unknown),
+    the target ``sm`` (``None`` if the module names none) and its ``limit`` in bytes (``None`` then)."""
+
+    total: int | None
+    sm: int | None
+    limit: int | None
+
+
+def parameter_space_use(entry) -> ParameterSpace | None:
+    """Parameter bytes of a ``cuda_tile.entry`` against its target's limit (spec 003), ``None`` for other ops."""
+    from tile_lsp.analysis.frontend_contract import compute_capability_of
+    from tile_lsp.analysis.rules.core import function_type
+
+    if entry.name != "cuda_tile.entry":
+        return None
+    ft = function_type(entry)
+    total = kernel_parameter_bytes(list(ft.inputs)) if ft is not None else None
+    sm = compute_capability_of(entry)
+    return ParameterSpace(total, sm, parameter_space_limit(sm) if sm is not None else None)
+
+
 def _verify_ops(module: Module, options, recursive: bool) -> list[Diagnostic]:
     from tile_lsp.analysis.verifier import verify_module
 

@@ -702,19 +702,25 @@ def _implied_vec(x, sfx, k_axis: int) -> int | None:
     return kx // ks
 
 
-@rule(P + "block_scaled_mma", code="block-scaled-mma")
-def verify_block_scaled_mma_op(op: Operation, ctx: VerifyContext) -> None:
-    """Runs :func:`verify_block_scaled_mma` on the op's operand types and atom."""
+def block_scaled_mma_result(op: Operation, two_cta: bool | None = None) -> tuple[int, str | None] | None:
+    """:func:`verify_block_scaled_mma` on a ``block_scaled_mma`` op: ``(packed, message)``, ``None``
+    when A, B or C is missing.  ``two_cta``: the catalog to check (default: the op's ``two_cta``)."""
     groups = {name: op.operand_group(name) for name in ("a", "b", "c", "sfa", "sfb")}
     if any(not groups[n] for n in ("a", "b", "c")):
-        return
+        return None
     ty = {n: (g[0].type if g else None) for n, g in groups.items()}
     el = {n: (element_of(t) if t is not None else None) for n, t in ty.items()}
     atom = NT.decode_atom(op.attr("atom"))
     k_a = _implied_vec(ty["a"], ty["sfa"], 1)
     k_b = _implied_vec(ty["b"], ty["sfb"], 0)
-    packed, message = verify_block_scaled_mma(
+    return verify_block_scaled_mma(
         el["a"], el["b"], el["c"], el["sfa"], el["sfb"], atom.name if atom else None,
-        bool_attr(op, "two_cta"), (k_a, k_b), int_attr(op, "compute_capability"))
-    if message is not None:
-        ctx.op_error(op, message)
+        bool_attr(op, "two_cta") if two_cta is None else two_cta, (k_a, k_b), int_attr(op, "compute_capability"))
+
+
+@rule(P + "block_scaled_mma", code="block-scaled-mma")
+def verify_block_scaled_mma_op(op: Operation, ctx: VerifyContext) -> None:
+    """Runs :func:`verify_block_scaled_mma` on the op's operand types and atom."""
+    result = block_scaled_mma_result(op)
+    if result is not None and result[1] is not None:
+        ctx.op_error(op, result[1])
