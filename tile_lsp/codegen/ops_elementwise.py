@@ -831,3 +831,22 @@ def _bitcast(lw: KernelLowering, op: Operation) -> None:
             f.emit(f"cvt.u16.u32 {r}, {x}")
         else:
             raise LoweringError(f"bitcast from {a.elem} to {out.elem} is not supported by the lowering")
+
+
+@handler("mulhii")
+def _mulhii(lw: KernelLowering, op: Operation) -> None:
+    """High half of the double-width product (Ops.td MulhiiOp: unsigned, as the high word of x * y)."""
+    a, b = _operands(lw, op)
+    out = _result(lw, op)
+    w = _w(a.elem)
+    for s in range(len(out.regs)):
+        x, y = zext(lw, a.regs[s], w), zext(lw, b.regs[s], w)
+        if w in (8, 16):
+            lw.f.emit(f"mul.lo.u32 {out.regs[s]}, {x}, {y}")
+            lw.f.emit(f"shr.u32 {out.regs[s]}, {out.regs[s]}, {w}")
+            canon(lw, out.regs[s], w)
+        else:
+            lw.f.emit(f"mul.hi.{_ity(w, False)} {out.regs[s]}, {x}, {y}")
+
+
+handler("pow")(_fpowf)

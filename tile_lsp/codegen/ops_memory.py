@@ -493,3 +493,25 @@ def _get_global(lw: KernelLowering, op: Operation) -> None:
 
 def float_bits_f32(x: float) -> int:
     return struct.unpack("<I", struct.pack("<f", x))[0]
+
+
+@handler("ptr_to_ptr")
+def _ptr_to_ptr(lw: KernelLowering, op: Operation) -> None:
+    lw.set(op.results[0], TileValue(lw.tile(op.operands[0]).shape, op.results[0].type.element,
+                                    lw.tile(op.operands[0]).regs))
+
+
+@handler("get_tensor_shape")
+def _get_tensor_shape(lw: KernelLowering, op: Operation) -> None:
+    """The extents of a tensor view (static ones as constants)."""
+    view = lw.get(op.operands[0])
+    for res, extent in zip(op.results, view.shape):
+        out = lw.new_tile(res.type)
+        lw.set(res, out)
+        w = T.bit_width(out.elem) or 32
+        if isinstance(extent, int):
+            lw.f.emit(f"mov.b{64 if w == 64 else 32} {out.regs[0]}, {extent}")
+        elif w == 64:
+            lw.f.emit(f"mov.b64 {out.regs[0]}, {extent}")
+        else:
+            lw.f.emit(f"cvt.u32.u64 {out.regs[0]}, {extent}")
