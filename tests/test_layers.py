@@ -69,6 +69,28 @@ def test_module_layer_reads_the_module_target():
     assert compute_capability_of(entry_op) == 80
 
 
+def test_module_layer_kernel_metadata():
+    """Spec 003 layer-3 example: a kernel-shaped function that lost its kernel marker is rejected."""
+    shaped = ('"func.func"() ({\n}) {sym_name = "k", function_type = () -> (), nvvm.maxnreg = 64 : i32} : () -> ()\n')
+    got = run_layer(module_of(shaped), "module", "nvvm-verify")
+    assert summary(got) == [
+        ("module verifier 'nvvm-verify' rejected IR", 0, 0, "layer.module"),
+        (("function '@k' carries nvvm.maxnreg, which only a kernel has, but is not a kernel: none of "
+          "cuda_tile.entry, nvvm.kernel, nv_tileaa.kernel_spec, cute.kernel marks it (it would be emitted as "
+          ".func, not .entry)"), 0, 0, "layer.module.kernel-metadata")]
+    for marker in ("nvvm.kernel", "nv_tileaa.kernel_spec", "cute.kernel"):
+        marked = shaped.replace("nvvm.maxnreg", f"{marker}, nvvm.maxnreg")
+        assert run_layer(module_of(marked), "module", "nvvm-verify") == []
+    # a launch names a non-kernel function; the same launch of a cuda_tile.entry is accepted
+    launch = ('"func.func"() ({\n}) {sym_name = "f", function_type = () -> ()} : () -> ()\n'
+              '"gpu.launch_func"() {kernel = @f} : () -> ()\n')
+    assert summary(run_layer(module_of(launch), "module", "nvvm-verify"))[1:] == [
+        (("'gpu.launch_func' launches '@f', which is not a kernel: none of cuda_tile.entry, nvvm.kernel, "
+          "nv_tileaa.kernel_spec, cute.kernel marks it"), 2, 0, "layer.module.kernel-metadata")]
+    ok = entry("") + '\n"gpu.launch_func"() {kernel = @m::@k} : () -> ()\n'
+    assert run_layer(module_of(ok), "module", "nvvm-verify") == []
+
+
 def test_parameter_layout():
     ptr = T.TileType((), T.PointerType(T.FloatType("f32")))
     i8, i32 = T.TileType((), T.IntegerType(8)), T.TileType((), T.IntegerType(32))

@@ -11,10 +11,14 @@ A lowering pipeline calls :func:`run_layer` around each pass:
   symbols).  On failure: "between-pass verifier rejected IR after
   '<pass>'".
 * ``module`` (layer 3, explicit verifier passes): whole-module rules with
-  target context, here the NVVM kernel-parameter overflow check of every
-  ``cuda_tile.entry`` (argument sizes aligned and summed, compared with
-  4096 bytes before sm_90 and 32760 bytes from sm_90 on).  On failure:
-  "module verifier '<pass>' rejected IR".
+  target context: the kernel metadata (a function carrying ``.entry``-only
+  launch hints, or launched by a ``*.launch_func`` op, must be a kernel by one
+  of four criteria: ``cuda_tile.entry``, ``nvvm.kernel``,
+  ``nv_tileaa.kernel_spec``, ``cute.kernel``; see docs/spec-notes.md), then
+  the NVVM kernel-parameter overflow check of every ``cuda_tile.entry``
+  (argument sizes aligned and summed, compared with 4096 bytes before sm_90
+  and 32760 bytes from sm_90 on).  On failure: "module verifier '<pass>'
+  rejected IR".
 
 :data:`ORDERING_INVARIANTS` and :func:`check_stage_order` hold the spec's
 ordering table (which stage must run before which).
@@ -142,6 +146,53 @@ def _check_kernel_parameters(module: Module, sm: int | None) -> list[Diagnostic]
     return out
 
 
+#: Kernel identity (spec 003 "Layer-3 Example" names a four-criteria ``isKernelFunction``; spec 004 gives
+#: them: a ``cuda_tile.entry``, or a function carrying one of these markers).
+KERNEL_MARKERS = ("nvvm.kernel", "nv_tileaa.kernel_spec", "cute.kernel")
+#: Function ops the module layer examines (besides ``cuda_tile.entry``).
+FUNCTION_OPS = ("func.func", "llvm.func", "gpu.func")
+#: Function attributes that project to ``.entry``-only PTX directives (spec 004 "Optional NVVM Directive
+#: Hints"): a function carrying one is kernel-shaped.
+KERNEL_SHAPED_ATTRIBUTES = ("nvvm.maxnreg", "nvvm.minctasm", "nvvm.maxclusterrank", "nvvm.blocksareclusters")
+
+MESSAGES["kernel_marker"] = ("function '@{name}' carries {attrs}, which only a kernel has, but is not a kernel: "
+                             "none of cuda_tile.entry, nvvm.kernel, nv_tileaa.kernel_spec, cute.kernel marks it "
+                             "(it would be emitted as .func, not .entry)")
+MESSAGES["launch_target"] = ("'{op}' launches '@{name}', which is not a kernel: none of cuda_tile.entry, "
+                             "nvvm.kernel, nv_tileaa.kernel_spec, cute.kernel marks it")
+
+
+def is_kernel(op) -> bool:
+    """The four kernel-identity criteria: a ``cuda_tile.entry``, or ``nvvm.kernel`` /
+    ``nv_tileaa.kernel_spec`` / ``cute.kernel`` on the function."""
+    return op.name == "cuda_tile.entry" or any(op.attr(m) is not None for m in KERNEL_MARKERS)
+
+
+def _check_kernel_metadata(module: Module) -> list[Diagnostic]:
+    """Layer-3 kernel metadata (spec 003 "Layer-3 Example: Missing Kernel Metadata"): a function the
+    pipeline treats as a kernel (it carries ``.entry``-only launch hints, or a ``*.launch_func`` op names it
+    as its ``kernel``) must meet one of the kernel-identity criteria (:func:`is_kernel`)."""
+    from tile_lsp.analysis.verifier import op_location
+
+    functions = {op.symbol_name: op for op in module.walk()
+                 if (op.name in FUNCTION_OPS or op.name == "cuda_tile.entry") and op.symbol_name}
+    out = []
+    for op in functions.values():
+        shaped = [a for a in KERNEL_SHAPED_ATTRIBUTES if op.attr(a) is not None]
+        if shaped and not is_kernel(op):
+            out.append(Diagnostic(Severity.ERROR, MESSAGES["kernel_marker"].format(
+                name=op.symbol_name, attrs=", ".join(shaped)), op_location(op), "layer.module.kernel-metadata", []))
+    for op in module.walk():
+        target = op.attr("kernel") if op.name.endswith("launch_func") else None
+        leaf = (target.nested[-1] if getattr(target, "nested", None) else getattr(target, "value", None)) \
+            if target is not None else None
+        callee = functions.get(leaf) if isinstance(leaf, str) else None
+        if callee is not None and not is_kernel(callee):
+            out.append(Diagnostic(Severity.ERROR, MESSAGES["launch_target"].format(op=op.name, name=leaf),
+                                  op_location(op), "layer.module.kernel-metadata", []))
+    return out
+
+
 @dataclass(frozen=True)
 class Layer:
     """One verifier layer: its spec 003 number, the message naming the pass, and its check.
@@ -164,8 +215,9 @@ LAYERS: dict[str, Layer] = {
               "OperationName verifiers: operand counts, types, region structure, op rules"),
         Layer(2, "between-pass", MESSAGES["between-pass"], lambda m, o, sm: _verify_ops(m, o, recursive=True),
               "full recursive verify() of the anchor after each pass (verify-each)"),
-        Layer(3, "module", MESSAGES["module"], lambda m, o, sm: _check_kernel_parameters(m, sm),
-              "explicit verifier passes: NVVM kernel-parameter space"),
+        Layer(3, "module", MESSAGES["module"],
+              lambda m, o, sm: _check_kernel_metadata(m) + _check_kernel_parameters(m, sm),
+              "explicit verifier passes: kernel metadata, NVVM kernel-parameter space"),
     )
 }
 
