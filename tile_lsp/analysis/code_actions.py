@@ -25,9 +25,10 @@
     shape with the nearest powers of two, and rounded down or up;
   - an op name the registry does not know, at a parse error ("unexpected
     token"): the registered names within edit distance ``(len + 2) // 3``
-    (LLVM's ``StringRef::edit_distance``, as MLIR's own typo corrections
-    bound it), "did you mean";
-  - "Failed to get ComputeCapability" (``missing-compute-capability``):
+    of the name without its dialect (LLVM's ``StringRef::edit_distance``,
+    bounded as clang's typo correction bounds it), "did you mean";
+  - "Failed to get ComputeCapability" (``missing-compute-capability``, or the
+    frontend contract's check of a module shell):
     ``nv_tileaa.compute_capability = N : i32`` on the builtin module (added
     to its ``attributes {...}``, or a wrapping ``module attributes {...}``
     when the chunk has none), one action per known target (spec 004
@@ -53,6 +54,7 @@ from tile_lsp.analysis.diagnostics import (
     SourceText,
 )
 from tile_lsp.analysis.frontend_contract import KNOWN_COMPUTE_CAPABILITIES
+from tile_lsp.analysis.frontend_contract import msg as contract_message
 from tile_lsp.analysis.index import TextEdit
 from tile_lsp.analysis.ir import Operation
 from tile_lsp.analysis.split import Chunk
@@ -105,7 +107,7 @@ def edit_distance(a: str, b: str) -> int:
 
 
 def similar_op_names(name: str, limit: int = 3) -> list[str]:
-    """Registered op names within edit distance ``(len(name) + 2) // 3`` of ``name``, closest first.
+    """Registered op names within edit distance ``(len + 2) // 3`` of ``name``, closest first.
 
     ``name`` written with a dialect prefix is compared with full names, else
     with the cuda_tile names without prefix.
@@ -114,7 +116,7 @@ def similar_op_names(name: str, limit: int = 3) -> list[str]:
         candidates = [op.full_name for op in all_ops()]
     else:
         candidates = [op.name for op in all_ops() if op.dialect == "cuda_tile"]
-    bound = max(1, (len(name) + 2) // 3)
+    bound = max(1, (len(name.split(".", 1)[-1]) + 2) // 3)  # the dialect prefix is no part of the typo
     scored = sorted((edit_distance(name, c), c) for c in set(candidates))
     return [c for d, c in scored if 0 < d <= bound][:limit]
 
@@ -419,18 +421,22 @@ def _cc_edits(analysis: DocumentAnalysis, source: SourceText, module: Operation 
     return [TextEdit(Range(first, first), f"module attributes {{{attr}}} {{\n"), TextEdit(Range(end, end), closing)]
 
 
-def quick_fixes(analysis: DocumentAnalysis, rng: Range) -> list[CodeAction]:
-    """The quick fixes of the analysis' diagnostics that meet ``rng``."""
+def quick_fixes(analysis: DocumentAnalysis, rng: Range, wanted: set | None = None) -> list[CodeAction]:
+    """The quick fixes of the analysis' diagnostics that meet ``rng``.
+
+    ``wanted``: ``(message, range)`` of further diagnostics to fix wherever
+    they are (the diagnostics an LSP client sends with its request).
+    """
     source = SourceText(analysis.text)
     diagnostics = analysis.diagnostics
     prefix = [d for d in diagnostics if d.code.endswith(".missing-prefix")]
     out: list[CodeAction] = []
     for d in diagnostics:
-        if not _intersects(d.range, rng):
+        if not _intersects(d.range, rng) and (not wanted or (d.message, d.range) not in wanted):
             continue
         if d.code.endswith(".missing-prefix"):
             out.extend(_prefix_fixes(analysis, d, prefix))
-        elif d.code.endswith(".missing-compute-capability"):
+        elif d.message == contract_message("compute_capability"):
             out.extend(_cc_fixes(analysis, source, d))
         elif d.severity == Severity.ERROR:
             out.extend(_pow2_fixes(analysis, source, d))
@@ -438,11 +444,12 @@ def quick_fixes(analysis: DocumentAnalysis, rng: Range) -> list[CodeAction]:
     return out
 
 
-def code_actions(analysis: DocumentAnalysis, rng: Range, options: AnalysisOptions | None = None) -> list[CodeAction]:
+def code_actions(analysis: DocumentAnalysis, rng: Range, options: AnalysisOptions | None = None,
+                 wanted: set | None = None) -> list[CodeAction]:
     """Every code action for ``rng`` of the analysed document: quick fixes first, then the checks actions.
 
     ``options``: the options the document is analysed with (its Tile IR
-    version matters to the ``-verify-diagnostics`` run).  Never raises on
-    bad input.
+    version matters to the ``-verify-diagnostics`` run).  ``wanted``: see
+    :func:`quick_fixes`.  Never raises on bad input.
     """
-    return quick_fixes(analysis, rng) + check_actions(analysis, rng, options)
+    return quick_fixes(analysis, rng, wanted) + check_actions(analysis, rng, options)

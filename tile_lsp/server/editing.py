@@ -278,8 +278,9 @@ def on_code_action(ls: TileLanguageServer, params: types.CodeActionParams) -> li
     uri = params.text_document.uri
     analysis, encoder = current_analysis(ls, uri)
     rng = _from_lsp_range(params.range, encoder)
+    wanted = {(d.message, _from_lsp_range(d.range, encoder)) for d in params.context.diagnostics}
     out = []
-    for action in code_actions(analysis, rng, ls.analysis_options(analysis.text)):
+    for action in code_actions(analysis, rng, ls.analysis_options(analysis.text), wanted):
         out.append(types.CodeAction(
             title=action.title,
             kind=types.CodeActionKind.QuickFix,
