@@ -539,3 +539,86 @@ cuda_tile.module @m {
     back = read_bytecode(write_bytecode(module))
     if_op = next(op for op in back.walk() if op.name == "cuda_tile.if")
     assert [op.name for op in if_op.regions[0].blocks[0].operations] == ["cuda_tile.make_token", "cuda_tile.yield"]
+
+
+def _write_read(text: str) -> Module:
+    from tile_lsp.analysis.api import analyze_text
+
+    analysis = analyze_text(text)
+    assert [d.message for d in analysis.diagnostics] == []
+    return read_bytecode(write_bytecode(analysis.chunks[0].module))
+
+
+def _constant_values(module: Module) -> list[tuple[str, Any]]:
+    return [(str(op.results[0].type), op.properties["value"].values)
+            for op in module.walk() if op.name == "cuda_tile.constant"]
+
+
+def test_dense_storage_is_mlirs():
+    """tf32 takes 3 bytes, f4 one byte an element, i1 is bit-packed (a splat: 0x00/0xFF),
+    an f16 literal past the largest f16 is infinity (as NVIDIA's reader expects them)."""
+    from tile_lsp.bytecode.writer import dense_raw_data
+
+    ty = {n: T.TileType((2,), T.FloatType(n)) for n in ("tf32", "f4E2M1FN", "f16")}
+    assert dense_raw_data(A.DenseElementsAttr(T.FloatType("tf32"), [1.5, -2.0], ty["tf32"], (2,)),
+                          ty["tf32"]) == bytes.fromhex("00fe01" "000006")  # 0x3FC00000 >> 13, 0xC0000000 >> 13
+    assert dense_raw_data(A.DenseElementsAttr(T.FloatType("f4E2M1FN"), [1.0, -6.0], ty["f4E2M1FN"], (2,)),
+                          ty["f4E2M1FN"]) == bytes([0x2, 0xF])
+    assert dense_raw_data(A.DenseElementsAttr(T.FloatType("f16"), [70000.0, -1e9], ty["f16"], (2,)),
+                          ty["f16"]) == bytes.fromhex("007c" "00fc")
+    text = """\
+cuda_tile.module @m {
+  entry @k() {
+    %0 = constant <f4E2M1FN: [[1.0, 2.0], [4.0, -6.0]]> : tile<2x2xf4E2M1FN>
+    %1 = constant <tf32: [1.5, -2.0]> : tile<2xtf32>
+    %2 = constant <i1: [true, false, true, true]> : tile<4xi1>
+    %3 = constant <i1: [true, true, true, true]> : tile<4xi1>
+  }
+}
+"""
+    assert _constant_values(_write_read(text)) == [
+        ("!cuda_tile.tile<2x2xf4E2M1FN>", [[1.0, 2.0], [4.0, -6.0]]), ("!cuda_tile.tile<2xtf32>", [1.5, -2.0]),
+        ("!cuda_tile.tile<4xi1>", [True, False, True, True]), ("!cuda_tile.tile<4xi1>", True)]
+
+
+def test_reader_rejects_a_constant_of_the_wrong_size():
+    c = Cursor(b"")
+    from tile_lsp.bytecode.reader import decode_dense
+
+    with pytest.raises(BytecodeError, match="failed to validate buffer size and format"):
+        decode_dense(bytes(4), T.TileType((2,), T.FloatType("tf32")), c)  # 2 x 3 bytes expected
+    with pytest.raises(BytecodeError, match="failed to validate buffer size and format"):
+        decode_dense(bytes(2), T.TileType((3,), T.FloatType("f4E2M1FN")), c)  # one byte each
+
+
+def test_writer_adds_the_implicit_return_and_loop_block():
+    """An entry without `return` and a custom-form `loop {}` get what MLIR's parser adds."""
+    back = _write_read("""\
+cuda_tile.module @m {
+  entry @k() {
+    %0 = constant <i32: 1> : tile<i32>
+    loop {
+    }
+  }
+}
+""")
+    entry = next(op for op in back.walk() if op.name == "cuda_tile.entry")
+    assert [op.name for op in entry.regions[0].blocks[0].operations] == [
+        "cuda_tile.constant", "cuda_tile.loop", "cuda_tile.return"]
+    loop = entry.regions[0].blocks[0].operations[1]
+    assert [[op.name for op in b.operations] for b in loop.regions[0].blocks] == [["cuda_tile.continue"]]
+
+
+def test_writer_takes_the_module_as_cuda_tile_translate_does():
+    """A builtin.module holding one cuda_tile.module is written (its attributes are not);
+    several modules, or an empty one, are as NVIDIA's translation handles them."""
+    from tile_lsp.analysis.api import analyze_text
+
+    one = "module attributes {gpu.container_module} {\n  cuda_tile.module @m {\n    entry @k() {\n    }\n  }\n}\n"
+    back = read_bytecode(write_bytecode(analyze_text(one).chunks[0].module))
+    assert [op.name for op in back.walk()] == ["cuda_tile.module", "cuda_tile.entry", "cuda_tile.return"]
+    empty = read_bytecode(write_bytecode(analyze_text("cuda_tile.module @m {\n}\n").chunks[0].module))
+    assert [op.name for op in empty.walk()] == ["cuda_tile.module"]
+    two = "cuda_tile.module @a {\n}\ncuda_tile.module @b {\n}\n"
+    with pytest.raises(BytecodeWriteError, match="^expected a single CUDA Tile IR module in the MLIR module$"):
+        write_bytecode(analyze_text(two).chunks[0].module)

@@ -984,7 +984,7 @@ def float_from_bits(bits: int, name: str) -> float:
     if name == "bf16":
         return struct.unpack("<f", (bits << 16).to_bytes(4, "little"))[0]
     if name == "tf32":
-        return struct.unpack("<f", (bits << 13).to_bytes(4, "little"))[0]
+        return struct.unpack("<f", ((bits & 0x7FFFF) << 13).to_bytes(4, "little"))[0]
     if name == "f8E8M0FNU":
         return math.nan if bits == 0xFF else 2.0 ** (bits - 127)
     exp_bits, man_bits = _MINIFLOATS.get(name, (0, 0))
@@ -1007,17 +1007,20 @@ def decode_dense(raw: bytes, ty: T.TileType, c: Cursor) -> A.DenseElementsAttr:
     """A constant-pool entry as a :class:`DenseElementsAttr` of tile type ``ty``.
 
     The raw buffer is MLIR's ``DenseElementsAttr::getRawData``: little-endian
-    elements, one element for a splat; ``i1`` elements one byte each (or
-    bit-packed for non-splat). ``values`` is the nested list (scalar for a
+    elements of :func:`~tile_lsp.bytecode.format.dense_storage_bytes` each,
+    one element for a splat; ``i1`` elements bit-packed (a splat is one byte
+    ``0x00``/``0xFF``). ``values`` is the nested list (scalar for a
     splat or 0-d tile); ``texts`` keeps the raw hex blob for exact rewriting.
     """
     elem = ty.element
-    width = elem.width
+    width = F.dense_element_bits(elem)
     n = ty.num_elements
     if n is None:
         raise c.error(f"constant of dynamically shaped type {ty}")
     if width == 1:
-        if len(raw) == 1:
+        # MLIR DenseElementsAttr::isValidRawBuffer: one byte 0x00/0xFF is a splat,
+        # else the elements are bit-packed
+        if len(raw) == 1 and (raw[0] in (0, 0xFF) or n == 1):
             vals: list[Any] = [raw[0] != 0]
             splat = True
         elif len(raw) == (n + 7) // 8:
@@ -1029,18 +1032,14 @@ def decode_dense(raw: bytes, ty: T.TileType, c: Cursor) -> A.DenseElementsAttr:
         else:
             raise c.error("failed to validate buffer size and format")
     else:
-        size = max(1, (width + 7) // 8) if width >= 8 else None
-        if size is None:  # sub-byte (i4, f4): packed, two per byte
-            count = len(raw) * 8 // width
-            bits = [(raw[i * width // 8] >> (i * width % 8)) & ((1 << width) - 1) for i in range(count)]
-        else:
-            if len(raw) % size:
-                raise c.error("failed to validate buffer size and format")
-            bits = [int.from_bytes(raw[i:i + size], "little") for i in range(0, len(raw), size)]
+        size = F.dense_storage_bytes(elem)
+        if len(raw) % size:
+            raise c.error("failed to validate buffer size and format")
+        mask = (1 << width) - 1
+        bits = [int.from_bytes(raw[i:i + size], "little") & mask for i in range(0, len(raw), size)]
         if len(bits) == 1:
             splat = True
-        elif len(bits) >= n and (size is not None and len(bits) == n or size is None):
-            bits = bits[:n]
+        elif len(bits) == n:
             splat = False
         else:
             raise c.error("failed to validate buffer size and format")

@@ -23,6 +23,10 @@ from typing import Any
 from tile_lsp.analysis import attributes as A
 from tile_lsp.analysis.ir import Block, Module, Operation, Region, Value
 from tile_lsp.analysis.printer import implicit_terminator
+from tile_lsp.analysis.rules.control_flow import (
+    adds_implicit_terminator,
+    region_written,
+)
 from tile_lsp.bytecode import format as F
 from tile_lsp.bytecode.reader import DebugInfoAttr, float_from_bits
 from tile_lsp.dialect import types as T
@@ -215,8 +219,10 @@ class _Writer:
 
     def write(self, module: Module) -> bytes:
         top = _module_op(module)
-        ops = top.regions[0].blocks[0].operations if top is not None and top.regions and top.regions[0].blocks \
-            else module.body.operations
+        if top is None:
+            ops = module.body.operations
+        else:
+            ops = top.regions[0].blocks[0].operations if top.regions and top.regions[0].blocks else []
         funcs = [op for op in ops if op.name == "cuda_tile.entry"]
         globals_ = [op for op in ops if op.name == "cuda_tile.global"]
         others = [op for op in ops if op not in funcs and op not in globals_]
@@ -326,10 +332,10 @@ class _Writer:
             body = Buf()
             self.values = {}
             self.next_value = 0
-            block = f.regions[0].blocks[0]
+            block = f.regions[0].blocks[0] if f.regions and f.regions[0].blocks else Block()
             for arg in block.arguments:
                 self._define(arg)
-            for op in block.operations:
+            for op in _ops_with_terminator(block, f):
                 self._operation(op, body, loc_idx)
             sec.varint(len(body.b))
             sec.raw(bytes(body.b))
@@ -561,6 +567,11 @@ class _Writer:
 
     def _region(self, region: Region, w: Buf, func_loc: int) -> None:
         blocks = region.blocks
+        owner = region.parent
+        if not blocks and owner is not None and adds_implicit_terminator(owner) and region_written(region):
+            # ``{}`` of a custom-form if/for/loop: MLIR's parser gives it one block
+            # holding the implicit terminator (``ensureTerminator``)
+            blocks = [Block(parent=region)]
         w.varint(len(blocks))
         for b in blocks:
             self._block(b, w, func_loc)
@@ -571,13 +582,7 @@ class _Writer:
         for arg in b.arguments:
             w.varint(self.type(arg.type))
             self._define(arg)
-        ops = list(b.operations)
-        implicit = implicit_terminator(b.parent_op)
-        last = ops[-1] if ops else None
-        if implicit is not None and not (last is not None and last.opdef is not None
-                                         and last.opdef.has_trait("Terminator")):
-            # the text may leave out the terminator MLIR's parser adds; the bytecode must have it
-            ops.append(Operation(implicit, lookup(implicit), location=getattr(b.parent_op, "location", None)))
+        ops = _ops_with_terminator(b, b.parent_op)
         w.varint(len(ops))
         for op in ops:
             self._operation(op, w, func_loc)
@@ -696,12 +701,43 @@ class _Writer:
 # ---------------------------------------------------------------------------
 
 
+def _ops_with_terminator(b: Block, owner: Operation | None) -> list[Operation]:
+    """The ops of ``b``, plus the terminator MLIR's parser adds when the text leaves it out.
+
+    ``SingleBlockImplicitTerminator`` ops (``entry`` -> ``return``, ``if`` ->
+    ``yield``, ...) may be written without it; the bytecode must hold it
+    (NVIDIA's reader fails with "block with no terminator").
+    """
+    ops = list(b.operations)
+    implicit = implicit_terminator(owner)
+    last = ops[-1] if ops else None
+    if implicit is not None and not (last is not None and last.opdef is not None
+                                     and last.opdef.has_trait("Terminator")):
+        ops.append(Operation(implicit, lookup(implicit), location=getattr(owner, "location", None)))
+    return ops
+
+
 def _module_op(module: Module) -> Operation | None:
+    """The ``cuda_tile.module`` to write, or ``None`` for bare top-level entries/globals.
+
+    As ``cuda-tile-translate -mlir-to-cudatilebc``
+    (``lib/Bytecode/Translation/BytecodeTranslation.cpp``): the module itself,
+    or the single ``cuda_tile.module`` of a ``builtin.module`` (its
+    attributes have no bytecode form and are not written).
+    Raises :class:`BytecodeWriteError` otherwise.
+    """
     ops = module.body.operations
-    for op in ops:
-        if op.name == "cuda_tile.module":
-            return op
-    return None
+    if len(ops) == 1 and ops[0].name == "builtin.module":
+        inner = ops[0].regions[0].blocks[0].operations if ops[0].regions and ops[0].regions[0].blocks else []
+        if len(inner) != 1 or inner[0].name != "cuda_tile.module":
+            raise BytecodeWriteError("expected a single CUDA Tile IR module in the MLIR module")
+        return inner[0]
+    modules = [op for op in ops if op.name == "cuda_tile.module"]
+    if not modules:
+        return None
+    if len(ops) != 1:
+        raise BytecodeWriteError("expected a single CUDA Tile IR module in the MLIR module")
+    return modules[0]
 
 
 def _attr(op: Operation | None, name: str) -> A.Attribute | None:
@@ -915,16 +951,25 @@ def _flat(v: Any) -> list[Any]:
     return [v]
 
 
+def _pack(fmt: str, value: float) -> bytes:
+    """``struct.pack`` of one float, rounding to nearest even; a value that rounds past the
+    largest finite number becomes infinity (APFloat ``convert`` with ``rmNearestTiesToEven``)."""
+    try:
+        return struct.pack(fmt, value)
+    except OverflowError:
+        return struct.pack(fmt, math.copysign(math.inf, value))
+
+
 def float_to_bits(value: float, name: str) -> int:
     """The bit pattern of ``value`` in float type ``name`` (round to nearest even)."""
     if name == "f32":
-        return struct.unpack("<I", struct.pack("<f", value))[0]
+        return struct.unpack("<I", _pack("<f", value))[0]
     if name == "f64":
         return struct.unpack("<Q", struct.pack("<d", value))[0]
     if name == "f16":
-        return struct.unpack("<H", struct.pack("<e", value))[0]
+        return struct.unpack("<H", _pack("<e", value))[0]
     if name in ("bf16", "tf32"):
-        b = struct.unpack("<I", struct.pack("<f", value))[0]
+        b = struct.unpack("<I", _pack("<f", value))[0]
         shift = 16 if name == "bf16" else 13
         if math.isnan(value):
             return (b >> shift) | 1 << (22 - shift) if name == "bf16" else b >> shift
@@ -985,12 +1030,8 @@ def dense_raw_data(attr: A.DenseElementsAttr, ty: T.Type) -> bytes:
                 for v in flat]
     else:
         bits = [int(v, 16) if isinstance(v, str) else int(v) for v in flat]
-    if width < 8:
-        out = bytearray((len(bits) * width + 7) // 8)
-        for i, b in enumerate(bits):
-            out[i * width // 8] |= (b & ((1 << width) - 1)) << (i * width % 8)
-        return bytes(out)
-    size = width // 8
+    width = F.dense_element_bits(elem)
+    size = F.dense_storage_bytes(elem)
     return b"".join((b & ((1 << width) - 1)).to_bytes(size, "little") for b in bits)
 
 
