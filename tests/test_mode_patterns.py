@@ -43,6 +43,29 @@ def test_worked_examples():
     assert pack_kind_word(2, block_scale=True, mma_kind="f16") == 0xE2
 
 
+def test_opcode_selection():
+    """The ladder's success path: 0x42 selects the dense tcgen05.mma (10522); block scale 10521 / 10526."""
+    assert MP.kind_word_outcome(0x42) == (1, None)
+    assert MP.kind_word_outcome(0x42, ARCH) == (None, 10522)
+    assert MP.kind_word_outcome(0xE2, ARCH) == (6, None)
+    block = pack_kind_word(2, 1, block_scale=True, mma_kind="mxf4nvf4")
+    assert MP.kind_word_outcome(block, ARCH) == (None, 10521)
+    assert MP.kind_word_outcome(block, KindWordContext(arch_conditional=True, sparse=True)) == (None, 10526)
+    assert MP.TCGEN05_BLOCK_SCALE_OPCODES == {10521, 10526}
+    assert MP.select_tcgen05_opcode(pack_kind_word(1, mma_kind="f16")) == 10524  # bit 0: weight stationary
+    assert MP.select_tcgen05_opcode(pack_kind_word(2, scale_input_acc=True, mma_kind="tf32")) == 10523
+    assert sorted(MP.TCGEN05_OPCODES) == list(range(10521, 10531))
+
+
+@given(st.integers(0, 511), st.booleans())
+def test_every_passing_word_selects_one_opcode_in_range(word, sparse):
+    rule, opcode = MP.kind_word_outcome(word, KindWordContext(arch_conditional=True, sparse=sparse))
+    assert (rule is None) == (opcode is not None)
+    if opcode is not None:
+        assert opcode in MP.TCGEN05_OPCODES
+        assert (opcode in MP.TCGEN05_BLOCK_SCALE_OPCODES) == bool(word >> 5 & 1)
+
+
 def test_each_rule_fires_with_its_text():
     cases = [
         (pack_kind_word(2, mma_kind="i8"), KindWordContext(), 1),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -477,3 +479,75 @@ def test_custom_forms_parse_and_verify():
     missing = text.replace("consumerGroupId = 1 : i8, ", "")
     assert diags(missing)[0] == ("'nv_tileas.async.pipeline.create_pipeline' op requires attribute "
                                  "'consumerGroupId'", 1, 9)
+
+
+# ---------------------------------------------------------------------------
+# Carriers of packed values in text (docs/nv_tileas.md "Mode-pattern carriers")
+# ---------------------------------------------------------------------------
+
+
+def _attr(body: str):
+    from tile_lsp.analysis import attributes as A
+
+    return A.DialectAttr("nv_tileas", "", body)
+
+
+def test_kind_word_spellings():
+    from tile_lsp.analysis import attributes as A
+    from tile_lsp.analysis.decoders import CarrierError, kind_word_of
+
+    assert kind_word_of(A.IntegerAttr(0x42)) == 0x42
+    assert kind_word_of(_attr("tcgen05_kind i8, cta_group = 2")) == 0x42
+    assert kind_word_of(_attr("tcgen05_kind f16, cta_group = 2, block_scale")) == 0xE2
+    assert kind_word_of(_attr("tcgen05_kind mxf4nvf4, cta_group = 4, scale_vec = 4X, scale_input_acc")) == \
+        3 | 2 << 2 | 1 << 4
+    assert kind_word_of(_attr("atom mxf4")) is None
+    for bad, text in ((_attr("tcgen05_kind f64"), "expects an mma kind first"),
+                      (_attr("tcgen05_kind f16, cta_group = 3"), "unknown tcgen05_kind field 'cta_group = 3'"),
+                      (A.IntegerAttr(-1), "has 9 bits (0 to 511), but got -1")):
+        with pytest.raises(CarrierError, match=re.escape(text)):
+            kind_word_of(bad)
+
+
+def test_umma_layout_and_swizzle_spellings():
+    from tile_lsp.analysis.decoders import (
+        CarrierError,
+        UmmaLayout,
+        describe_swizzle,
+        parse_int_tuple,
+        umma_layout_of,
+    )
+
+    assert parse_int_tuple("((8, 2), 64)") == ((8, 2), 64)
+    body = "umma_layout MN, swizzle = SWIZZLE_128B_BASE32B, ((64, 2), (8, 2)) : ((1, 64), (8, 512))"
+    assert umma_layout_of(_attr(body)) == UmmaLayout(1, (2, 5, 2), ((64, 2), (8, 2)), ((1, 64), (8, 512)))
+    assert umma_layout_of(_attr("umma_layout K, swizzle = (0, 4, 3), (8, 8) : (1, 8)")).swizzle == (0, 4, 3)
+    for body, text in (("umma_layout X, swizzle = none, (8, 8) : (1, 8)", "direction must be MN or K"),
+                       ("umma_layout K, swizzle = 16B, (8, 8) : (1, 8)", "unknown swizzle '16B'"),
+                       ("umma_layout K, swizzle = none, ((8, 2), 8) : (1, 8)", "are not congruent"),
+                       ("umma_layout K, swizzle = none, (8, 8, 8) : (1, 8, 64)", "two modes (MN, K)"),
+                       ("umma_layout K, swizzle = none, (8, 8) : (1, x)", "unexpected 'x)'")):
+        with pytest.raises(CarrierError, match=re.escape(text)):
+            umma_layout_of(_attr(body))
+    assert describe_swizzle((3, 4, 3)) == "128B: 128-byte swizzle (CUTLASS SWIZZLE_128B, Swizzle<3,4,3>)"
+    assert describe_swizzle((0, 2, 5)) == "none: no swizzle"
+    assert describe_swizzle((1, 2, 3)).startswith("(1, 2, 3) is not a UMMA swizzle")
+
+
+def test_launch_directives():
+    from tile_lsp.analysis.frontend_contract import launch_directives
+
+    def directives(module_attrs: str, fn_attrs: str = "") -> list:
+        text = (f"module attributes {{{module_attrs}}} {{\n  cuda_tile.module @m {{\n    cuda_tile.entry @k() {{\n"
+                f"      cuda_tile.return\n    }}{fn_attrs}\n  }}\n}}\n")
+        entry_op = next(o for o in analyze_text(text).chunks[0].module.walk() if o.name == "cuda_tile.entry")
+        return launch_directives(entry_op)
+
+    assert directives("nv_tileaa.compute_capability = 90 : i32") == [
+        (".reqntid 128, 1, 1", "tt.num_warps absent: default 4")]
+    assert directives("nv_tileaa.compute_capability = 90 : i32, tt.num_ctas = 2 : i32",
+                      " {nvvm.minctasm = 2 : i32, nvvm.blocksareclusters}") == [
+        (".reqntid 128, 1, 1", "tt.num_warps absent: default 4"), (".reqnctapercluster 2, 1, 1", "tt.num_ctas"),
+        (".minnctapersm 2", "nvvm.minctasm"), (".blocksareclusters", "nvvm.blocksareclusters")]
+    assert directives("nv_tileaa.compute_capability = 80 : i32, tt.cluster_dim = [2, 2, 1]")[1] == (
+        "(no cluster directive before sm_90)", "tt.cluster_dim")
