@@ -50,6 +50,8 @@ class ChunkAnalysis:
     chunk: Chunk
     module: object | None
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    #: per-unit results when the chunk was analysed by units (:mod:`tile_lsp.analysis.units`)
+    units: list | None = None
 
 
 @dataclass

@@ -31,6 +31,7 @@ All positions are whole-file LSP positions (0-based line, UTF-16 column).
 
 from __future__ import annotations
 
+import bisect
 import enum
 import re
 from dataclasses import dataclass, field
@@ -279,19 +280,39 @@ class DocumentIndex:
     def __init__(self, analysis: DocumentAnalysis):
         self.analysis = analysis
         self.source = SourceText(analysis.text)
-        self.entities: list[Entity] = []
+        self._entities: list[Entity] = []
         self._by_line: dict[int, list[Occurrence]] = {}
+        self._lazy: list[_LazyChunk] = []
         for number, chunk in enumerate(analysis.chunks):
-            if chunk.module is not None:
+            if chunk.module is None:
+                continue
+            if getattr(chunk, "units", None):
+                self._lazy.append(_LazyChunk(self, number, chunk))
+            else:
                 _ChunkIndexer(self, number, chunk).run()
         for occs in self._by_line.values():
             occs.sort(key=lambda o: (o.range.start, o.range.end))
 
+    @property
+    def entities(self) -> list[Entity]:
+        """Every entity of the document (indexes the units not indexed yet)."""
+        self._ensure_all()
+        return self._entities
+
     # -- construction (used by _ChunkIndexer) --
 
     def _register(self, entity: Entity) -> Entity:
-        self.entities.append(entity)
+        self._entities.append(entity)
         return entity
+
+    def _ensure_line(self, line: int) -> None:
+        """Index the unit holding ``line`` (chunks analysed by units are indexed one unit at a time)."""
+        for lazy in self._lazy:
+            lazy.ensure_line(line)
+
+    def _ensure_all(self) -> None:
+        for lazy in self._lazy:
+            lazy.ensure_all()
 
     # -- lookups --
 
@@ -301,10 +322,14 @@ class DocumentIndex:
         A cursor just after a name is on it, unless another name starts
         there (``%a,%b``); of nested occurrences the innermost wins.
         """
+        self._ensure_line(pos.line)
         hits = [o for o in self._by_line.get(pos.line, ()) if _contains(o.range, pos)]
         if not hits:
             return None
-        return min(hits, key=lambda o: (o.range.end == pos, o.range.end.character - o.range.start.character))
+        found = min(hits, key=lambda o: (o.range.end == pos, o.range.end.character - o.range.start.character))
+        if found.entity.kind in _CHUNK_WIDE:
+            self._ensure_all()  # its occurrences are in every unit of the chunk
+        return found
 
     def entity_at(self, pos: Position) -> Entity | None:
         """The entity whose name is under ``pos``, or ``None``."""
@@ -317,7 +342,9 @@ class DocumentIndex:
         for chunk in self.analysis.chunks:
             if chunk.module is None:
                 continue
-            for op in chunk.module.walk():
+            units = getattr(chunk, "units", None)
+            ops = _unit_ops_at(units, pos.line) if units else chunk.module.walk()
+            for op in ops:
                 if op.range is not None and _contains(op.range, pos):
                     if found is None or found.range is None or op.range.start >= found.range.start:
                         found = op
@@ -578,7 +605,7 @@ class _ChunkIndexer:
             if op.name_range is not None:
                 self.new(EntityKind.OP, op.name, op=op).add(op.name_range, False, op=op)
             sym = _symbol_def_attr(op)
-            if sym is not None:
+            if sym is not None and id(op) not in self.symbols:
                 entity = self.new(EntityKind.SYMBOL, _quote_symbol(sym.value), op=op, scope=symbol_scope)
                 entity.add(sym.range, True, op=op)
                 self.symbols[id(op)] = entity
@@ -608,6 +635,16 @@ class _ChunkIndexer:
                         entity.add(arg.range, True, value=arg, op=op)
                         self.value_entities[id(arg)] = entity
                     self.collect_definitions(block.operations, inner_values, inner_symbols)
+
+    def collect_definitions_shallow(self, op: Operation, symbol_scope: object) -> None:
+        """The op name and symbol of a container op, without its body (indexed unit by unit)."""
+        if op.name_range is not None:
+            self.new(EntityKind.OP, op.name, op=op).add(op.name_range, False, op=op)
+        sym = _symbol_def_attr(op)
+        if sym is not None:
+            entity = self.new(EntityKind.SYMBOL, _quote_symbol(sym.value), op=op, scope=symbol_scope)
+            entity.add(sym.range, True, op=op)
+            self.symbols[id(op)] = entity
 
     def collect_uses(self, ops: list[Operation]) -> None:
         for op in ops:
@@ -651,6 +688,8 @@ class _ChunkIndexer:
 
     def collect_aliases(self) -> None:
         """Alias definitions and uses, from the chunk's text (the IR keeps no ranges for them)."""
+        if not self.module.type_aliases and not self.module.attr_aliases:
+            return
         maps = {"!": (EntityKind.TYPE_ALIAS, self.module.type_aliases),
                 "#": (EntityKind.ATTR_ALIAS, self.module.attr_aliases)}
         entities: dict[tuple[str, str], Entity] = {}
@@ -674,3 +713,118 @@ def _lookup(ops: list[Operation], name: str) -> Operation | None:
         if op.symbol_name == name and _symbol_def_attr(op) is not None:
             return op
     return None
+
+
+#: Entities whose occurrences may be in any unit of a chunk (a query on one indexes the whole document).
+_CHUNK_WIDE = frozenset({EntityKind.SYMBOL, EntityKind.TYPE_ALIAS, EntityKind.ATTR_ALIAS})
+
+
+def _leaf_units(units, container=None):
+    """``(unit result, enclosing container op or None)`` of every unit that is not a container, in text order."""
+    for u in units:
+        if u.kind == "container" and u.ops and u.ops[0].regions:
+            yield from _leaf_units(u.children, u.ops[0])
+        else:
+            yield u, container
+
+
+def _containers(units):
+    for u in units:
+        if u.kind == "container" and u.ops and u.ops[0].regions:
+            yield u.ops[0]
+            yield from _containers(u.children)
+
+
+def _unit_ops_at(units, line: int):
+    """The ops of the units around ``line`` (containers and the unit holding it), pre-order."""
+    yield from _containers(units)
+    for u, _ in _leaf_units(units):
+        if u.first_line <= line <= u.last_line:
+            for op in u.ops:
+                yield from op.walk()
+
+
+class _LazyChunk:
+    """Indexes a chunk analysed by units (:mod:`tile_lsp.analysis.units`) one unit at a time.
+
+    Symbols (definitions at unit level), container ops and aliases are
+    indexed at once; the values, blocks, op names and symbol uses of a unit
+    when a query first reaches one of its lines.  Values used but never
+    defined get one entity per unit (a unit is its own value scope).
+    """
+
+    def __init__(self, index: DocumentIndex, number: int, chunk: ChunkAnalysis):
+        self.index = index
+        self.indexer = _ChunkIndexer(index, number, chunk)
+        self.pending = list(_leaf_units(chunk.units))
+        self.pending.sort(key=lambda item: item[0].first_line)
+        self.starts = [u.first_line for u, _ in self.pending]
+        self.done = [False] * len(self.pending)
+        module = self.indexer.module
+        before = len(index._entities)
+        for op in _containers(chunk.units):
+            scope = op.parent_op or module
+            self.indexer.collect_definitions_shallow(op, scope)
+        for u, container in self.pending:
+            scope = container if container is not None else module
+            for op in u.ops:
+                sym = _symbol_def_attr(op)
+                if sym is not None:
+                    entity = self.indexer.new(EntityKind.SYMBOL, _quote_symbol(sym.value), op=op, scope=scope)
+                    entity.add(sym.range, True, op=op)
+                    self.indexer.symbols[id(op)] = entity
+        for op in _containers(chunk.units):
+            for attr in _attributes_of(op):
+                if isinstance(attr, A.SymbolRefAttr) and attr.range is not None:
+                    self.indexer.symbol_use(op, attr)
+        self.indexer.collect_aliases()
+        self._publish(before)
+
+    def _publish(self, before: int) -> None:
+        by_line = self.index._by_line
+        touched = set()
+        for entity in self.index._entities[before:]:
+            for occ in entity.occurrences:
+                by_line.setdefault(occ.range.start.line, []).append(occ)
+                touched.add(occ.range.start.line)
+        self._sort(touched)
+
+    def _sort(self, lines) -> None:
+        by_line = self.index._by_line
+        for line in lines:
+            by_line[line].sort(key=lambda o: (o.range.start, o.range.end))
+
+    def _build(self, k: int) -> None:
+        self.done[k] = True
+        unit, container = self.pending[k]
+        module = self.indexer.module
+        scope = container if container is not None else module
+        indexer = self.indexer
+        indexer.undefined = {}
+        before = len(self.index._entities)
+        symbol_counts = {id(e): len(e.occurrences) for e in self.index._entities[:before]
+                         if e.kind is EntityKind.SYMBOL}
+        indexer.collect_definitions(unit.ops, scope, scope)
+        indexer.collect_uses(unit.ops)
+        self._publish(before)
+        # symbol uses of this unit landed on entities created earlier: add them too
+        by_line = self.index._by_line
+        touched = set()
+        for entity in self.index._entities[:before]:
+            n = symbol_counts.get(id(entity))
+            if n is None or len(entity.occurrences) == n:
+                continue
+            for occ in entity.occurrences[n:]:
+                by_line.setdefault(occ.range.start.line, []).append(occ)
+                touched.add(occ.range.start.line)
+        self._sort(touched)
+
+    def ensure_line(self, line: int) -> None:
+        k = bisect.bisect_right(self.starts, line) - 1
+        if k >= 0 and not self.done[k] and self.pending[k][0].first_line <= line <= self.pending[k][0].last_line:
+            self._build(k)
+
+    def ensure_all(self) -> None:
+        for k in range(len(self.pending)):
+            if not self.done[k]:
+                self._build(k)

@@ -15,13 +15,18 @@ from tile_lsp.analysis.split import Chunk
 log = logging.getLogger(__name__)
 
 
-def analyze_chunk(chunk: Chunk, options, source: SourceText | None = None):
+def analyze_chunk(chunk: Chunk, options, source: SourceText | None = None, *, previous=None,
+                  state_out: list | None = None):
     """Analyse one chunk; returns a :class:`~tile_lsp.analysis.api.ChunkAnalysis`.
 
     ``source`` indexes the whole document (for whole-file positions); when
     omitted, positions are relative to the chunk.  With
     ``options.mlir_compat`` the chunk stops at its first parse error, as
-    ``mlir-opt`` does, and is not verified after one.
+    ``mlir-opt`` does, and is not verified after one.  Otherwise a chunk
+    made of several top-level units is analysed unit by unit
+    (:mod:`tile_lsp.analysis.units`): ``previous`` is the
+    :class:`~tile_lsp.analysis.units.ChunkState` of an earlier analysis to
+    reuse, and the new state is appended to ``state_out``.
     """
     from tile_lsp.analysis.api import ChunkAnalysis
     from tile_lsp.analysis.builder import Builder
@@ -37,6 +42,15 @@ def analyze_chunk(chunk: Chunk, options, source: SourceText | None = None):
     diagnostics: list[Diagnostic] = []
     module = None
     try:
+        if not compat:
+            from tile_lsp.analysis.units import analyze_units, split_units
+
+            layout = split_units(chunk.text)
+            if layout is not None:
+                analysis, state = analyze_units(chunk, layout, options, source, previous)
+                if state_out is not None:
+                    state_out.append(state)
+                return analysis
         result = parse(chunk.text, max_issues=1 if compat else 50)
         for issue in result.issues:
             diagnostics.append(Diagnostic(

@@ -220,7 +220,8 @@ def _failed(op: Operation, ctx: VerifyContext) -> None:
         raise StopVerification()
 
 
-def _verify_op(op: Operation, ctx: VerifyContext, tables: dict[int, SymbolTable]) -> None:
+def verify_op_head(op: Operation, ctx: VerifyContext) -> bool:
+    """Steps 1-3 of :func:`_verify_op` (the op's own checks); False when they failed (skip its regions)."""
     try:
         if op.invalid:  # building it already failed: its verifiers would only echo that
             raise VerifyFailure()
@@ -231,11 +232,26 @@ def _verify_op(op: Operation, ctx: VerifyContext, tables: dict[int, SymbolTable]
             fn(op, ctx)
     except VerifyFailure:
         _failed(op, ctx)
+        return False
+    return True
+
+
+def _verify_op(op: Operation, ctx: VerifyContext, tables: dict[int, SymbolTable]) -> None:
+    if not verify_op_head(op, ctx):
         return
     for region in op.regions:
         for block in region.blocks:
             for child in block.operations:
                 _verify_op(child, ctx, tables)
+    verify_op_tail(op, ctx, tables)
+
+
+#: Verify one op and everything nested in it (steps 1-5), reporting into ``ctx``.
+verify_op = _verify_op
+
+
+def verify_op_tail(op: Operation, ctx: VerifyContext, tables: dict[int, SymbolTable]) -> None:
+    """Steps 4-5 of :func:`_verify_op`, run after the op's nested operations: region and structural rules."""
     if op.invalid:
         return
     try:

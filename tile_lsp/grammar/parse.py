@@ -411,6 +411,29 @@ def _continuation_end(text: str, line_end: int) -> int:
     return end
 
 
+def _at_end(err: UnexpectedInput) -> bool:
+    """Whether ``err`` is the end of the text coming too early."""
+    return isinstance(err, UnexpectedEOF) or (isinstance(err, UnexpectedToken) and err.token.type == "$END")
+
+
+_STRINGS_AND_COMMENTS = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*')
+_CLOSER = {"(": ")", "[": "]", "{": "}"}
+
+
+def _unclosed(text: str) -> str:
+    """The brackets that would close what ``text`` leaves open (``"}"``, ``")}"``...), or ``""``.
+
+    Strings and comments are skipped; an unbalanced closing bracket gives ``""``.
+    """
+    stack: list[str] = []
+    for ch in re.sub(r"[^()\[\]{}]+", "", _STRINGS_AND_COMMENTS.sub("", text)):
+        if ch in _CLOSER:
+            stack.append(_CLOSER[ch])
+        elif not stack or stack.pop() != ch:
+            return ""
+    return "".join(reversed(stack))
+
+
 def parse(text: str, *, max_issues: int = 50) -> ParseResult:
     """Parse ``text``; never raises on bad input.
 
@@ -421,6 +444,7 @@ def parse(text: str, *, max_issues: int = 50) -> ParseResult:
     parser = get_parser()
     issues: list[SyntaxIssue] = []
     work = text
+    closed = False
     while True:
         try:
             tree = parser.parse(work)
@@ -431,6 +455,15 @@ def parse(text: str, *, max_issues: int = 50) -> ParseResult:
             issues.extend(described)
             if len(issues) >= max_issues:
                 break
+            if not closed and _at_end(err):
+                closers = _unclosed(work)
+                if closers:
+                    # the text ends inside regions or lists: close them after its last token and go on,
+                    # rather than blanking the unfinished statements one by one
+                    closed = True
+                    at = _end_of_previous_token(work, len(work))
+                    work = work[:at] + closers + work[at:]
+                    continue
             start, end = _repair_span(work, err, issue)
             if work[start:end].strip() == "":
                 # nothing left to remove on that line: drop everything from the error on

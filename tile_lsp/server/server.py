@@ -34,7 +34,7 @@ import sys
 import traceback
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypeVar
 
 from lsprotocol import types
@@ -46,6 +46,7 @@ from tile_lsp.analysis.api import AnalysisOptions, DocumentAnalysis, analyze_tex
 from tile_lsp.analysis.diagnostics import Position
 from tile_lsp.analysis.index import DocumentIndex, RenameError
 from tile_lsp.analysis.split import has_split_marker
+from tile_lsp.analysis.units import IncrementalAnalyzer
 from tile_lsp.server import convert
 from tile_lsp.server.convert import PositionEncoder, to_lsp_diagnostics
 from tile_lsp.server.settings import ServerSettings
@@ -75,6 +76,8 @@ class _DocumentState:
     pending: asyncio.Task | None = None
     latest: AnalysisSnapshot | None = None
     index: "DocumentIndex | None" = None  # index of ``latest.analysis``, built on first use
+    # re-analyses only the top-level units an edit touched (tile_lsp.analysis.units)
+    analyzer: IncrementalAnalyzer = field(default_factory=IncrementalAnalyzer)
 
 
 class RequestFailed(JsonRpcException):
@@ -276,7 +279,7 @@ class TileLanguageServer(LanguageServer):
         """Worker-thread body: analyse ``text`` unless it is already stale."""
         if not self._is_current(uri, state, generation):
             return None
-        return analyze_text(text, options)
+        return state.analyzer.analyze(text, options)
 
     async def _analyze_and_publish(
         self, uri: str, state: _DocumentState, generation: int, delay_s: float
