@@ -1063,8 +1063,9 @@ _FMT = re.compile(r"%([-+ #0]*)(\*|\d+)?(?:\.(\*|\d+))?(hh|h|ll|l|L|z|j|t)?([dio
 def _print(eng, o, env):
     """Ops.td PrintTkoOp: C printf-style text, appended to the engine's ``printed`` list.
 
-    A non-scalar tile prints as ``[v0, v1, ...]`` with each element in the
-    conversion's format (row-major); the interpreter's own rendering.
+    A tile of one element prints as its element; a larger tile as ``[v0, v1,
+    ...]`` with each element in the conversion's format (row-major), the
+    interpreter's own rendering.
     """
     fmt = getattr(o.attr("str"), "value", "")
     args = [(env[v], v.type) for v in o.operand_group("args")]
@@ -1106,8 +1107,8 @@ def _format_tile(x: np.ndarray, t: T.Type, spec: str, conv: str) -> str:
             return (spec + "s") % str(v)
         fv = float(v)
         return (spec + conv_py) % fv
-    if x.ndim == 0:
-        return one(x)
+    if x.size == 1:
+        return one(x.reshape(()))
     return "[" + ", ".join(one(v) for v in x.reshape(-1)) + "]"
 
 
