@@ -103,8 +103,10 @@ def test_add_checks_writes_mlir_directives_above_the_ops():
 
 def test_add_checks_only_for_the_chunks_in_the_range():
     analysis = analyse(SPLIT)
-    action = _action(check_actions(analysis, Range(Position(14, 0), Position(14, 5))), TITLE_ADD_CHECKS)
+    action = _action(check_actions(analysis, Range(Position(13, 0), Position(13, 5))), TITLE_ADD_CHECKS)
     assert [e.range.start.line for e in action.edits] == [13]
+    # a line without diagnostic nor directive: nothing (and no -verify-diagnostics run)
+    assert check_actions(analysis, Range(Position(14, 0), Position(14, 5))) == []
     assert len(verify_failures(apply(SPLIT, action.edits))) == 1  # the first chunk is still unchecked
 
 

@@ -260,19 +260,29 @@ def check_actions(analysis: DocumentAnalysis, rng: Range, options: AnalysisOptio
     "Add" appears when a diagnostic of ``-verify-diagnostics`` is not yet
     checked; "Update" when the chunk has expected-* directives and its
     checks fail.  Each action edits every such chunk meeting the range.
+    A chunk is looked at only when a line of the range carries one of its
+    diagnostics or an expected-* directive: the ``-verify-diagnostics`` run
+    of a chunk costs an analysis, and editors ask for code actions at every
+    move of the cursor.
     """
     source = SourceText(analysis.text)
+    first, last = rng.start.line, rng.end.line
     add: list[TextEdit] = []
     update: list[TextEdit] = []
     fixed: list[Diagnostic] = []
     for c in _chunks_in(analysis, rng):
         chunk = c.chunk
+        here = [d for d in c.diagnostics if d.range is not None and first <= d.range.start.line <= last]
+        directive_here = "expected-" in chunk.text and any(
+            "expected-" in source.line_text(n) for n in range(max(first, chunk.start_line), min(last + 1, source.line_count)))
+        if not here and not directive_here:
+            continue
         diagnostics = verify_mode_diagnostics(chunk, options)
         lines = _lines(chunk.text)
         missing = _unmatched(chunk, diagnostics)
         if missing:
             add.extend(_line_edits(lines, _with_checks(lines, chunk, missing), chunk, source))
-            fixed.extend(d for d in c.diagnostics if _intersects(d.range, rng))
+            fixed.extend(here)
         expectations, scan_errors = parse_expectations(chunk.text, line_offset=chunk.start_line)
         has_directives = bool(expectations or scan_errors)
         if has_directives and verify(chunk.text, diagnostics, line_offset=chunk.start_line):

@@ -29,6 +29,7 @@ half-typed line would hide) and reads the context from the current text.
 
 from __future__ import annotations
 
+import asyncio
 from collections import OrderedDict
 from itertools import count
 
@@ -270,11 +271,19 @@ def _client_diagnostic(diag, context: list[types.Diagnostic], uri: str, encoder:
 
 
 @guarded(default=[])
-def on_code_action(ls: TileLanguageServer, params: types.CodeActionParams) -> list[types.CodeAction]:
-    """``textDocument/codeAction``: quick fixes and the expected-* checks actions for the range."""
+async def on_code_action(ls: TileLanguageServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    """``textDocument/codeAction``: quick fixes and the expected-* checks actions for the range.
+
+    Computed in a worker thread: the expected-* actions analyse a chunk in
+    ``-verify-diagnostics`` mode, which must not hold up other requests.
+    """
     only = params.context.only
     if only and not any(str(k.value if hasattr(k, "value") else k).split(".")[0] == QUICK_FIX for k in only):
         return []
+    return await asyncio.get_running_loop().run_in_executor(None, _code_actions, ls, params)
+
+
+def _code_actions(ls: TileLanguageServer, params: types.CodeActionParams) -> list[types.CodeAction]:
     uri = params.text_document.uri
     analysis, encoder = current_analysis(ls, uri)
     rng = _from_lsp_range(params.range, encoder)
