@@ -15,12 +15,12 @@ from __future__ import annotations
 from tile_lsp.analysis.diagnostics import Diagnostic, Severity
 from tile_lsp.analysis.frontend_contract import compute_capability_of
 from tile_lsp.analysis.ir import Module, Operation
+
+# the handler modules register themselves on import
+from tile_lsp.codegen import ops_control, ops_elementwise, ops_memory, ops_shape  # noqa: F401
 from tile_lsp.codegen.lower import HANDLERS
 from tile_lsp.codegen.target import Target
 from tile_lsp.dialect import types as T
-
-# the handler modules register themselves on import
-from tile_lsp.codegen import ops_control, ops_elementwise, ops_memory, ops_shape  # noqa: F401,E402
 
 INCOMPATIBLE = "Incompatibility with architecture '{arch}': unsupported type '{type}'"
 UNSUPPORTED_OP = "the PTX lowering does not support '{op}' yet"

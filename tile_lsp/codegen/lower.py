@@ -15,18 +15,22 @@ thread reads the elements its result slots need.
 from __future__ import annotations
 
 import struct
-from typing import Callable
+from collections.abc import Callable
 
 from tile_lsp.analysis import attributes as A
 from tile_lsp.analysis.ir import Operation, Region, Value
 from tile_lsp.codegen.ptx import (
-    Function, LoweringError, TileValue, reg_class, storage_bytes,
+    Function,
+    LoweringError,
+    TileValue,
+    reg_class,
+    storage_bytes,
 )
 from tile_lsp.codegen.target import Target
 from tile_lsp.dialect import types as T
 
 #: op short name (without ``cuda_tile.``) -> handler(lowering, op)
-HANDLERS: dict[str, Callable[["KernelLowering", Operation], None]] = {}
+HANDLERS: dict[str, Callable[[KernelLowering, Operation], None]] = {}
 
 
 def handler(*names: str):
@@ -39,11 +43,11 @@ def handler(*names: str):
 
 
 def f32_imm(x: float) -> str:
-    return "0f%08X" % struct.unpack("<I", struct.pack("<f", x))[0]
+    return "0f{:08X}".format(struct.unpack("<I", struct.pack("<f", x))[0])
 
 
 def f64_imm(x: float) -> str:
-    return "0d%016X" % struct.unpack("<Q", struct.pack("<d", x))[0]
+    return "0d{:016X}".format(struct.unpack("<Q", struct.pack("<d", x))[0])
 
 
 class KernelLowering:
@@ -215,7 +219,7 @@ class KernelLowering:
             vals = []
             for bits in range(1 << width):
                 x = T.float_from_bits(bits, name)
-                vals.append("0x%08X" % struct.unpack("<I", struct.pack("<f", float("nan") if x is None else x))[0])
+                vals.append("0x{:08X}".format(struct.unpack("<I", struct.pack("<f", float("nan") if x is None else x))[0]))
             self.decls[sym] = f".const .align 4 .b32 {sym}[{1 << width}] = {{{', '.join(vals)}}};"
         return sym
 
@@ -419,4 +423,4 @@ def _st_shared(cls: str, addr: str, off: int, reg: str, f: Function) -> str:
     return f"st.shared.{_cls_mem(cls)} [{addr}+{off}], {reg}"
 
 
-__all__ = ["HANDLERS", "KernelLowering", "handler", "f32_imm", "f64_imm", "storage_bytes"]
+__all__ = ["HANDLERS", "KernelLowering", "f32_imm", "f64_imm", "handler", "storage_bytes"]

@@ -21,7 +21,14 @@ from tile_lsp.analysis.ir import Operation
 from tile_lsp.codegen.lower import KernelLowering, handler
 from tile_lsp.codegen.ops_elementwise import _enum, _result
 from tile_lsp.codegen.ptx import (
-    TOKEN, LoweringError, TensorViewValue, TileValue, TileViewValue, mem_type, reg_class, storage_bytes,
+    TOKEN,
+    LoweringError,
+    TensorViewValue,
+    TileValue,
+    TileViewValue,
+    mem_type,
+    reg_class,
+    storage_bytes,
 )
 from tile_lsp.dialect import types as T
 

@@ -17,7 +17,7 @@ from tile_lsp.analysis import attributes as A
 from tile_lsp.analysis.ir import Operation
 from tile_lsp.codegen.lower import KernelLowering, handler
 from tile_lsp.codegen.ops_elementwise import _result, zext
-from tile_lsp.codegen.ptx import LoweringError, TileValue, reg_class, storage_bytes
+from tile_lsp.codegen.ptx import LoweringError, TileValue, reg_class
 from tile_lsp.dialect import types as T
 
 
@@ -43,7 +43,7 @@ def _constant(lw: KernelLowering, op: Operation) -> None:
             else [1 if raw[0] else 0]
     elif w < 8:
         per = 8 // w
-        bits = [(raw[i // per] >> ((i % per) * w)) & ((1 << w) - 1) for i in range((len(raw) * per))]
+        bits = [(raw[i // per] >> ((i % per) * w)) & ((1 << w) - 1) for i in range(len(raw) * per)]
     else:
         esz = w // 8
         bits = [int.from_bytes(raw[i:i + esz], "little") for i in range(0, len(raw), esz)]
@@ -350,7 +350,7 @@ def _reduce_scan(lw: KernelLowering, op: Operation) -> None:
             f.emit(f"add.s32 {end}, {pos}, 1" if not isinstance(pos, int) else f"mov.b32 {end}, {pos + 1}")
         elif is_scan:
             f.emit(f"mov.b32 {k}, {extent - 1}")
-            f.emit(f"mov.b32 {end}, {pos}" if not isinstance(pos, int) else f"mov.b32 {end}, {pos}")
+            f.emit(f"mov.b32 {end}, {pos}")
         else:
             f.emit(f"mov.b32 {k}, 0")
             f.emit(f"mov.b32 {end}, {extent}")

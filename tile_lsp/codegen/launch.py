@@ -1,0 +1,159 @@
+"""Run lowered PTX on a GPU with the CUDA driver API (``cuda-python`` / ``cuda-bindings``).
+
+Used by the GPU tests (``tests/test_gpu.py``) and ``bench/ptx_vs_tileiras.py``;
+optional: importing this module does not need CUDA, calling :func:`launch`
+does.  Kernel arguments follow the ABI of :mod:`tile_lsp.codegen.emit`: a
+NumPy array stands for a pointer parameter (copied to the device before the
+launch and back after it), numbers for scalar parameters, packed by the
+PTX parameter type of :class:`~tile_lsp.codegen.pipeline.KernelInfo`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+
+class GpuUnavailable(RuntimeError):
+    """No CUDA driver, no ``cuda-bindings`` package, or no device."""
+
+
+class LaunchError(RuntimeError):
+    """A driver call failed (module load = the JIT rejected the PTX, launch, copy)."""
+
+
+def _driver():
+    try:
+        from cuda.bindings import driver as cu  # type: ignore
+    except Exception as e:
+        raise GpuUnavailable(f"cuda-bindings is not importable: {e}") from e
+    return cu
+
+
+def _check(result, what: str):
+    cu = _driver()
+    err = result[0] if isinstance(result, tuple) else result
+    if err != cu.CUresult.CUDA_SUCCESS:
+        _, name = cu.cuGetErrorName(err)
+        raise LaunchError(f"{what} failed: {name.decode() if isinstance(name, bytes) else name}")
+    if isinstance(result, tuple):
+        return result[1] if len(result) == 2 else result[1:]
+    return None
+
+
+_CONTEXT = None
+
+
+def context():
+    """The primary context of device 0, made current (raises :class:`GpuUnavailable`)."""
+    global _CONTEXT
+    cu = _driver()
+    if _CONTEXT is None:
+        err = cu.cuInit(0)[0]
+        if err != cu.CUresult.CUDA_SUCCESS:
+            raise GpuUnavailable(f"cuInit failed ({err})")
+        err, count = cu.cuDeviceGetCount()
+        if err != cu.CUresult.CUDA_SUCCESS or count == 0:
+            raise GpuUnavailable("no CUDA device")
+        dev = _check(cu.cuDeviceGet(0), "cuDeviceGet")
+        _CONTEXT = _check(cu.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
+    _check(cu.cuCtxSetCurrent(_CONTEXT), "cuCtxSetCurrent")
+    return _CONTEXT
+
+
+def device_name() -> str:
+    cu = _driver()
+    context()
+    dev = _check(cu.cuDeviceGet(0), "cuDeviceGet")
+    name = _check(cu.cuDeviceGetName(64, dev), "cuDeviceGetName")
+    return name.split(b"\0", 1)[0].decode()
+
+
+_SCALARS = {".u8": ctypes.c_uint8, ".s8": ctypes.c_int8, ".s16": ctypes.c_int16, ".u32": ctypes.c_uint32,
+            ".u64": ctypes.c_uint64, ".f32": ctypes.c_float, ".f64": ctypes.c_double, ".b16": ctypes.c_uint16}
+
+
+@dataclass
+class LaunchResult:
+    """``elapsed_ms``: mean kernel time of the timed runs (0 when none were asked)."""
+
+    elapsed_ms: float = 0.0
+
+
+class Module:
+    """A loaded PTX (or cubin) module; :meth:`function` gets a kernel handle."""
+
+    def __init__(self, image: bytes):
+        cu = _driver()
+        context()
+        self._cu = cu
+        self.handle = _check(cu.cuModuleLoadData(image), "cuModuleLoadData")
+
+    def function(self, name: str):
+        return _check(self._cu.cuModuleGetFunction(self.handle, name.encode()), "cuModuleGetFunction")
+
+    def unload(self) -> None:
+        self._cu.cuModuleUnload(self.handle)
+
+
+def launch(module: Module, name: str, param_types: list[str], args: list, grid: tuple[int, int, int],
+           threads: int, dynamic_smem: int = 0, *, timed_runs: int = 0) -> LaunchResult:
+    """Run kernel ``name`` once (results copied back into the argument arrays), then ``timed_runs`` more.
+
+    ``param_types``: PTX ``.param`` types in order; ``args``: one per
+    parameter (NumPy arrays for ``.u64`` pointer parameters).  The timed
+    runs work on the first run's outputs (they only measure time).  Raises
+    :class:`GpuUnavailable` or :class:`LaunchError`.
+    """
+    cu = _driver()
+    func = module.function(name)
+    if dynamic_smem > 48 * 1024:
+        _check(cu.cuFuncSetAttribute(
+            func, cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, dynamic_smem),
+            "cuFuncSetAttribute")
+    buffers = []
+    values = []
+    try:
+        for pty, a in zip(param_types, args):
+            if isinstance(a, np.ndarray):
+                host = np.ascontiguousarray(a)
+                nbytes = max(1, host.nbytes)
+                dptr = _check(cu.cuMemAlloc(nbytes), "cuMemAlloc")
+                if host.nbytes:
+                    _check(cu.cuMemcpyHtoD(dptr, host.ctypes.data, host.nbytes), "cuMemcpyHtoD")
+                buffers.append((a, host, dptr))
+                values.append(ctypes.c_uint64(int(dptr)))
+            else:
+                ctype = _SCALARS.get(pty, ctypes.c_uint32)
+                if pty == ".b16" and isinstance(a, float):
+                    a = int(np.array(a, dtype=np.float16).view(np.uint16))
+                values.append(ctype(a))
+        ptrs = (ctypes.c_void_p * max(1, len(values)))(*[ctypes.addressof(v) for v in values])
+        gx, gy, gz = grid
+
+        def run_once():
+            _check(cu.cuLaunchKernel(func, gx, gy, gz, threads, 1, 1, dynamic_smem, 0,
+                                     ctypes.addressof(ptrs), 0), "cuLaunchKernel")
+            _check(cu.cuCtxSynchronize(), "kernel execution")
+
+        run_once()
+        for a, host, dptr in buffers:
+            if host.nbytes:
+                _check(cu.cuMemcpyDtoH(host.ctypes.data, dptr, host.nbytes), "cuMemcpyDtoH")
+            if host is not a:
+                a[...] = host
+        elapsed = 0.0
+        if timed_runs:
+            start = time.perf_counter()
+            for _ in range(timed_runs):
+                _check(cu.cuLaunchKernel(func, gx, gy, gz, threads, 1, 1, dynamic_smem, 0,
+                                         ctypes.addressof(ptrs), 0), "cuLaunchKernel")
+            _check(cu.cuCtxSynchronize(), "kernel execution")
+            elapsed = (time.perf_counter() - start) * 1000 / timed_runs
+        return LaunchResult(elapsed)
+    finally:
+        for _, _, dptr in buffers:
+            cu.cuMemFree(dptr)
