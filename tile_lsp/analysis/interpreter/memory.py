@@ -104,6 +104,15 @@ class Memory:
             if addrs.size:
                 raise MemoryFault(f"address {int(addrs.reshape(-1)[0]):#x} is outside every buffer")
             return np.zeros(addrs.shape, dtype=np.intp)
+        if addrs.size:
+            # the common case: every address in one buffer (two bounds checks, no search)
+            lo, hi = int(addrs.min()), int(addrs.max())
+            bi = int(np.searchsorted(self._starts, np.uint64(lo), side="right")) - 1
+            if bi >= 0 and hi + size <= self.buffers[bi].end:
+                if size > 1 and (addrs % np.uint64(size)).any():
+                    bad = int(addrs[(addrs % np.uint64(size)) != 0].reshape(-1)[0])
+                    raise MemoryFault(f"address {bad:#x} is not aligned to {size} bytes")
+                return np.full(addrs.shape, bi, dtype=np.intp)
         idx = np.searchsorted(self._starts, addrs, side="right").astype(np.intp) - 1
         ok = idx >= 0
         safe = np.where(ok, idx, 0)
@@ -142,9 +151,8 @@ class Memory:
         a = addrs[sel]
         bidx = self._locate(a, dtype.itemsize)
         vals = np.empty(a.shape, dtype=dtype)
-        for bi in np.unique(bidx):
-            view, base = self._typed_view(int(bi), dtype)
-            m = bidx == bi
+        for bi, m in _groups(bidx):
+            view, base = self._typed_view(bi, dtype)
             vals[m] = view[((a[m] - np.uint64(base)) // np.uint64(dtype.itemsize)).astype(np.intp)]
         out[sel] = vals
         return out
@@ -164,11 +172,10 @@ class Memory:
         v = values[sel]
         dtype = v.dtype
         bidx = self._locate(a, dtype.itemsize)
-        for bi in np.unique(bidx):
-            view, base = self._typed_view(int(bi), dtype)
+        for bi, m in _groups(bidx):
+            view, base = self._typed_view(bi, dtype)
             if not view.flags.writeable:
-                raise MemoryFault(f"buffer {self.buffers[int(bi)].name or hex(base)} is read-only")
-            m = bidx == bi
+                raise MemoryFault(f"buffer {self.buffers[bi].name or hex(base)} is read-only")
             view[((a[m] - np.uint64(base)) // np.uint64(dtype.itemsize)).astype(np.intp)] = v[m]
 
     def element_indices(self, addrs: np.ndarray, dtype: np.dtype) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
@@ -176,10 +183,16 @@ class Memory:
         addrs = np.asarray(addrs, dtype=np.uint64)
         bidx = self._locate(addrs, dtype.itemsize)
         out = []
-        for bi in np.unique(bidx):
-            view, base = self._typed_view(int(bi), dtype)
+        for bi, m in _groups(bidx):
+            view, base = self._typed_view(bi, dtype)
             if not view.flags.writeable:
-                raise MemoryFault(f"buffer {self.buffers[int(bi)].name or hex(base)} is read-only")
-            m = bidx == bi
+                raise MemoryFault(f"buffer {self.buffers[bi].name or hex(base)} is read-only")
             out.append((view, ((addrs[m] - np.uint64(base)) // np.uint64(dtype.itemsize)).astype(np.intp), m))
         return out
+
+
+def _groups(bidx: np.ndarray):
+    """(buffer index, lane selector) for each buffer that ``bidx`` names (one group when all agree)."""
+    if bidx.size and bidx.min() == bidx.max():
+        return [(int(bidx.reshape(-1)[0]), slice(None))]
+    return [(int(b), bidx == b) for b in np.unique(bidx)]

@@ -1332,18 +1332,21 @@ def _atomic_apply(eng: Engine, addrs: np.ndarray, args: np.ndarray, lanes: np.nd
     old_sel = np.empty(a.shape, dtype=dt)
     for view, eidx, m in eng.memory.element_indices(a, dt):
         vals = v[m]
-        if np.unique(eidx).size == eidx.size:
-            old = view[eidx].copy()
-            view[eidx] = _to_memory(_arr(fn(_from_memory(old, elem), _from_memory(vals, elem))), elem)
-            old_sel[m] = old
-        else:
-            olds = np.empty(eidx.shape, dtype=dt)
-            for k in range(eidx.size):
-                e = eidx[k]
-                olds[k] = view[e]
-                view[e] = _to_memory(_arr(fn(_from_memory(view[e:e + 1], elem),
-                                             _from_memory(vals[k:k + 1], elem))), elem)[0]
-            old_sel[m] = olds
+        olds = np.empty(eidx.shape, dtype=dt)
+        # lanes that share an address apply in lane order: round r takes the r-th lane of each address
+        order = np.argsort(eidx, kind="stable")
+        se = eidx[order]
+        first = np.r_[True, se[1:] != se[:-1]]
+        starts = np.maximum.accumulate(np.where(first, np.arange(se.size), 0))
+        rank = np.empty(se.size, dtype=np.intp)
+        rank[order] = np.arange(se.size) - starts
+        for r in range(int(rank.max()) + 1 if rank.size else 0):
+            lanes_r = rank == r
+            e = eidx[lanes_r]
+            old = view[e].copy()
+            view[e] = _to_memory(_arr(fn(_from_memory(old, elem), _from_memory(vals[lanes_r], elem))), elem)
+            olds[lanes_r] = old
+        old_sel[m] = olds
     flat_old = old_all.reshape(-1)
     flat_old[flat_sel] = old_sel
     return _from_memory(old_all, elem)
