@@ -542,3 +542,18 @@ def test_globals_and_block_ids():
     out = np.zeros(4, np.float32)
     run_kernel(text, "k", [out], (2, 2, 1))
     np.testing.assert_array_equal(out, [2, 4, 6, 8])
+
+
+def test_mma_scaled_fp4_unpacks_nibbles_and_scales_blocks():
+    m = n = k = 128
+    codes_a = RNG.integers(0, 16, (m, k)).astype(np.uint8)
+    codes_b = RNG.integers(0, 16, (k, n)).astype(np.uint8)
+    a = (codes_a[:, 0::2] | (codes_a[:, 1::2] << 4)).astype(np.uint8)  # two f4E2M1FN per byte, low first
+    b = (codes_b[:, 0::2] | (codes_b[:, 1::2] << 4)).astype(np.uint8)
+    sa = RNG.choice([0.25, 0.5, 1.0, 2.0], (m, k // 16)).astype(ml_dtypes.float8_e4m3fn)
+    sb = RNG.choice([0.25, 0.5, 1.0, 2.0], (k // 16, n)).astype(ml_dtypes.float8_e4m3fn)
+    c = np.zeros((m, n), np.float32)
+    _run("mma_scaled_fp4_nvfp4_e4m3_128x128x128_b16.sm_100", [a, sa, b, sb, c])
+    fa = codes_a.view(ml_dtypes.float4_e2m1fn).astype(np.float64) * np.repeat(sa.astype(np.float64), 16, axis=1)
+    fb = codes_b.view(ml_dtypes.float4_e2m1fn).astype(np.float64) * np.repeat(sb.astype(np.float64), 16, axis=0)
+    np.testing.assert_allclose(c, fa @ fb, rtol=1e-6, atol=1e-6)
