@@ -4,7 +4,8 @@ The distribution (see :mod:`tile_lsp.codegen.ptx`): element ``s * T + t`` of
 an ``N``-element tile in slot ``s`` of thread ``t`` when ``N >= T``, replicated
 otherwise.  ``T`` is 32 x the number of warps: ``num_worker_warps_per_cta``
 of the entry's ``optimization_hints`` for the target (or ``default``), else
-4 warps.  ``occupancy`` becomes ``.minnctapersm``.  The pass records its
+enough warps (4 to 16) that the largest tile has at most 32 elements per
+thread.  ``occupancy`` becomes ``.minnctapersm``.  The pass records its
 decisions as discardable attributes, so the ``layout`` stage prints them
 and our own parser and verifiers accept the result:
 ``tile_lsp.threads`` on each entry, ``tile_lsp.slots`` (registers per thread)
@@ -23,6 +24,9 @@ from tile_lsp.codegen.target import Target
 from tile_lsp.dialect import types as T
 
 DEFAULT_WARPS = 4
+MAX_WARPS = 16
+#: registers per thread the default CTA size aims at for the largest tile (code size and ptxas time)
+SLOTS_PER_THREAD = 32
 I32 = T.IntegerType(32)
 
 #: ops whose lowering stages their operands through shared memory (ops_shape, ops_memory)
@@ -56,9 +60,24 @@ def _int_attr(entry: Operation, name: str) -> int | None:
     return a.value if isinstance(a, A.IntegerAttr) else None
 
 
+def default_warps(entry: Operation) -> int:
+    """Warps per CTA without a hint: enough that the largest tile takes at most
+    :data:`SLOTS_PER_THREAD` registers per thread, between 4 and 16 warps."""
+    largest = 1
+    for op in entry.walk():
+        for r in op.results:
+            if isinstance(r.type, T.TileType) and r.type.num_elements:
+                largest = max(largest, r.type.num_elements)
+    warps = DEFAULT_WARPS
+    while warps < MAX_WARPS and largest > warps * 32 * SLOTS_PER_THREAD:
+        warps *= 2
+    return warps
+
+
 def plan_kernel(entry: Operation, target: Target) -> KernelPlan:
     """The :class:`KernelPlan` of ``entry`` on ``target`` (hints, ``nvvm.*``/``tt.*`` attributes)."""
-    warps = _hint(entry, target, "num_worker_warps_per_cta") or _int_attr(entry, "tt.num_warps") or DEFAULT_WARPS
+    warps = _hint(entry, target, "num_worker_warps_per_cta") or _int_attr(entry, "tt.num_warps") \
+        or default_warps(entry)
     threads = _int_attr(entry, "nvvm.reqntid") or 32 * warps
     if threads & (threads - 1) or not 32 <= threads <= 1024:
         threads = 32 * DEFAULT_WARPS
