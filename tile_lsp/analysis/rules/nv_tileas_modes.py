@@ -132,14 +132,6 @@ def kind_word_context(op: Operation) -> MP.KindWordContext:
                               collector_a=collector in COLLECTOR_A_USE_OR_FILL)
 
 
-def kind_word_value(op: Operation) -> int | None:
-    """The op's ``tcgen05_kind`` word, ``None`` when absent or unreadable."""
-    try:
-        return D.kind_word_of(op.attr("tcgen05_kind"))
-    except D.CarrierError:
-        return None
-
-
 @rule(*(P + n for n in MMA_OPS), code="tcgen05-kind-word")
 def verify_tcgen05_kind_word(op: Operation, ctx: VerifyContext) -> None:
     """The 13-rule kind-word ladder (spec 001) on the op's ``tcgen05_kind``, fail-first."""
