@@ -8,7 +8,9 @@ PipelineOp enum).  Operand and result constraints are ``ANY`` because the
 types are other dialects' (kept as opaque text by the grammar); the nv_tileas
 verifiers decode them (:mod:`tile_lsp.dialect.nv_tileas_types`).
 
-Every op parses in MLIR's generic form (``"nv_tileas.dot"(...) : (...) -> ...``).
+Every op parses in MLIR's generic form (``"nv_tileas.dot"(...) : (...) -> ...``) and in a
+custom form: the documents' example forms (:data:`FORMATS`), the same convention for the other ops
+(:func:`default_format`); docs/nv_tileas.md lists them.
 ``traits`` lists MLIR traits the framework knows (``Terminator``,
 ``AttrSizedOperandSegments``) and the ``OpTrait::nv_tile`` traits (spec 000
 "OpTrait::nv_tile Inventory") as ``nv_tile::<Name>``; the latter are checked by
