@@ -40,7 +40,6 @@ Ranges are whole-file (0-based line, UTF-16 column); edits never overlap.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import functools
 import re
 from dataclasses import dataclass
@@ -169,9 +168,8 @@ def _directive(severity: Severity, message: str, indent: str, unknown: bool) -> 
     return f"{indent}// expected-{severity.value} {where} {{{{{text}}}}}\n"
 
 
-def _unmatched(chunk: Chunk, diagnostics: list[Diagnostic]) -> list[tuple[Severity, str, Range | None]]:
-    """The reported diagnostics that no directive of the chunk matches (``verify``'s matching)."""
-    expectations, _ = parse_expectations(chunk.text, line_offset=chunk.start_line)
+def _unmatched(expectations, diagnostics: list[Diagnostic]) -> list[tuple[Severity, str, Range | None]]:
+    """The reported diagnostics that none of the chunk's ``expectations`` matches (``verify``'s matching)."""
     out = []
     for severity, message, rng in _reported(diagnostics):
         line = rng.start.line if rng is not None else None
@@ -184,16 +182,21 @@ def _lines(text: str) -> list[str]:
     return text.splitlines(keepends=True) or [""]
 
 
-def _with_checks(lines: list[str | None], chunk: Chunk, reported) -> list[str]:
-    """The chunk's ``lines`` (``None``: a line to drop) with a check line above the line of each
-    reported diagnostic.  A diagnostic past the last line (at the end of the chunk) gets its check
-    at the end: a ``@below`` with no line after it refers to the buffer's last line, as in LLVM."""
+def _rewrite(lines: list[str], kept: list[str | None], chunk: Chunk, reported) -> dict[int, str]:
+    """The text replacing each changed line of the chunk: ``{index: text}``, index ``len(lines)`` for
+    what goes after the last line.
+
+    ``lines``: the chunk's lines; ``kept``: each line as it stays (``None``: dropped).  A check line
+    goes above the line of each reported diagnostic, indented as it.  A diagnostic past the last
+    line (at the end of the chunk) gets its check at the end: a ``@below`` with no line after it
+    refers to the buffer's last line, as in LLVM.
+    """
     inserts: dict[int, list[str]] = {}
     seen: set[tuple] = set()
     for severity, message, rng in reported:
         index = rng.start.line - chunk.start_line if rng is not None else 0
         index = min(max(index, 0), len(lines))
-        target = lines[index] if index < len(lines) and lines[index] is not None else ""
+        target = kept[index] if index < len(kept) and kept[index] is not None else ""
         if target.lstrip().startswith("//"):
             continue  # placed by a location attribute on a comment line: no directive can follow it
         key = (severity, message.split("\n", 1)[0], index, rng is None)
@@ -202,15 +205,14 @@ def _with_checks(lines: list[str | None], chunk: Chunk, reported) -> list[str]:
         seen.add(key)
         indent = target[: len(target) - len(target.lstrip(" \t"))].rstrip("\n")
         inserts.setdefault(index, []).append(_directive(severity, message, indent, rng is None))
-    out: list[str] = []
+    out: dict[int, str] = {}
     for i, line in enumerate(lines):
-        out.extend(inserts.get(i, []))
-        if line is not None:
-            out.append(line)
+        if i in inserts or kept[i] != line:
+            out[i] = "".join(inserts.get(i, [])) + (kept[i] or "")
     if len(lines) in inserts:
-        if out and not out[-1].endswith("\n"):
-            out[-1] += "\n"
-        out.extend(inserts[len(lines)])
+        last = kept[-1] if kept else None
+        newline = "" if last is None or last.endswith("\n") or not last else "\n"
+        out[len(lines)] = newline + "".join(inserts[len(lines)])
     return out
 
 
@@ -218,7 +220,7 @@ def _without_directives(lines: list[str]) -> list[str | None]:
     """``lines`` with their expected-* directives removed (``None``: the whole line goes)."""
     out: list[str | None] = []
     for line in lines:
-        m = _DIRECTIVE.search(line)
+        m = _DIRECTIVE.search(line) if "expected-" in line else None
         if m is None:
             out.append(line)
             continue
@@ -231,19 +233,19 @@ def _without_directives(lines: list[str]) -> list[str | None]:
     return out
 
 
-def _line_edits(old: list[str], new: list[str], chunk: Chunk, source: SourceText) -> list[TextEdit]:
-    """Edits turning the chunk's lines ``old`` into ``new`` (a line diff)."""
+def _line_edits(lines: list[str], rewrite: dict[int, str], chunk: Chunk, source: SourceText) -> list[TextEdit]:
+    """One edit per rewritten line of the chunk (the whole line, its newline included)."""
+    end_of_chunk = source.position(chunk.start_offset + len(chunk.text))
     edits = []
-    matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            continue
-        start = Position(chunk.start_line + i1, 0)
-        if i2 < len(old) or old[-1].endswith("\n"):
-            end = Position(chunk.start_line + i2, 0)
+    for i in sorted(rewrite):
+        start = Position(chunk.start_line + i, 0)
+        if i >= len(lines):
+            start = end = end_of_chunk
+        elif lines[i].endswith("\n"):
+            end = Position(chunk.start_line + i + 1, 0)
         else:
-            end = source.position(chunk.start_offset + len(chunk.text))
-        edits.append(TextEdit(Range(start, end), "".join(new[j1:j2])))
+            end = end_of_chunk
+        edits.append(TextEdit(Range(start, end), rewrite[i]))
     return edits
 
 
@@ -279,15 +281,17 @@ def check_actions(analysis: DocumentAnalysis, rng: Range, options: AnalysisOptio
             continue
         diagnostics = verify_mode_diagnostics(chunk, options)
         lines = _lines(chunk.text)
-        missing = _unmatched(chunk, diagnostics)
+        if "expected-" in chunk.text:
+            expectations, scan_errors = parse_expectations(chunk.text, line_offset=chunk.start_line)
+        else:
+            expectations, scan_errors = [], []
+        missing = _unmatched(expectations, diagnostics)
         if missing:
-            add.extend(_line_edits(lines, _with_checks(lines, chunk, missing), chunk, source))
+            add.extend(_line_edits(lines, _rewrite(lines, lines, chunk, missing), chunk, source))
             fixed.extend(here)
-        expectations, scan_errors = parse_expectations(chunk.text, line_offset=chunk.start_line)
-        has_directives = bool(expectations or scan_errors)
-        if has_directives and verify(chunk.text, diagnostics, line_offset=chunk.start_line):
-            new_lines = _with_checks(_without_directives(lines), chunk, _reported(diagnostics))
-            update.extend(_line_edits(lines, new_lines, chunk, source))
+        if (expectations or scan_errors) and verify(chunk.text, diagnostics, line_offset=chunk.start_line):
+            rewrite = _rewrite(lines, _without_directives(lines), chunk, _reported(diagnostics))
+            update.extend(_line_edits(lines, rewrite, chunk, source))
     out = []
     if add:
         out.append(CodeAction(TITLE_ADD_CHECKS, QUICK_FIX, tuple(add), tuple(fixed)))

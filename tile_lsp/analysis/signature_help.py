@@ -38,7 +38,7 @@ import functools
 import re
 from dataclasses import dataclass
 
-from tile_lsp.analysis.diagnostics import Position, SourceText
+from tile_lsp.analysis.diagnostics import Position
 from tile_lsp.analysis.opdocs import ArgDoc, op_doc
 from tile_lsp.dialect.enums import ENUMS
 from tile_lsp.dialect.registry import lookup
@@ -1029,7 +1029,19 @@ def _unbalanced_brace(code: str) -> bool:
     return depth > 0
 
 
-def _find_op(source: SourceText, pos: Position, current: str) -> tuple[OpDef, bool, str] | None:
+def _column_index(line: str, character: int) -> int:
+    """Index in ``line`` of the UTF-16 column ``character`` (clamped to the line)."""
+    if line.isascii():
+        return min(character, len(line))
+    units = 0
+    for i, ch in enumerate(line):
+        if units >= character:
+            return i
+        units += 2 if ord(ch) > 0xFFFF else 1
+    return len(line)
+
+
+def _find_op(text_lines: list[str], pos: Position, current: str) -> tuple[OpDef, bool, str] | None:
     """The op whose text the cursor ends: ``(op, generic, text after its name up to the cursor)``."""
     found = _op_start(current)
     if found is not None:
@@ -1047,7 +1059,7 @@ def _find_op(source: SourceText, pos: Position, current: str) -> tuple[OpDef, bo
         row -= 1
         if row < 0 or pos.line - row > MAX_OP_LINES:
             return None
-        code = _strip_comment(source.line_text(row))
+        code = _strip_comment(text_lines[row])
         if not code.strip():
             continue
         if len(lines) == 1 and joined_prev is None and not code.rstrip().endswith(_CONTINUES):
@@ -1075,15 +1087,14 @@ def signature_help(text: str, pos: Position) -> SignatureHelp | None:
     The active parameter is ``None`` while the cursor is at the end of the
     op name, or past the last slot.
     """
-    source = SourceText(text)
-    if pos.line >= source.line_count:
+    lines = text.split("\n", pos.line + 1)[: pos.line + 1]  # the lines up to the cursor's, no further
+    if pos.line >= len(lines):
         return None
-    offset = source.offset(pos)
-    current = text[source.line_starts[pos.line]:offset]
+    current = lines[pos.line][:_column_index(lines[pos.line], pos.character)]
     code = _strip_comment(current)
     if len(code) < len(current):
         return None  # in a comment
-    found = _find_op(source, pos, code)
+    found = _find_op(lines, pos, code)
     if found is None:
         return None
     op, generic, body = found
