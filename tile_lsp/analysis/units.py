@@ -600,12 +600,25 @@ class _ChunkRun:
         self.foreign: set[int] = set()
         scope = Scope(isolated=True)
         block = self.module.body
-        if self.previous_aliases is not None:
-            # aliases are shared by every unit: reuse them only when none changed or moved
-            self.module.attr_aliases = self.previous_aliases[0]
-            self.module.type_aliases = self.previous_aliases[1]
+        full = self.previous_aliases
+        if full is not None:
+            # aliases are shared by every unit: reused only when none changed or moved.  While
+            # building, a unit sees the aliases defined above it, as in a fresh build.
+            self.module.attr_aliases, self.module.type_aliases = full
             self.foreign = _alias_objects(self.module)
-        units = [self._unit(u, block, scope) for u in self.layout]
+            self.module.attr_aliases, self.module.type_aliases = {}, {}
+        units = []
+        for u in self.layout:
+            res = self._unit(u, block, scope)
+            units.append(res)
+            if full is not None:
+                for sigil, name in res.aliases:
+                    table, visible = (full[0], self.module.attr_aliases) if sigil == "#" else \
+                        (full[1], self.module.type_aliases)
+                    if name in table:
+                        visible[name] = table[name]
+        if full is not None:
+            self.module.attr_aliases, self.module.type_aliases = full
         aliases = self.module.attr_aliases
         if self.new_ops and aliases:
             # as Builder.resolve_location_aliases, once every alias of the chunk is known

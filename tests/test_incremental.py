@@ -1,0 +1,210 @@
+"""Incremental analysis (tile_lsp.analysis.units): units, reuse, and equality with a full analysis.
+
+* On valid corpus kernels, the unit-by-unit analysis reports exactly what
+  the whole-chunk parse reports.
+* Property: after any sequence of random edits (characters typed or
+  deleted, lines inserted) of documents assembled from corpus kernels,
+  :class:`IncrementalAnalyzer` gives the same diagnostics (text, range,
+  severity, code, notes) and the same navigation answers (definition,
+  references, hover) as a fresh ``analyze_text`` of the same text.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import require_corpus
+from tile_lsp.analysis import units as U
+from tile_lsp.analysis.api import AnalysisOptions, analyze_text
+from tile_lsp.analysis.diagnostics import Position
+from tile_lsp.analysis.index import DocumentIndex
+from tile_lsp.analysis.units import IncrementalAnalyzer, split_units
+
+KERNELS = ("activations_gelu_f32_b256.sm_100", "layernorm_bwd_bf16_32x256.sm_90", "flash_attention_bf16_d128_64x64.sm_90")
+
+
+def _kernel(name: str, g: bool = False) -> str:
+    return (require_corpus() / "kernels" / (name + (".g.mlir" if g else ".mlir"))).read_text(encoding="utf-8")
+
+
+def _module(names: list[str]) -> str:
+    parts = ["cuda_tile.module @m {\n"]
+    for n, name in enumerate(names):
+        text = re.sub(r"(entry @[A-Za-z0-9_$.]+)", lambda m, n=n: f"{m.group(1)}_{n}", _kernel(name))
+        parts.append("".join("  " + line if line.strip() else line for line in text.splitlines(keepends=True)))
+    parts.append("}\n")
+    return "".join(parts)
+
+
+def _renamed_aliases(text: str, prefix: str) -> str:
+    """``text`` with each alias it defines (``#loc3 = ...``) renamed ``#<prefix>loc3``, so that files can be joined."""
+    names = re.findall(r"^#([A-Za-z_][A-Za-z0-9_$.]*) =", text, flags=re.MULTILINE)
+    for name in sorted(names, key=len, reverse=True):
+        text = re.sub(rf"#{re.escape(name)}(?![A-Za-z0-9_$.])", f"#{prefix}{name}", text)
+    return text
+
+
+def _diagnostics(analysis) -> list[tuple]:
+    out = []
+    for d in analysis.diagnostics:
+        r = d.range
+        out.append((d.severity.value, d.message, d.code,
+                    None if r is None else (r.start.line, r.start.character, r.end.line, r.end.character),
+                    [(n.message, n.range) for n in d.notes]))
+    return out
+
+
+def _whole(text: str, options: AnalysisOptions | None = None):
+    """The analysis of ``text`` with every chunk parsed whole (no units)."""
+    saved = U.split_units
+    U.split_units = lambda _text: None
+    try:
+        return analyze_text(text, options)
+    finally:
+        U.split_units = saved
+
+
+# -- layout ---------------------------------------------------------------------------
+
+
+def test_split_units_of_a_module():
+    text = ("// header comment\n"
+            "cuda_tile.module @m {\n"
+            "  global @g <i32: [1, 2]> : tile<2xi32>\n"
+            "  entry @a() {\n"
+            "    return\n"
+            "  }\n"
+            "\n"
+            "  // the second kernel\n"
+            "  entry @b() {\n"
+            "    return\n"
+            "  }\n"
+            "}\n")
+    units = split_units(text)
+    assert [u.kind for u in units] == ["container"]
+    module = units[0]
+    assert text[module.start:module.header_end] == "// header comment\ncuda_tile.module @m {\n"
+    assert text[module.footer_start:module.end] == "}\n"
+    assert [text[c.start:c.end] for c in module.children] == [
+        "  global @g <i32: [1, 2]> : tile<2xi32>\n",
+        "  entry @a() {\n    return\n  }\n\n  // the second kernel\n",
+        "  entry @b() {\n    return\n  }\n",
+    ]
+    assert [c.line for c in module.children] == [2, 3, 8]
+
+
+def test_split_units_refuses_shared_values_and_cuts_around_a_missing_brace():
+    shared = "%0 = \"foo.a\"() : () -> i32\n\"foo.b\"(%0) : (i32) -> ()\n"
+    assert split_units(shared) is None
+    broken = "entry @a() {\n  return\n\nentry @b() {\n  return\n}\n"
+    units = split_units(broken)
+    assert [broken[u.start:u.end] for u in units] == ["entry @a() {\n  return\n\n", "entry @b() {\n  return\n}\n"]
+
+
+def test_a_missing_brace_stays_in_its_entry(corpus):
+    text = _module(["activations_gelu_f32_b256.sm_100", "layernorm_bwd_bf16_32x256.sm_90"])
+    lines = text.splitlines(keepends=True)
+    second = next(k for k, line in enumerate(lines) if line.startswith("  entry @layernorm"))
+    closing = second - 1
+    assert lines[closing] == "  }\n"
+    broken = "".join(lines[:closing] + lines[closing + 1:])
+    messages = [(d.message, d.range.start.line) for d in analyze_text(broken).diagnostics]
+    # one syntax error at the end of the first entry, nothing about the second
+    assert len(messages) == 1 and messages[0][1] < second
+
+
+# -- equality with the whole-chunk parse on valid input --------------------------------
+
+
+@pytest.mark.parametrize("g", [False, True])
+def test_units_equal_whole_parse_on_kernels(corpus, g):
+    for name in KERNELS:
+        text = _kernel(name, g)
+        # one entry is one unit (parsed whole); with debug locations, each #loc alias is one more
+        assert (split_units(text) is not None) == g
+        assert _diagnostics(analyze_text(text)) == _diagnostics(_whole(text))
+    text = _module(list(KERNELS))
+    units = split_units(text)
+    assert units[0].kind == "container" and len(units[0].children) == len(KERNELS)
+    assert _diagnostics(analyze_text(text)) == _diagnostics(_whole(text))
+
+
+def test_units_equal_whole_parse_with_errors_in_ir(corpus):
+    # verifier and builder errors (no syntax error): same diagnostics
+    text = _module(list(KERNELS[:2]))
+    text = text.replace("%assume_3 ", "%assume_3x ", 1).replace("tile<32x256xf32>", "tile<32x256xf16>", 1)
+    whole = _diagnostics(_whole(text))
+    assert whole  # the edit broke something
+    assert _diagnostics(analyze_text(text)) == whole
+
+
+# -- incremental == fresh -----------------------------------------------------------------
+
+
+def _navigation(analysis, lines: list[str]) -> list:
+    """Definition, references and hover at every SSA name on a sample of lines."""
+    index = DocumentIndex(analysis)
+    out = []
+    for n in range(0, len(lines), 7):
+        for m in re.finditer(r"[%@][A-Za-z0-9_$.\-]+", lines[n]):
+            pos = Position(n, m.start() + 1)
+            out.append((n, m.start(), index.definition(pos), index.references(pos), index.hover(pos)))
+    return out
+
+
+EDIT = st.tuples(st.sampled_from(["insert", "delete", "newline", "join"]), st.floats(0, 1), st.sampled_from("x0%:,( "))
+
+
+def _apply(text: str, edit) -> str:
+    kind, where, char = edit
+    pos = int(where * (len(text) - 1))
+    if kind == "insert":
+        return text[:pos] + char + text[pos:]
+    if kind == "delete":
+        return text[:pos] + text[pos + 1:]
+    if kind == "newline":
+        return text[:pos] + "\n" + text[pos:]
+    nl = text.find("\n", pos)
+    return text if nl < 0 else text[:nl] + text[nl + 1:]
+
+
+@pytest.mark.parametrize("shape", ["module", "bare-g", "split"])
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(edits=st.lists(EDIT, min_size=1, max_size=4))
+def test_incremental_equals_fresh(corpus, shape, edits):
+    if shape == "module":
+        text = _module(list(KERNELS[:2]))
+    elif shape == "bare-g":
+        text = _kernel(KERNELS[0], g=True) + _renamed_aliases(_kernel(KERNELS[1], g=True), "b_")
+    else:
+        text = _kernel(KERNELS[0]) + "// -----\n" + _module([KERNELS[1]])
+    options = AnalysisOptions(split_input_file=shape == "split")
+    inc = IncrementalAnalyzer()
+    inc.analyze(text, options)
+    for edit in edits:
+        text = _apply(text, edit)
+        got = inc.analyze(text, options)
+        fresh = analyze_text(text, options)
+        assert _diagnostics(got) == _diagnostics(fresh)
+        lines = text.splitlines()
+        assert _navigation(got, lines) == _navigation(fresh, lines)
+
+
+def test_an_edit_reuses_the_other_units(corpus):
+    text = _module(list(KERNELS))
+    inc = IncrementalAnalyzer()
+    inc.analyze(text)
+    edited = text.replace("%assume_3 ", "%assume_3x ", 1)
+    got = inc.analyze(edited)
+    reused, rebuilt = inc.last_stats
+    assert (reused, rebuilt) == (len(KERNELS) - 1, 2)  # the edited entry and the module header
+    assert _diagnostics(got) == _diagnostics(analyze_text(edited))
+    # a line inserted above moves the other entries: reused, their diagnostics moved
+    moved = "// a new first line\n" + edited
+    got = inc.analyze(moved)
+    assert inc.last_stats == (len(KERNELS), 1)
+    assert got.diagnostics and _diagnostics(got) == _diagnostics(analyze_text(moved))
