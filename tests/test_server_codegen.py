@@ -1,0 +1,87 @@
+"""Language-server commands tile.showPTX and tile.showLowered (``tile_lsp.server.codegen``), over LSP."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import sys
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+from tests.test_codegen import KERNEL
+from tile_lsp.codegen import lower_text
+
+REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def _server_env() -> dict[str, str]:
+    env = dict(os.environ)
+    path = env.get("PYTHONPATH")
+    env["PYTHONPATH"] = str(REPO_ROOT) + (os.pathsep + path if path else "")
+    return env
+
+
+@pytest_lsp.fixture(
+    config=ClientServerConfig(server_command=[sys.executable, "-m", "tile_lsp.server"], server_env=_server_env()),
+    loop_scope="function",
+)
+async def client(lsp_client: LanguageClient):
+    await lsp_client.initialize_session(types.InitializeParams(
+        capabilities=client_capabilities("visual-studio-code")))
+    yield
+    await lsp_client.shutdown_session()
+
+
+def _open(client: LanguageClient, uri: str, text: str) -> None:
+    client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(
+        uri=uri, language_id="tileir", version=1, text=text)))
+
+
+def _plain(answer) -> dict:
+    return answer if isinstance(answer, dict) else dict(answer.__dict__)
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_show_ptx_returns_the_lowering_of_the_open_text(client: LanguageClient):
+    uri = "file:///work/scale.mlir"
+    _open(client, uri, KERNEL)
+    answer = _plain(await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="tile.showPTX", arguments=[uri])))
+    assert answer["ok"] is True and answer["language"] == "ptx" and answer["title"] == "scale.mlir.ptx"
+    assert answer["content"] == lower_text(KERNEL, None, file_name="scale.mlir").ptx
+    assert ".visible .entry scale(" in answer["content"]
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_show_lowered_stage_and_errors(client: LanguageClient):
+    uri = "file:///work/scale.mlir"
+    _open(client, uri, KERNEL)
+    answer = _plain(await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="tile.showLowered", arguments=[uri, "layout"])))
+    assert answer["ok"] is True and answer["language"] == "tileir"
+    assert "tile_lsp.slots = 2 : i32" in answer["content"]
+    answer = _plain(await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="tile.showLowered", arguments=[uri, "nope"])))
+    assert answer["ok"] is False and answer["message"].startswith("unknown stage 'nope'")
+    bad = "file:///work/bad.mlir"
+    _open(client, bad, KERNEL.replace("    return\n",
+                                      "    %p = alloca num_elem = 4, alignment = 16 : tile<ptr<f32>>\n    return\n"))
+    answer = _plain(await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="tile.showPTX", arguments=[bad])))
+    assert answer["ok"] is False
+    assert answer["message"] == "line 12: the PTX lowering does not support 'cuda_tile.alloca' yet"
+    assert answer["diagnostics"][0]["line"] == 11
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_show_ptx_uses_the_target_gpu_setting(client: LanguageClient):
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        settings={"tileLsp": {"targetGpu": "sm_86"}}))
+    uri = "file:///work/scale.mlir"
+    _open(client, uri, KERNEL)
+    answer = _plain(await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="tile.showPTX", arguments=[uri])))
+    assert answer["ok"] is True and ".target sm_86" in answer["content"]
