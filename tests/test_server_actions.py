@@ -223,8 +223,13 @@ def test_settings_parsing():
     assert s5.analysis_key != s4.analysis_key and s5.inlay_key == s4.inlay_key
     assert [parse_target_gpu(v) for v in ("sm_90", "SM90", "120", 89, True, "sm_9")] == [
         ("sm_90", 90), ("sm_90", 90), ("sm_120", 120), ("sm_89", 89), None, None]
-    assert [k for k, *_ in SETTINGS] == ["tileVersion", "targetGpu", "debounceMs", "inlayHints.resultTypes",
-                                         "inlayHints.tileSizes"]
+    # the VS Code extension's master switch
+    off, _ = ServerSettings().updated({"tileLsp": {"inlayHints": {"enabled": False}}})
+    assert (off.show_result_types, off.show_tile_sizes, off.inlay_result_types) == (False, False, True)
+    on, _ = off.updated({"tileLsp": {"inlayHints": {"enabled": True}}})
+    assert (on.show_result_types, on.show_tile_sizes) == (True, True) and on.inlay_key != off.inlay_key
+    assert [k for k, *_ in SETTINGS] == ["tileVersion", "targetGpu", "debounceMs", "inlayHints.enabled",
+                                         "inlayHints.resultTypes", "inlayHints.tileSizes"]
 
 
 def test_token_delta_edits():

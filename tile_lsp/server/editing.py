@@ -228,7 +228,7 @@ def on_completion(ls: TileLanguageServer, params: types.CompletionParams) -> typ
 def on_inlay_hint(ls: TileLanguageServer, params: types.InlayHintParams) -> list[types.InlayHint]:
     """``textDocument/inlayHint``: elided result types and tile sizes in the range."""
     analysis, encoder = current_analysis(ls, params.text_document.uri)
-    options = InlayHintOptions(result_types=ls.settings.inlay_result_types, tile_sizes=ls.settings.inlay_tile_sizes)
+    options = InlayHintOptions(result_types=ls.settings.show_result_types, tile_sizes=ls.settings.show_tile_sizes)
     hints = inlay_hints(analysis, _from_lsp_range(params.range, encoder), options)
     return [
         types.InlayHint(

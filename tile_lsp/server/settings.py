@@ -5,7 +5,7 @@ Settings arrive in ``initialize``'s ``initializationOptions`` and in
 the keys read are (:data:`SETTINGS` documents each)::
 
     {"tileVersion": "13.2", "targetGpu": "sm_90", "debounceMs": 150,
-     "inlayHints": {"resultTypes": true, "tileSizes": true}}
+     "inlayHints": {"enabled": true, "resultTypes": true, "tileSizes": true}}
 
 either at the top level or nested under one of the sections ``tileLsp``,
 ``tile-lsp`` or ``tile_lsp`` (editors usually namespace their settings).
@@ -39,6 +39,8 @@ SETTINGS: tuple[tuple[str, str, str, str], ...] = (
       "when the IR names none (nv_tileaa.compute_capability); null: none.")),
     ("debounceMs", "number", str(DEFAULT_DEBOUNCE_MS),
      "Milliseconds between the last change of a document and its analysis."),
+    ("inlayHints.enabled", "boolean", "true",
+     "Show inlay hints at all; false hides both kinds below."),
     ("inlayHints.resultTypes", "boolean", "true",
      "Show the result types the custom form leaves out (%x, %y = get_tile_block_id : tile<i32>)."),
     ("inlayHints.tileSizes", "boolean", "true",
@@ -77,13 +79,15 @@ class ServerSettings:
     no target.
     ``debounce_ms``: delay between the last ``didChange`` and the analysis.
     ``inlay_result_types`` / ``inlay_tile_sizes``: the two kinds of inlay
-    hints (:class:`tile_lsp.analysis.inlay_hints.InlayHintOptions`).
+    hints (:class:`tile_lsp.analysis.inlay_hints.InlayHintOptions`), both
+    off when ``inlay_enabled`` is false.
     """
 
     tile_version: str | None = None
     debounce_ms: int = DEFAULT_DEBOUNCE_MS
     target_gpu: str | None = None
     target_sm: int | None = None
+    inlay_enabled: bool = True
     inlay_result_types: bool = True
     inlay_tile_sizes: bool = True
 
@@ -100,7 +104,17 @@ class ServerSettings:
     @property
     def inlay_key(self) -> tuple:
         """The settings inlay hints depend on: when they change, the client is asked to refresh them."""
-        return (self.inlay_result_types, self.inlay_tile_sizes)
+        return (self.inlay_enabled, self.inlay_result_types, self.inlay_tile_sizes)
+
+    @property
+    def show_result_types(self) -> bool:
+        """Whether result-type inlay hints are shown."""
+        return self.inlay_enabled and self.inlay_result_types
+
+    @property
+    def show_tile_sizes(self) -> bool:
+        """Whether tile-size inlay hints are shown."""
+        return self.inlay_enabled and self.inlay_tile_sizes
 
     def updated(self, raw: Any) -> tuple[ServerSettings, list[str]]:
         """Return these settings updated from the client JSON ``raw``.
@@ -139,7 +153,8 @@ class ServerSettings:
             else:
                 changes["debounce_ms"] = int(min(max(value, 0), MAX_DEBOUNCE_MS))
 
-        for key, field in (("inlayHints.resultTypes", "inlay_result_types"),
+        for key, field in (("inlayHints.enabled", "inlay_enabled"),
+                           ("inlayHints.resultTypes", "inlay_result_types"),
                            ("inlayHints.tileSizes", "inlay_tile_sizes")):
             if key in merged:
                 value = merged[key]
