@@ -7,9 +7,20 @@
   disk): answers ``{output: <MLIR text>}``, or an LSP error carrying the
   :class:`~tile_lsp.bytecode.reader.BytecodeError` message.  Modelled on
   mlir-lsp-server's ``mlir/convertFromBytecode``.
-* ``tileir/convertToBytecode`` (params ``{uri}`` of an open text
-  document): answers ``{output: <base64 bytecode>}`` (our writer, newest
-  version), or an error with the first analysis error / writer error.
+* ``tileir/convertToBytecode`` (params ``{uri, tileVersion?}`` of an open
+  text document): answers ``{output: <base64 bytecode>}`` (our writer), or
+  an error with the first analysis error / writer error.  The version
+  written is ``tileVersion`` if given, else the version of the bytecode
+  file at that path when this server converted it from bytecode (so a
+  13.1 file stays 13.1), else the newest.
+
+The editor flow (that of vscode-mlir for ``.mlirbc``): the client asks
+``convertFromBytecode`` for a ``.tileirbc`` file and opens the text as a
+document (any URI scheme: the file's, or a virtual one such as
+``tileir.bytecode:/path/k.tileirbc``); the server analyses it as any text;
+on save the client asks ``convertToBytecode`` for that document and writes
+the bytes to the file.  The URI path alone names the file, whatever the
+scheme.  Nothing else is special: ``willSave``/``didSave`` need no handler.
 * command ``tile.compileWithTileiras`` (arguments: document URI, optional
   gpu name, default ``sm_90``): compiles the open document with NVIDIA's
   tileiras and answers :meth:`tile_lsp.nvidia.TileirasResult.to_json`
@@ -21,8 +32,10 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import logging
 import uuid
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
@@ -31,6 +44,8 @@ from pygls.uris import to_fs_path
 CONVERT_FROM_BYTECODE = "tileir/convertFromBytecode"
 CONVERT_TO_BYTECODE = "tileir/convertToBytecode"
 COMPILE_WITH_TILEIRAS = "tile.compileWithTileiras"
+
+logger = logging.getLogger(__name__)
 
 
 class BytecodeRequestFailed(JsonRpcException):
@@ -47,26 +62,43 @@ def _uri(params: Any) -> str:
     return uri
 
 
-def convert_from_bytecode(uri: str) -> str:
-    """MLIR text of the bytecode file at ``uri``; raises :class:`BytecodeRequestFailed`."""
+def uri_path(uri: str) -> str:
+    """File-system path a document URI names: that of a ``file:`` URI, else the URI's
+    (percent-decoded) path, as for vscode-mlir's virtual ``mlir.bytecode-mlir:`` documents."""
+    path = to_fs_path(uri)
+    if path is None:
+        path = unquote(urlparse(uri).path)
+    return path
+
+
+def convert_from_bytecode(uri: str) -> tuple[str, str]:
+    """MLIR text of the bytecode file at ``uri`` and the file's Tile IR version (``"13.4"``).
+
+    Raises :class:`BytecodeRequestFailed` when the file cannot be read or is not valid bytecode.
+    """
     from tile_lsp.analysis.printer import print_module
     from tile_lsp.bytecode.reader import BytecodeError, read_bytecode
 
-    path = to_fs_path(uri)
+    path = uri_path(uri)
     try:
         with open(path, "rb") as f:
             data = f.read()
     except OSError as e:
         raise BytecodeRequestFailed(f"cannot read {uri}: {e.strerror}") from e
     try:
-        return print_module(read_bytecode(data))
+        text = print_module(read_bytecode(data))
     except BytecodeError as e:
         where = f" at offset {e.offset}" if e.offset is not None else ""
         raise BytecodeRequestFailed(f"error{where}: {e.message}") from e
+    return text, f"{data[8]}.{data[9]}"
 
 
-def convert_to_bytecode(text: str) -> bytes:
-    """Bytecode of the one module in ``text``; raises :class:`BytecodeRequestFailed` on errors."""
+def convert_to_bytecode(text: str, version: str | None = None) -> bytes:
+    """Bytecode of the one module in ``text`` (Tile IR ``version``, default the newest).
+
+    Raises :class:`BytecodeRequestFailed` on analysis errors, content with no bytecode
+    form, or an unknown version.
+    """
     from tile_lsp.analysis.api import analyze_text
     from tile_lsp.analysis.diagnostics import Severity
     from tile_lsp.bytecode.writer import BytecodeWriteError, write_bytecode
@@ -80,14 +112,25 @@ def convert_to_bytecode(text: str) -> bytes:
     if len(analysis.chunks) != 1 or analysis.chunks[0].module is None:
         raise BytecodeRequestFailed("expected one module")
     try:
-        return write_bytecode(analysis.chunks[0].module)
-    except BytecodeWriteError as e:
+        if version is None:
+            return write_bytecode(analysis.chunks[0].module)
+        return write_bytecode(analysis.chunks[0].module, version=version)
+    except (BytecodeWriteError, ValueError) as e:
         raise BytecodeRequestFailed(f"error: {e}") from e
+    except Exception as e:  # a writer bug must answer the request, not escape it
+        logger.exception("writing bytecode failed")
+        raise BytecodeRequestFailed(f"internal error writing bytecode: {type(e).__name__}: {e}") from e
 
 
 def _document_text(ls: Any, uri: str) -> str:
-    doc = ls.workspace.get_text_document(uri)
-    return doc.source
+    """Text of the open document ``uri``; refuses a document the client has not opened."""
+    if uri not in ls.workspace.text_documents:
+        raise BytecodeRequestFailed(f"{uri} is not open")
+    return ls.workspace.get_text_document(uri).source
+
+
+def _param(params: Any, name: str) -> Any:
+    return params.get(name) if isinstance(params, dict) else getattr(params, name, None)
 
 
 def _supports_progress(ls: Any) -> bool:
@@ -98,18 +141,24 @@ def _supports_progress(ls: Any) -> bool:
 
 def register_bytecode_features(server: Any) -> None:
     """Register the bytecode requests and the tileiras command on ``server`` (a pygls LanguageServer)."""
+    versions: dict[str, str] = {}  # file path -> Tile IR version of the bytecode converted from it
 
     @server.feature(CONVERT_FROM_BYTECODE)
     async def on_convert_from_bytecode(ls: Any, params: Any) -> dict[str, str]:
         uri = _uri(params)
-        output = await asyncio.get_running_loop().run_in_executor(None, convert_from_bytecode, uri)
+        output, version = await asyncio.get_running_loop().run_in_executor(None, convert_from_bytecode, uri)
+        versions[uri_path(uri)] = version
         return {"output": output}
 
     @server.feature(CONVERT_TO_BYTECODE)
     async def on_convert_to_bytecode(ls: Any, params: Any) -> dict[str, str]:
         uri = _uri(params)
+        version = _param(params, "tileVersion")
+        if version is not None and not isinstance(version, str):
+            raise JsonRpcInvalidParams("tileVersion must be a string such as \"13.1\"")
         text = _document_text(ls, uri)
-        data = await asyncio.get_running_loop().run_in_executor(None, convert_to_bytecode, text)
+        version = version or versions.get(uri_path(uri))
+        data = await asyncio.get_running_loop().run_in_executor(None, convert_to_bytecode, text, version)
         return {"output": base64.b64encode(data).decode("ascii")}
 
     @server.command(COMPILE_WITH_TILEIRAS)
@@ -139,6 +188,9 @@ def register_bytecode_features(server: Any) -> None:
                 None, nvidia.compile_with_tileiras, text, gpu)
         except nvidia.TileirasUnavailable as e:
             raise BytecodeRequestFailed(str(e)) from e
+        except Exception as e:  # tileiras timed out, could not start...: answer, never escape
+            logger.exception("tileiras failed")
+            raise BytecodeRequestFailed(f"tileiras failed: {type(e).__name__}: {e}") from e
         finally:
             if token is not None:
                 ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
