@@ -167,12 +167,21 @@ class Operation:
         return self.results[start:start + size]
 
     def walk(self) -> Iterator["Operation"]:
-        """Pre-order walk of this op and every op nested in its regions."""
-        yield self
-        for region in self.regions:
-            for block in region.blocks:
-                for op in block.operations:
-                    yield from op.walk()
+        """Pre-order walk of this op and every op nested in its regions.
+
+        Iterative (no generator per op): module-level checks walk every op
+        of a file after each edit.
+        """
+        stack = [self]
+        pop, extend = stack.pop, stack.extend
+        while stack:
+            op = pop()
+            yield op
+            regions = op.regions
+            if regions:
+                children = [c for region in regions for block in region.blocks for c in block.operations]
+                children.reverse()
+                extend(children)
 
     @property
     def symbol_name(self) -> str | None:

@@ -43,9 +43,9 @@ def analyze_chunk(chunk: Chunk, options, source: SourceText | None = None, *, pr
     module = None
     try:
         if not compat:
-            from tile_lsp.analysis.units import analyze_units, split_units
+            from tile_lsp.analysis.units import analyze_units, chunk_layout
 
-            layout = split_units(chunk.text)
+            layout = chunk_layout(chunk.text, previous)
             if layout is not None:
                 analysis, state = analyze_units(chunk, layout, options, source, previous)
                 if state_out is not None:

@@ -38,6 +38,7 @@ returns ``None`` and the chunk is parsed whole).
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import re
 import threading
@@ -83,6 +84,8 @@ class Unit:
     header_end: int = 0
     footer_start: int = 0
     children: tuple[Unit, ...] = ()
+    #: False when the unit's level was cut by indentation (its brackets do not balance)
+    exact: bool = True
 
 
 def _depth_change(line: str, depth: int = 0) -> tuple[int, int]:
@@ -186,7 +189,8 @@ def _cut_by_indent(text: str, lines: list[str], offsets: list[int], first: int, 
             unbalanced += 1
     if unbalanced > 1:
         return None
-    return _make_units(text, lines, offsets, first, last, starts)
+    units = _make_units(text, lines, offsets, first, last, starts)
+    return None if units is None else [dataclasses.replace(u, exact=False) for u in units]
 
 
 def _item_kind(m: re.Match, top: bool) -> tuple[str, str]:
@@ -245,6 +249,156 @@ def _container(text: str, lines: list[str], offsets: list[int], head: int, stop:
         return None
     return dataclasses.replace(unit, kind="container", header_end=offsets[head + 1], footer_start=offsets[foot],
                                children=tuple(children))
+
+
+def _source_of_lines(text: str, line_starts: list[int]) -> SourceText:
+    source = SourceText.__new__(SourceText)
+    source.text = text
+    source.line_starts = line_starts
+    return source
+
+
+def _container_source(first: int, header: str, blank: int, footer: str) -> tuple[SourceText, str]:
+    """The source ``"\\n" * first + header + "\\n" * blank + footer`` and its part after the first lines.
+
+    Built without scanning the blank lines (a module's body is most of a file).
+    """
+    virtual = header + "\n" * blank + footer
+    starts = list(range(first + 1))
+    base = first
+    starts.extend(base + s for s in SourceText(header).line_starts[1:])
+    base += len(header)
+    starts.extend(range(base + 1, base + blank + 1))
+    base += blank
+    starts.extend(base + s for s in SourceText(footer).line_starts[1:])
+    return _source_of_lines("\n" * first + virtual, starts), virtual
+
+
+def updated_source(old: SourceText, text: str) -> SourceText:
+    """``SourceText(text)`` computed from ``old`` (an earlier version of the text): only the edited span is scanned."""
+    p = _common_prefix(old.text, text)
+    s = _common_suffix(old.text, text, p)
+    old_end, new_end = len(old.text) - s, len(text) - s
+    chars = len(text) - len(old.text)
+    starts = old.line_starts
+    keep = bisect.bisect_right(starts, p)
+    out = starts[:keep]
+    i = text.find("\n", p, new_end)
+    while i != -1:
+        out.append(i + 1)
+        i = text.find("\n", i + 1, new_end)
+    after = bisect.bisect_left(starts, old_end + 1)
+    out.extend(x + chars for x in starts[after:])
+    return _source_of_lines(text, out)
+
+
+def _all_exact(units) -> bool:
+    return all(u.exact and _all_exact(u.children) for u in units)
+
+
+_BLOCK = 4096
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """Length of the longest common prefix of ``a`` and ``b`` (compared block by block)."""
+    n = min(len(a), len(b))
+    i = 0
+    while i + _BLOCK <= n and a[i:i + _BLOCK] == b[i:i + _BLOCK]:
+        i += _BLOCK
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+def _common_suffix(a: str, b: str, limit: int) -> int:
+    """Length of the longest common suffix of ``a`` and ``b`` not overlapping their first ``limit`` characters."""
+    la, lb = len(a), len(b)
+    n = min(la, lb) - limit
+    i = 0
+    while i + _BLOCK <= n and a[la - i - _BLOCK:la - i] == b[lb - i - _BLOCK:lb - i]:
+        i += _BLOCK
+    while i < n and a[la - i - 1] == b[lb - i - 1]:
+        i += 1
+    return i
+
+
+def _shifted(u: Unit, chars: int, lines: int) -> Unit:
+    return dataclasses.replace(
+        u, start=u.start + chars, end=u.end + chars, line=u.line + lines,
+        header_end=u.header_end + chars if u.kind == "container" else u.header_end,
+        footer_start=u.footer_start + chars if u.kind == "container" else u.footer_start,
+        children=tuple(_shifted(c, chars, lines) for c in u.children))
+
+
+def update_layout(old_text: str, old_layout: list[Unit] | None, new_text: str) -> list[Unit] | None:
+    """The layout of ``new_text`` from that of ``old_text`` when an edit stays inside one unit.
+
+    The edit (the span where the texts differ) must lie within one unit that
+    is not a container, after its first line; the unit's new text, cut on
+    its own, must still make one balanced unit of the same kind.  Then only
+    the offsets and lines of what follows move, and the result is what
+    :func:`split_units` returns for ``new_text``.  ``None`` when that cannot be
+    shown (the caller cuts the whole text).
+    """
+    if not old_layout or not _all_exact(old_layout):
+        return None
+    p = _common_prefix(old_text, new_text)
+    s = _common_suffix(old_text, new_text, p)
+    old_end, new_end = len(old_text) - s, len(new_text) - s
+    chars = len(new_text) - len(old_text)
+    path: list[tuple[list[Unit], int]] = []
+    units = old_layout
+    top = True
+    while True:
+        k = next((k for k, u in enumerate(units) if u.start <= p < u.end or (u.start <= p == u.end == len(old_text))),
+                 None)
+        if k is None:
+            return None
+        u = units[k]
+        path.append((units, k))
+        if u.kind != "container":
+            break
+        if not (u.header_end <= p and old_end <= u.footer_start):
+            return None
+        units = list(u.children)
+        top = False
+    leaf = path[-1][0][path[-1][1]]
+    first_line_end = old_text.find("\n", leaf.start)
+    if first_line_end < 0 or p <= first_line_end or old_end > leaf.end:
+        return None
+    text = new_text[leaf.start:leaf.end + chars]
+    lines = text.splitlines(keepends=True)
+    offsets = [0] * (len(lines) + 1)
+    pos = 0
+    for n, line in enumerate(lines):
+        offsets[n] = pos
+        pos += len(line)
+    offsets[len(lines)] = pos
+    again = _cut(text, lines, offsets, 0, len(lines), top)
+    if again is None or len(again) != 1 or not again[0].exact or again[0].kind != leaf.kind:
+        return None
+    line_delta = new_text.count("\n", p, new_end) - old_text.count("\n", p, old_end)
+    # rebuild the path from the leaf up, moving what follows the edit
+    replacement = dataclasses.replace(leaf, end=leaf.end + chars)
+    for depth in range(len(path) - 1, -1, -1):
+        level, k = path[depth]
+        rebuilt = list(level[:k]) + [replacement] + [_shifted(u, chars, line_delta) for u in level[k + 1:]]
+        if depth == 0:
+            return rebuilt
+        parent_level, pk = path[depth - 1]
+        parent = parent_level[pk]
+        replacement = dataclasses.replace(parent, end=parent.end + chars, footer_start=parent.footer_start + chars,
+                                          children=tuple(rebuilt))
+    return None
+
+
+def chunk_layout(text: str, previous=None) -> list[Unit] | None:
+    """The units of a chunk's ``text``: updated from ``previous`` (a :class:`ChunkState`) when possible."""
+    if previous is not None and previous.layout is not None:
+        updated = update_layout(previous.text, previous.layout, text)
+        if updated is not None:
+            return updated
+    return split_units(text)
 
 
 def split_units(text: str) -> list[Unit] | None:
@@ -444,6 +598,7 @@ class ChunkState:
     alias_key: tuple
     line_span: tuple[int, int]
     aliases: tuple = ({}, {})
+    layout: list | None = None
     reused: int = 0
     rebuilt: int = 0
 
@@ -517,10 +672,9 @@ class _ChunkRun:
         header = text[unit.start:unit.header_end]
         footer = text[unit.footer_start:unit.end]
         body_lines = text.count("\n", unit.header_end, unit.footer_start)
-        virtual = header + "\n" * body_lines + footer
+        # a source whose lines before the header and in the body are empty: header and footer keep their positions
+        vsource, virtual = _container_source(first, header, body_lines, footer)
         result = parse(virtual, max_issues=50)
-        # a source whose lines before the header are empty: header and footer keep their positions
-        vsource = SourceText("\n" * first + virtual)
         issues = [Diagnostic(Severity.ERROR, i.message, vsource.range(first + i.start, first + i.end), "parse.syntax")
                   for i in result.issues]
         builder = Builder(vsource, first, result.text)
@@ -733,7 +887,7 @@ def analyze_units(chunk, layout: list[Unit], options, source: SourceText, previo
     units = run.build()
     run.verify(units)
     state = ChunkState(chunk.text, run.first_line, units, (alias_key, alias_lines, run.first_line),
-                       run.module.line_span)
+                       run.module.line_span, layout=layout)
     state.aliases = (run.module.attr_aliases, run.module.type_aliases)
     state.reused, state.rebuilt = run.reused, run.rebuilt
     analysis = ChunkAnalysis(chunk, run.module, _collect(units))
@@ -755,6 +909,7 @@ class IncrementalAnalyzer:
         self._lock = threading.Lock()
         self._chunks: list[ChunkState] = []
         self._options_key: tuple | None = None
+        self._source: SourceText | None = None
         self.last_stats: tuple[int, int] = (0, 0)
 
     def analyze(self, text: str, options=None):
@@ -770,7 +925,8 @@ class IncrementalAnalyzer:
                 self._chunks = []
                 self._options_key = key
             chunks = split_chunks(text) if options.split_input_file else [Chunk(0, 0, text)]
-            source = SourceText(text)
+            source = updated_source(self._source, text) if self._source is not None else SourceText(text)
+            self._source = source
             previous = {c.text: c for c in self._chunks}
             states: list[ChunkState] = []
             results = []
