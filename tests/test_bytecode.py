@@ -20,8 +20,8 @@ from tile_lsp.analysis import attributes as A
 from tile_lsp.analysis.api import AnalysisOptions, analyze_text
 from tile_lsp.analysis.ir import Module, Operation
 from tile_lsp.bytecode import BytecodeError, read_bytecode
-from tile_lsp.dialect import types as T
 from tile_lsp.bytecode.reader import Cursor, float_from_bits
+from tile_lsp.dialect import types as T
 
 # ---------------------------------------------------------------------------
 # Structural comparison (ignores locations, value names, ranges)
@@ -361,7 +361,7 @@ def test_corpus_versioned_inputs_read(corpus):
         "cuda_tile.module", "cuda_tile.entry", "cuda_tile.constant", "cuda_tile.negi",
         "cuda_tile.negi", "cuda_tile.return"]
     module = read_bytecode((files[0].parent / "negi-op-13.1.tileirbc").read_bytes())
-    negi = [op for op in module.walk() if op.name == "cuda_tile.negi"][0]
+    negi = next(op for op in module.walk() if op.name == "cuda_tile.negi")
     assert str(negi.properties["overflow"].case) == "none"  # 13.2 attribute: its default
     assert "cuda_tile.print_tko" in names["print-op-13.1.tileirbc"]
     printop = next(op for op in read_bytecode((files[0].parent / "print-op-13.1.tileirbc").read_bytes()).walk()
@@ -402,8 +402,8 @@ def test_truncations_and_mutations_only_raise_bytecode_error(corpus):
 
 
 hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 _HEADER = b"\x7fTileIR\x00\x0d\x04\x00\x00"
 
@@ -418,12 +418,122 @@ def test_random_bytes_after_header_only_raise_bytecode_error(tail):
             pass
 
 
+def _varint(v: int) -> bytes:
+    out = bytearray()
+    while True:
+        out.append((v & 0x7F) | (0x80 if v >> 7 else 0))
+        v >>= 7
+        if not v:
+            return bytes(out)
+
+
+def _file(*sections: tuple[int, bytes, int]) -> bytes:
+    """A 13.4 file of ``(section id, payload, alignment)`` sections and the end marker."""
+    out = bytearray(_HEADER)
+    for sid, payload, align in sections:
+        out.append(sid | (0x80 if align > 1 else 0))
+        out += _varint(len(payload))
+        if align > 1:
+            out += _varint(align)
+            out += b"\xcb" * (-len(out) % align)
+        out += payload
+    out.append(0)
+    return bytes(out)
+
+
+_STRINGS = (1, _varint(1) + b"\xcb" * 3 + bytes(4) + b"k", 4)  # one string, "k"
+_NO_FUNCTIONS = (2, _varint(0), 8)
+
+
+@pytest.mark.parametrize("sections, message", [
+    ([(1, _varint(2**40) + bytes(16), 4), _NO_FUNCTIONS], "number of strings (1099511627776) exceeds what the 14 bytes left can hold"),
+    ([_STRINGS, _NO_FUNCTIONS, (5, _varint(2**40) + bytes(16), 4)], "number of types (1099511627776) exceeds"),
+    ([_STRINGS, _NO_FUNCTIONS, (4, _varint(2**40) + bytes(16), 8)], "insufficient data for constant indices"),
+    ([_STRINGS, _NO_FUNCTIONS, (3, _varint(2**40) + bytes(16), 8)],
+     "number of operations with debug info (1099511627776) exceeds"),
+    ([_STRINGS, _NO_FUNCTIONS, (6, _varint(2**40) + bytes(16), 1)], "number of globals 1099511627776 exceeds"),
+    ([_STRINGS, (2, _varint(2**62) + bytes(16), 8)], "number of functions 4611686018427387904 exceeds"),
+    ([_STRINGS, (2, b"\xff" * 11, 8)], "overlong varint reading number of functions"),
+])
+def test_absurd_counts_are_errors(sections, message):
+    """Counts far beyond the data are refused before anything is allocated for them."""
+    with pytest.raises(BytecodeError) as e:
+        read_bytecode(_file(*sections))
+    assert message in e.value.message
+
+
+def test_one_large_constant_used_many_times_is_decoded_once():
+    """A file whose ops all refer to one large constant (or string) entry reads in memory
+    proportional to the file: the decoded entry is shared, not copied per use."""
+    import tracemalloc
+
+    from tile_lsp.analysis.api import analyze_text
+
+    uses = 400
+    text = "cuda_tile.module @m {\n  entry @k() {\n" + "".join(
+        f"    %c{i} = constant <f32: [1.0, 2.0]> : tile<2xf32>\n" for i in range(uses)) + "  }\n}\n"
+    module = analyze_text(text).chunks[0].module
+    big_type = T.TileType((8192,), T.FloatType("f32"))
+    big = A.DenseElementsAttr(T.FloatType("f32"), [float(i) for i in range(8192)], big_type, (8192,))
+    for op in module.walk():
+        if op.name == "cuda_tile.constant":
+            op.properties["value"] = big
+            op.results[0].type = big_type
+    data = write_bytecode(module)
+    assert len(data) < 40_000  # one 32 KiB constant entry, 400 small ops
+    tracemalloc.start()
+    back = read_bytecode(data)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    values = [op.properties["value"] for op in back.walk() if op.name == "cuda_tile.constant"]
+    assert len(values) == uses and len({id(v) for v in values}) == 1
+    assert values[0].values[8191] == 8191.0
+    assert peak < 10_000_000, peak  # 400 decoded copies would take over 100 MB
+
+
+def _small_kernels() -> list[bytes]:
+    from conftest import require_corpus
+
+    files = sorted((require_corpus() / "kernels").glob("*.tileirbc"), key=lambda p: p.stat().st_size)
+    return [f.read_bytes() for f in files[:40:8]]
+
+
+_EDIT = st.tuples(st.sampled_from(["set", "insert", "delete", "varint", "truncate"]),
+                  st.integers(0, 1 << 16), st.integers(0, 255))
+
+
+@settings(max_examples=250, deadline=None)
+@given(st.integers(0, 4), st.lists(_EDIT, min_size=1, max_size=6))
+def test_mutated_kernels_only_raise_bytecode_error(which, edits):
+    """Real files with bytes changed, inserted or removed, huge or overlong varints spliced
+    in, or cut short: a BytecodeError or a module, quickly (no hang), never another exception."""
+    blob = bytearray(_small_kernels()[which])
+    for kind, pos, value in edits:
+        pos %= len(blob) + 1
+        if kind == "set" and pos < len(blob):
+            blob[pos] = value
+        elif kind == "insert":
+            blob[pos:pos] = bytes([value])
+        elif kind == "delete":
+            del blob[pos:pos + 1 + value % 8]
+        elif kind == "varint":  # a count or length of up to 2**70: absurd, or overlong
+            blob[pos:pos + 1] = b"\xff" * (1 + value % 10) + b"\x7f"
+        elif kind == "truncate":
+            del blob[pos:]
+    start = time.monotonic()
+    try:
+        read_bytecode(bytes(blob))
+    except BytecodeError as e:
+        assert e.message
+    assert time.monotonic() - start < 10
+
+
 # ---------------------------------------------------------------------------
 # Writer
 # ---------------------------------------------------------------------------
 
-from tile_lsp.bytecode import BytecodeWriteError, write_bytecode  # noqa: E402
-from tile_lsp.bytecode.cli import translate_main  # noqa: E402
+from tile_lsp.bytecode import BytecodeWriteError, write_bytecode
+from tile_lsp.bytecode.cli import translate_main
 
 #: Corpus files that are not byte-identical after read+write, and why
 #: (the writer reproduces cuTile Python's layout; these files have content

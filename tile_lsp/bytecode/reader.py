@@ -137,6 +137,10 @@ class _Reader:
         self.type_cache: dict[int, T.Type] = {}
         self.type_busy: set[int] = set()
         self.constants: list[tuple[int, int]] = []
+        # decoded strings and constants, shared by every use: a file may refer to one
+        # large entry from many ops, and decoding each use would cost that many copies
+        self.string_cache: dict[int, str] = {}
+        self.constant_cache: dict[tuple[int, str], A.DenseElementsAttr] = {}
         self.name_counter = 0
         self.di_index_offsets: list[int] = []
         self.di_indices: list[int] = []
@@ -259,11 +263,16 @@ class _Reader:
     def string(self, index: int, c: Cursor | None = None) -> str:
         if index >= len(self.strings):
             raise BytecodeError(f"string index {index} out of bounds", c.pos if c else None)
+        cached = self.string_cache.get(index)
+        if cached is not None:
+            return cached
         s, e = self.strings[index]
         try:
-            return self.data[s:e].decode("utf-8")
+            text = self.data[s:e].decode("utf-8")
         except UnicodeDecodeError:
-            return self.data[s:e].decode("latin-1")
+            text = self.data[s:e].decode("latin-1")
+        self.string_cache[index] = text
+        return text
 
     def read_string(self, c: Cursor, what: str = "string index") -> str:
         return self.string(c.varint(what), c)
@@ -513,10 +522,15 @@ class _Reader:
             raise c.error(f"constant index {index} out of bounds")
         if not isinstance(ty, T.TileType) or not isinstance(ty.element, (T.IntegerType, T.FloatType)):
             raise c.error(f"expect Cuda Tile integer or float type but got: {ty}")
+        key = (index, str(ty))
+        cached = self.constant_cache.get(key)
+        if cached is not None:
+            return cached
         cc = Cursor(self.data, *self.constants[index])
         size = cc.varint("constant data size")
         raw = cc.bytes(size, "constant data")
-        return decode_dense(raw, ty, cc)
+        attr = self.constant_cache[key] = decode_dense(raw, ty, cc)
+        return attr
 
     # -- globals -------------------------------------------------------------
 
