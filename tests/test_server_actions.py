@@ -9,6 +9,7 @@ diagnostics re-checked.
 from __future__ import annotations
 
 import asyncio
+import random
 
 import pytest
 from lsprotocol import types
@@ -240,3 +241,15 @@ def test_token_delta_edits():
     assert (e.start, e.delete_count, list(e.data)) == (3, 0, [7, 8])
     [e] = token_delta([5, 1, 2], [1, 2])
     assert (e.start, e.delete_count, list(e.data)) == (0, 1, [])
+    # long arrays (compared block by block): the edit is exactly the differing middle
+    rng = random.Random(5)
+    for size in (5000, 40000):
+        old = [rng.randint(0, 9) for _ in range(size)]
+        for start, removed, added in ((0, 3, [1]), (size // 3, 0, [7, 7]), (size - 5, 5, []), (size // 2, 4096, [3])):
+            new = old[:start] + added + old[start + removed:]
+            got = list(old)
+            for e in token_delta(old, new):
+                got[e.start:e.start + e.delete_count] = list(e.data)
+            assert got == new
+            [e] = token_delta(old, new)  # no larger than the change made (it may be smaller, by chance)
+            assert e.delete_count <= min(removed, size - start) and len(e.data) <= len(added)

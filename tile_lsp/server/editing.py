@@ -113,17 +113,32 @@ def token_delta(old: list[int], new: list[int]) -> list[types.SemanticTokensEdit
     No edit when the arrays are equal.  Applying the edit (``old[start:start + deleteCount] = data``)
     gives ``new``.
     """
-    prefix = 0
-    limit = min(len(old), len(new))
-    while prefix < limit and old[prefix] == new[prefix]:
-        prefix += 1
-    suffix = 0
-    while suffix < limit - prefix and old[len(old) - 1 - suffix] == new[len(new) - 1 - suffix]:
-        suffix += 1
-    if prefix == len(old) == len(new):
+    if old == new:
         return []
+    limit = min(len(old), len(new))
+    prefix = _common_length(old, new, limit, lambda a, b, n: a[b:b + n], forward=True)
+    suffix = _common_length(old, new, limit - prefix,
+                            lambda a, b, n: a[len(a) - b - n:len(a) - b], forward=False)
     return [types.SemanticTokensEdit(start=prefix, delete_count=len(old) - prefix - suffix,
                                      data=new[prefix:len(new) - suffix])]
+
+
+def _common_length(old: list[int], new: list[int], limit: int, window, forward: bool) -> int:
+    """Length of the common prefix (``forward``) or suffix of two lists, at most ``limit``.
+
+    Compares blocks first (list equality runs in C), then element by element.
+    """
+    done, block = 0, 4096
+    while block:
+        while done + block <= limit and window(old, done, block) == window(new, done, block):
+            done += block
+        block //= 8
+    while done < limit:
+        i = done if forward else -1 - done
+        if old[i] != new[i]:
+            break
+        done += 1
+    return done
 
 
 class _TokenCache:
