@@ -115,6 +115,10 @@ async def test_signature_help_and_semantic_token_deltas(client: RecordingClient)
     none = await client.text_document_signature_help_async(types.SignatureHelpParams(
         text_document=_doc(uri), position=types.Position(line=1, character=2)))
     assert none is None
+    # on the op name itself: the signature, no active slot (an index past the parameters)
+    on_name = await client.text_document_signature_help_async(types.SignatureHelpParams(
+        text_document=_doc(uri), position=types.Position(line=3, character=13)))
+    assert on_name.signatures[0].label == info.label and on_name.active_parameter == len(info.parameters)
 
     # the delta from the first result gives the new full tokens
     delta = await client.text_document_semantic_tokens_full_delta_async(types.SemanticTokensDeltaParams(

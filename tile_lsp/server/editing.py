@@ -265,15 +265,18 @@ def on_signature_help(ls: TileLanguageServer, params: types.SignatureHelpParams)
     if found is None:
         return None
     sig = found.signature
+    # no active slot (the cursor on the op name, or past the last slot): an index past the parameters,
+    # which clients highlight nothing for (an omitted index would mean the first parameter)
+    active = found.active_parameter if found.active_parameter is not None else len(sig.parameters)
     info = types.SignatureInformation(
         label=sig.label,
         documentation=types.MarkupContent(kind=types.MarkupKind.Markdown, value=sig.doc),
         parameters=[types.ParameterInformation(
             label=p.label, documentation=types.MarkupContent(kind=types.MarkupKind.Markdown, value=p.doc))
             for p in sig.parameters],
-        active_parameter=found.active_parameter,
+        active_parameter=active,
     )
-    return types.SignatureHelp(signatures=[info], active_signature=0, active_parameter=found.active_parameter)
+    return types.SignatureHelp(signatures=[info], active_signature=0, active_parameter=active)
 
 
 def _client_diagnostic(diag, context: list[types.Diagnostic], uri: str, encoder: PositionEncoder) -> types.Diagnostic:
