@@ -35,7 +35,11 @@ const EXPECTED_DIAGNOSTIC_POSITION = '[Ln 5, Col 12]';
 // Hover on the definition of %sum (line 4 of fixtures/broken.mlir): the value
 // markdown of tile_lsp/analysis/hover.py, as the hover widget renders it.
 const HOVER_TOKEN = '%sum';
-const EXPECTED_HOVER_PARTS = ['%sum', 'tile<f32>', 'addf', '1 use'];
+const EXPECTED_HOVER_FIRST_LINE = '%sum : tile<f32>';
+const EXPECTED_HOVER_PARTS = ['result #0 (result) of cuda_tile.addf (line 4)', '1 use'];
+// Show PTX on examples/vector_add.mlir: the tab the server names, and a line of its PTX.
+const EXPECTED_PTX_TAB = 'vector_add.mlir.ptx';
+const EXPECTED_PTX_LINE = '.visible .entry vadd(';
 
 const TOTAL_BUDGET_MS = 240_000;
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
@@ -200,6 +204,8 @@ async function main() {
         'editor.minimap.enabled': false,
         'editor.hover.delay': 200,
         'editor.fontSize': 14,
+        'workbench.secondarySideBar.defaultVisibility': 'hidden',
+        'files.exclude': { '**/.vscode': true },
       },
       null,
       2,
@@ -288,11 +294,6 @@ async function main() {
   try {
     await waitForHttp(`http://127.0.0.1:${port}/healthz`, 60_000, () => !serverExited);
     log('code-server is up');
-    const cli = await cliCheck;
-    writeFileSync(join(logs, 'tile-lsp-check.log'), cli.output);
-    check(cli.status === 1, `tile-lsp --check broken.mlir exited ${cli.status}, expected 1: ${cli.output}`);
-    check(cli.output.includes(`broken.mlir:5:12: error: ${EXPECTED_DIAGNOSTIC}`), `tile-lsp --check does not report the expected diagnostic: ${cli.output}`);
-    log('tile-lsp --check reports the expected diagnostic');
 
     context = await chromium.launchPersistentContext(profile, {
       executablePath: CHROMIUM,
@@ -306,14 +307,23 @@ async function main() {
         '--disable-component-update',
         '--disable-sync',
       ],
-      viewport: { width: 1440, height: 900 },
+      viewport: { width: 1600, height: 900 },
       env,
     });
     page = context.pages()[0] ?? (await context.newPage());
     page.setDefaultTimeout(30_000);
     await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
-    await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+    await page.locator('.monaco-workbench').waitFor({ timeout: 90_000 });
     log('workbench loaded');
+
+    const cli = await cliCheck;
+    writeFileSync(join(logs, 'tile-lsp-check.log'), cli.output);
+    check(cli.status === 1, `tile-lsp --check broken.mlir exited ${cli.status}, expected 1: ${cli.output}`);
+    check(
+      cli.output.includes(`broken.mlir:5:12: error: ${EXPECTED_DIAGNOSTIC}`),
+      `tile-lsp --check does not report the expected diagnostic: ${cli.output}`,
+    );
+    log('tile-lsp --check reports the expected diagnostic');
 
     await runChecks(page, screenshots);
     log('all checks passed');
@@ -378,6 +388,8 @@ async function runChecks(page, screenshots) {
   );
   const hoverText = (await page.locator('.monaco-hover:visible').allInnerTexts()).join('\n');
   log(`hover: ${JSON.stringify(hoverText)}`);
+  const firstLine = hoverText.trim().split('\n')[0].trim();
+  check(firstLine === EXPECTED_HOVER_FIRST_LINE, `hover starts with ${JSON.stringify(firstLine)}, expected ${JSON.stringify(EXPECTED_HOVER_FIRST_LINE)}`);
   for (const part of EXPECTED_HOVER_PARTS) {
     check(hoverText.includes(part), `hover text lacks ${JSON.stringify(part)}: ${JSON.stringify(hoverText)}`);
   }
@@ -386,6 +398,8 @@ async function runChecks(page, screenshots) {
   log('hover checked');
 
   // 3. Show PTX on a valid kernel: a PTX document opens beside it.
+  await runCommand(page, 'View: Toggle Panel Visibility'); // room for the PTX
+  await page.locator('.markers-panel').waitFor({ state: 'hidden' });
   await openFromExplorer(page, 'vector_add.mlir', 'cuda_tile.module');
   await runCommand(page, 'Tile IR: Show PTX');
   const ptxTab = page.locator('.tabs-container .tab', { hasText: /\.ptx/ }).first();
@@ -395,12 +409,20 @@ async function runChecks(page, screenshots) {
     const message = (await toast.isVisible()) ? await toast.innerText() : '(no notification either)';
     throw new Error(`Show PTX opened no PTX document; the extension said: ${JSON.stringify(message)}`);
   }
-  const tabTitle = (await ptxTab.innerText()).trim();
-  await page.locator('.editor-instance .monaco-editor .view-lines', { hasText: '.entry' }).first().waitFor();
-  const language = page.locator('.statusbar-item', { hasText: /^PTX$/ }).first();
-  await language.waitFor({ timeout: 10_000 });
-  const readOnly = await page.evaluate(() => document.querySelector('.editor-group-container.active .monaco-editor')?.classList.contains('read-only') ?? null);
-  log(`PTX tab ${JSON.stringify(tabTitle)}, language PTX, read-only: ${readOnly}`);
+  const tabTitle = (await ptxTab.innerText()).replace(/\s+/g, '');
+  check(tabTitle === EXPECTED_PTX_TAB, `the PTX tab is ${JSON.stringify(tabTitle)}, expected ${JSON.stringify(EXPECTED_PTX_TAB)}`);
+  const ptxEditor = page.locator('.editor-group-container.active .monaco-editor').first();
+  await ptxEditor.locator('.view-lines', { hasText: EXPECTED_PTX_LINE }).waitFor();
+  await page.locator('.statusbar-item', { hasText: /^PTX$/ }).first().waitFor({ timeout: 10_000 });
+  // read-only: typing is refused with VS Code's message, the text stays as it was
+  const firstLineBefore = await ptxEditor.locator('.view-line').first().innerText();
+  await ptxEditor.locator('.view-line').first().click();
+  await page.keyboard.type('x');
+  await page.locator('.monaco-editor-overlaymessage', { hasText: 'Cannot edit in read-only editor' }).first().waitFor({ timeout: 10_000 });
+  const firstLineAfter = await ptxEditor.locator('.view-line').first().innerText();
+  check(firstLineAfter === firstLineBefore, `the PTX document changed on typing: ${JSON.stringify(firstLineAfter)}`);
+  log(`PTX tab ${JSON.stringify(tabTitle)}: language PTX, holds ${JSON.stringify(EXPECTED_PTX_LINE)}, read-only`);
+  await page.keyboard.press('Escape');
   await page.screenshot({ path: join(screenshots, 'ptx.png') });
   log('Show PTX checked');
 }
