@@ -267,7 +267,7 @@ def check_actions(analysis: DocumentAnalysis, rng: Range, options: AnalysisOptio
     of a chunk costs an analysis, and editors ask for code actions at every
     move of the cursor.
     """
-    source = SourceText(analysis.text)
+    source: SourceText | None = None  # built only when a chunk needs it (a large document costs time)
     first, last = rng.start.line, rng.end.line
     add: list[TextEdit] = []
     update: list[TextEdit] = []
@@ -276,9 +276,11 @@ def check_actions(analysis: DocumentAnalysis, rng: Range, options: AnalysisOptio
         chunk = c.chunk
         here = [d for d in c.diagnostics if d.range is not None and first <= d.range.start.line <= last]
         directive_here = "expected-" in chunk.text and any(
-            "expected-" in source.line_text(n) for n in range(max(first, chunk.start_line), min(last + 1, source.line_count)))
+            "expected-" in line for line in chunk.text.split("\n")[max(0, first - chunk.start_line):
+                                                                   max(0, last + 1 - chunk.start_line)])
         if not here and not directive_here:
             continue
+        source = source or SourceText(analysis.text)
         diagnostics = verify_mode_diagnostics(chunk, options)
         lines = _lines(chunk.text)
         if "expected-" in chunk.text:
@@ -441,13 +443,14 @@ def quick_fixes(analysis: DocumentAnalysis, rng: Range, wanted: set | None = Non
     ``wanted``: ``(message, range)`` of further diagnostics to fix wherever
     they are (the diagnostics an LSP client sends with its request).
     """
-    source = SourceText(analysis.text)
+    source: SourceText | None = None
     diagnostics = analysis.diagnostics
     prefix = [d for d in diagnostics if d.code.endswith(".missing-prefix")]
     out: list[CodeAction] = []
     for d in diagnostics:
         if not _intersects(d.range, rng) and (not wanted or (d.message, d.range) not in wanted):
             continue
+        source = source or SourceText(analysis.text)
         if d.code.endswith(".missing-prefix"):
             out.extend(_prefix_fixes(analysis, d, prefix))
         elif d.message == contract_message("compute_capability"):
