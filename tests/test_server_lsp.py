@@ -115,7 +115,7 @@ def fake_analyze_text(text, options):
     return DocumentAnalysis(text, [ChunkAnalysis(Chunk(0, 0, text), None, [diag])])
 
 srv.analyze_text = fake_analyze_text
-srv.IncrementalAnalyzer.analyze = lambda self, text, options=None: fake_analyze_text(text, options)
+srv.IncrementalAnalyzer.analyze = lambda self, text, options=None, **kw: fake_analyze_text(text, options)
 srv.serve_stdio()
 """
 

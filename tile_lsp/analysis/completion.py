@@ -171,7 +171,7 @@ def completions(analysis: DocumentAnalysis, pos: Position, index: DocumentIndex 
     the values that a parse error would hide.
     """
     index = index or DocumentIndex(analysis)
-    current = SourceText(text) if text is not None else index.source
+    current = SourceText(text) if text is not None and text != index.source.text else index.source
     if pos.line >= current.line_count:
         return []
     offset = current.offset(pos)

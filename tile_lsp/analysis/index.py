@@ -802,17 +802,16 @@ class _LazyChunk:
         indexer = self.indexer
         indexer.undefined = {}
         before = len(self.index._entities)
-        symbol_counts = {id(e): len(e.occurrences) for e in self.index._entities[:before]
-                         if e.kind is EntityKind.SYMBOL}
+        symbols = [*indexer.symbols.values(), *indexer.unresolved_symbols.values()]
+        symbol_counts = [len(e.occurrences) for e in symbols]
         indexer.collect_definitions(unit.ops, scope, scope)
         indexer.collect_uses(unit.ops)
         self._publish(before)
         # symbol uses of this unit landed on entities created earlier: add them too
         by_line = self.index._by_line
         touched = set()
-        for entity in self.index._entities[:before]:
-            n = symbol_counts.get(id(entity))
-            if n is None or len(entity.occurrences) == n:
+        for entity, n in zip(symbols, symbol_counts):
+            if len(entity.occurrences) == n:
                 continue
             for occ in entity.occurrences[n:]:
                 by_line.setdefault(occ.range.start.line, []).append(occ)

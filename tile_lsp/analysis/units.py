@@ -42,6 +42,7 @@ import bisect
 import dataclasses
 import re
 import threading
+import time
 from dataclasses import dataclass, field
 
 from tile_lsp.analysis import attributes as A
@@ -693,6 +694,9 @@ class _ChunkRun:
             return self._plain(unit, block, scope, first, last)
         res = UnitResult(text[unit.start:unit.end], unit.kind, first, last, ops, issues, builder.diagnostics)
         res.head_text = header
+        sink = getattr(_PROGRESS, "sink", None)
+        if sink is not None:
+            sink.partial.extend(issues + builder.diagnostics)
         container = ops[0]
         region = container.regions[0]
         from tile_lsp.analysis.builder import Scope
@@ -709,14 +713,21 @@ class _ChunkRun:
     def _unit(self, unit: Unit, block, scope) -> UnitResult:
         text = self.chunk.text[unit.start:unit.end]
         first, last = self._unit_lines(unit)
+        sink = getattr(_PROGRESS, "sink", None)
         if unit.kind != "container" and self.pool is not None:
             old = self.pool.take(text, first)
             if old is not None and old.kind == unit.kind:
-                return self._reuse(old, first, last, block)
+                res = self._reuse(old, first, last, block)
+                if sink is not None:
+                    sink.unit_done(res)
+                return res
         self.rebuilt += 1
         if unit.kind == "container":
             return self._build_container(unit, block, scope, first, last)
-        return self._plain(unit, block, scope, first, last)
+        res = self._plain(unit, block, scope, first, last)
+        if sink is not None:
+            sink.unit_done(res)
+        return res
 
     def _plain(self, unit: Unit, block, scope, first: int, last: int) -> UnitResult:
         text = self.chunk.text[unit.start:unit.end]
@@ -895,6 +906,39 @@ def analyze_units(chunk, layout: list[Unit], options, source: SourceText, previo
     return analysis, state
 
 
+_PROGRESS = threading.local()
+
+
+class _Progress:
+    """Reports the diagnostics found so far while a long analysis runs (see :meth:`IncrementalAnalyzer.analyze`).
+
+    Before the end only syntax and IR-building diagnostics of the units
+    built so far are known (verification needs the whole chunk's symbols).
+    """
+
+    def __init__(self, report, first_after: float, every: float):
+        self.report = report
+        self.first_after = first_after
+        self.next: float | None = None  # the clock starts with the first unit (not while the parser loads)
+        self.every = every
+        self.done: list[Diagnostic] = []
+        self.partial: list[Diagnostic] = []
+
+    def unit_done(self, res: UnitResult) -> None:
+        self.partial.extend(res.issues)
+        self.partial.extend(res.build)
+        now = time.perf_counter()
+        if self.next is None:
+            self.next = now + self.first_after
+        elif now >= self.next:
+            self.next = now + self.every
+            self.report(self.done + sorted(self.partial, key=Diagnostic.sort_key))
+
+    def chunk_done(self, diagnostics: list[Diagnostic]) -> None:
+        self.done.extend(diagnostics)
+        self.partial = []
+
+
 class IncrementalAnalyzer:
     """Analyses successive versions of one document, reusing unchanged units.
 
@@ -912,8 +956,15 @@ class IncrementalAnalyzer:
         self._source: SourceText | None = None
         self.last_stats: tuple[int, int] = (0, 0)
 
-    def analyze(self, text: str, options=None):
-        """Analyse ``text``; never raises on bad input (see ``analyze_text``)."""
+    def analyze(self, text: str, options=None, *, progress=None, first_after: float = 0.5, every: float = 2.0):
+        """Analyse ``text``; never raises on bad input (see ``analyze_text``).
+
+        ``progress``, when given, is called (in the calling thread) with the
+        diagnostics known so far when a unit is done ``first_after`` seconds
+        after the first one, then every ``every`` seconds: those of the
+        chunks done and the syntax and IR-building diagnostics of the units
+        built so far.  The returned analysis is complete.
+        """
         from tile_lsp.analysis.api import AnalysisOptions, DocumentAnalysis
         from tile_lsp.analysis.pipeline import analyze_chunk
         from tile_lsp.analysis.split import Chunk, split_chunks
@@ -931,18 +982,25 @@ class IncrementalAnalyzer:
             states: list[ChunkState] = []
             results = []
             reused = rebuilt = 0
-            for n, chunk in enumerate(chunks):
-                prev = self._chunks[n] if n < len(self._chunks) else None
-                if prev is not None and prev.text != chunk.text and chunk.text in previous:
-                    prev = previous[chunk.text]
-                state_box: list = []
-                results.append(analyze_chunk(chunk, options, source, previous=prev, state_out=state_box))
-                if state_box:
-                    states.append(state_box[0])
-                    reused += getattr(state_box[0], "reused", 0)
-                    rebuilt += getattr(state_box[0], "rebuilt", 0)
-                else:
-                    states.append(ChunkState(chunk.text, 0, [], (), (0, 0)))
+            sink = _Progress(progress, first_after, every) if progress is not None else None
+            _PROGRESS.sink = sink
+            try:
+                for n, chunk in enumerate(chunks):
+                    prev = self._chunks[n] if n < len(self._chunks) else None
+                    if prev is not None and prev.text != chunk.text and chunk.text in previous:
+                        prev = previous[chunk.text]
+                    state_box: list = []
+                    results.append(analyze_chunk(chunk, options, source, previous=prev, state_out=state_box))
+                    if sink is not None:
+                        sink.chunk_done(results[-1].diagnostics)
+                    if state_box:
+                        states.append(state_box[0])
+                        reused += state_box[0].reused
+                        rebuilt += state_box[0].rebuilt
+                    else:
+                        states.append(ChunkState(chunk.text, 0, [], (), (0, 0)))
+            finally:
+                _PROGRESS.sink = None
             self._chunks = states
             self.last_stats = (reused, rebuilt)
             return DocumentAnalysis(text, results)

@@ -274,12 +274,45 @@ class TileLanguageServer(LanguageServer):
         return self._executor
 
     def _run_analysis(
-        self, uri: str, state: _DocumentState, generation: int, text: str, options: AnalysisOptions
+        self, uri: str, state: _DocumentState, generation: int, text: str, options: AnalysisOptions,
+        progress: Callable[[list], None] | None = None,
     ) -> DocumentAnalysis | None:
-        """Worker-thread body: analyse ``text`` unless it is already stale."""
+        """Worker-thread body: analyse ``text`` unless it is already stale.
+
+        Only the units an edit touched are analysed again
+        (:class:`~tile_lsp.analysis.units.IncrementalAnalyzer`); ``progress``
+        receives the diagnostics found so far when the analysis is long.
+        """
         if not self._is_current(uri, state, generation):
             return None
-        return state.analyzer.analyze(text, options)
+        return state.analyzer.analyze(text, options, progress=progress)
+
+    def _progress_publisher(
+        self, loop: asyncio.AbstractEventLoop, uri: str, state: _DocumentState, generation: int,
+        version: int | None, text: str,
+    ) -> Callable[[list], None]:
+        """A callback for the worker thread publishing the partial diagnostics of a long analysis.
+
+        A large file's first analysis takes seconds: what is known after
+        half a second (syntax and IR-building errors of the top-level ops
+        analysed so far) is published at once, then refreshed every two
+        seconds; the complete list follows as usual.  Nothing is published
+        once the analysis is stale.
+        """
+        encoding = self.workspace.position_encoding
+
+        def report(diagnostics: list) -> None:
+            if not self._is_current(uri, state, generation):
+                return
+            lsp = to_lsp_diagnostics(diagnostics, uri, text=text, encoding=encoding)
+            loop.call_soon_threadsafe(self._publish_if_current, uri, state, generation, version, lsp)
+
+        return report
+
+    def _publish_if_current(self, uri: str, state: _DocumentState, generation: int, version: int | None,
+                            diagnostics: list[types.Diagnostic]) -> None:
+        if self._is_current(uri, state, generation):
+            self.publish(uri, version, diagnostics)
 
     async def _analyze_and_publish(
         self, uri: str, state: _DocumentState, generation: int, delay_s: float
@@ -301,8 +334,9 @@ class TileLanguageServer(LanguageServer):
             version = document.version
             options = self.analysis_options(text)
             loop = asyncio.get_running_loop()
+            progress = self._progress_publisher(loop, uri, state, generation, version, text)
             analysis = await loop.run_in_executor(
-                self._get_executor(), self._run_analysis, uri, state, generation, text, options
+                self._get_executor(), self._run_analysis, uri, state, generation, text, options, progress
             )
             if analysis is None or not self._is_current(uri, state, generation):
                 return
