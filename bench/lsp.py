@@ -144,6 +144,12 @@ class Client:
             if p["uri"] == uri and (version is None or p.get("version") == version):
                 return t, p
 
+    def cpu_seconds(self) -> float:
+        """User + system CPU time the server process has used so far (``/proc/PID/stat``)."""
+        with open(f"/proc/{self.proc.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def rss_mb(self) -> tuple[float, float]:
         """(VmRSS, VmHWM) of the server in MiB."""
         fields = {}
@@ -249,6 +255,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"server start to first diagnostics of a small kernel: {time.perf_counter() - started:.2f} s")
 
         uri = "file:///bench/big.mlir"
+        cpu_open = client.cpu_seconds()
         sent = client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "mlir",
                                                                        "version": 1, "text": text}})
         t_first, params = client.wait_diagnostics(uri, 1)
@@ -270,10 +277,12 @@ def main(argv: list[str] | None = None) -> int:
               f"to the complete diagnostics: {last:.2f} s, {count} diagnostics")
         results_ok["open"] = _report("didOpen -> first diagnostics", [first], TARGETS["open"])
         _report("didOpen -> complete diagnostics", [last], None)
+        print(f"  server CPU time for the whole first analysis: {client.cpu_seconds() - cpu_open:.1f} s")
 
         # edits: type one character inside an entry (a name, a number, an op name), then delete it
         version = 1
         edit_times: list[float] = []
+        edit_cpu: list[float] = []
         by_kind: dict[str, list[float]] = {}
         sites = _edit_sites(lines)
         kinds = sorted(k for k, v in sites.items() if v)
@@ -286,14 +295,20 @@ def main(argv: list[str] | None = None) -> int:
                            {"range": {"start": {"line": line, "character": col},
                                       "end": {"line": line, "character": col + 1}}, "text": ""}):
                 version += 1
+                cpu = client.cpu_seconds()
                 sent = client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version},
                                                                 "contentChanges": [change]})
                 t, params = client.wait_diagnostics(uri, version)
                 edit_times.append(t - sent - debounce)
+                edit_cpu.append(client.cpu_seconds() - cpu)
                 by_kind.setdefault(kind, []).append(t - sent - debounce)
         for kind in kinds:
             _report(f"  typing in an {kind}" if kind == "opname" else f"  typing in a {kind}", by_kind[kind], None)
         results_ok["edit"] = _report("edit -> diagnostics (- debounce)", edit_times, TARGETS["edit"])
+        # what the server computed, whatever else runs on the machine (clock ticks of 10 ms)
+        _report("  server CPU time per edit", edit_cpu, None)
+        load = os.getloadavg()[0]
+        print(f"machine: {os.cpu_count()} CPUs, load average {load:.1f} (latencies grow with the load)")
 
         uses = _value_uses(lines)
         doc = {"uri": uri}

@@ -8,6 +8,7 @@ predicate-trait wording ``failed to verify that <summary>``).
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Callable
 
@@ -37,11 +38,18 @@ def trait(name: str):
 
 def parse_trait(text: str) -> tuple[str, list[str]]:
     """``"AllTypesMatch<lhs, rhs>"`` -> ``("AllTypesMatch", ["lhs", "rhs"])``."""
+    name, params = _parse_trait(text)
+    return name, list(params)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_trait(text: str) -> tuple[str, tuple[str, ...]]:
+    """:func:`parse_trait`, cached: the verifier parses the traits of every op it verifies."""
     m = re.fullmatch(r"\s*([A-Za-z_][A-Za-z0-9_:]*)\s*(?:<(.*)>)?\s*", text, re.S)
     if not m:
-        return text, []
+        return text, ()
     params = [p.strip() for p in _split_params(m.group(2) or "")]
-    return m.group(1), [p for p in params if p]
+    return m.group(1), tuple(p for p in params if p)
 
 
 def _split_params(s: str) -> list[str]:

@@ -892,13 +892,14 @@ def analyze_units(chunk, layout: list[Unit], options, source: SourceText, previo
     run = _ChunkRun(chunk, layout, options, source, None, previous)
     alias_key = tuple(chunk.text[u.start:u.end] for u in layout if u.kind == "alias")
     alias_lines = tuple(u.line for u in layout if u.kind == "alias")
-    if previous is not None and previous.alias_key == (alias_key, alias_lines, run.first_line):
+    # aliases are reused in place: only when none changed or moved (a chunk without any may move)
+    key = (alias_key, alias_lines, run.first_line if alias_key else None)
+    if previous is not None and previous.alias_key == key:
         run.pool = _Pool([r for r in _walk_results(previous.units) if r.kind != "container"])
         run.previous_aliases = previous.aliases
     units = run.build()
     run.verify(units)
-    state = ChunkState(chunk.text, run.first_line, units, (alias_key, alias_lines, run.first_line),
-                       run.module.line_span, layout=layout)
+    state = ChunkState(chunk.text, run.first_line, units, key, run.module.line_span, layout=layout)
     state.aliases = (run.module.attr_aliases, run.module.type_aliases)
     state.reused, state.rebuilt = run.reused, run.rebuilt
     analysis = ChunkAnalysis(chunk, run.module, _collect(units))
@@ -959,8 +960,9 @@ class IncrementalAnalyzer:
     def analyze(self, text: str, options=None, *, progress=None, first_after: float = 0.5, every: float = 2.0):
         """Analyse ``text``; never raises on bad input (see ``analyze_text``).
 
-        ``progress``, when given, is called (in the calling thread) with the
-        diagnostics known so far when a unit is done ``first_after`` seconds
+        ``progress``, when given and this is the document's first analysis
+        (or the first since the options changed), is called (in the calling
+        thread) with the diagnostics known so far when a unit is done ``first_after`` seconds
         after the first one, then every ``every`` seconds: those of the
         chunks done and the syntax and IR-building diagnostics of the units
         built so far.  The returned analysis is complete.
@@ -982,13 +984,19 @@ class IncrementalAnalyzer:
             states: list[ChunkState] = []
             results = []
             reused = rebuilt = 0
-            sink = _Progress(progress, first_after, every) if progress is not None else None
+            # only a first analysis is long enough to be worth partial reports
+            sink = _Progress(progress, first_after, every) if progress is not None and not self._chunks else None
             _PROGRESS.sink = sink
             try:
+                used: set[int] = set()
                 for n, chunk in enumerate(chunks):
                     prev = self._chunks[n] if n < len(self._chunks) else None
-                    if prev is not None and prev.text != chunk.text and chunk.text in previous:
+                    if (prev is None or prev.text != chunk.text) and chunk.text in previous:
                         prev = previous[chunk.text]
+                    if prev is not None and id(prev) in used:
+                        prev = None  # its IR went to an earlier chunk of the same text
+                    if prev is not None:
+                        used.add(id(prev))
                     state_box: list = []
                     results.append(analyze_chunk(chunk, options, source, previous=prev, state_out=state_box))
                     if sink is not None:

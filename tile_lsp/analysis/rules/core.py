@@ -70,6 +70,8 @@ def get_global_pointee(op: Operation, ctx: VerifyContext) -> None:
     module's nested ops) and stops at the first failing use.
     """
     table = SymbolTable(op)
+    if not any(t.name == "cuda_tile.global" for t in table.symbols.values()):
+        return  # no global: no use can be checked (and the walk over the module is skipped)
     for user in op.walk():
         if user.name != "cuda_tile.get_global" or user.invalid:
             continue
