@@ -957,7 +957,8 @@ class IncrementalAnalyzer:
         self._source: SourceText | None = None
         self.last_stats: tuple[int, int] = (0, 0)
 
-    def analyze(self, text: str, options=None, *, progress=None, first_after: float = 0.5, every: float = 2.0):
+    def analyze(self, text: str, options=None, *, progress=None, first_after: float = 0.5, every: float = 2.0,
+                blocking: bool = True):
         """Analyse ``text``; never raises on bad input (see ``analyze_text``).
 
         ``progress``, when given and this is the document's first analysis
@@ -965,50 +966,61 @@ class IncrementalAnalyzer:
         thread) with the diagnostics known so far when a unit is done ``first_after`` seconds
         after the first one, then every ``every`` seconds: those of the
         chunks done and the syntax and IR-building diagnostics of the units
-        built so far.  The returned analysis is complete.
+        built so far.  The returned analysis is complete.  With
+        ``blocking=False``, ``None`` is returned at once when another
+        analysis of the document is running.
         """
-        from tile_lsp.analysis.api import AnalysisOptions, DocumentAnalysis
+        from tile_lsp.analysis.api import AnalysisOptions
+
+        options = options or AnalysisOptions()
+        if not self._lock.acquire(blocking=blocking):
+            return None
+        try:
+            return self._analyze(text, options, progress, first_after, every)
+        finally:
+            self._lock.release()
+
+    def _analyze(self, text: str, options, progress, first_after: float, every: float):
+        from tile_lsp.analysis.api import DocumentAnalysis
         from tile_lsp.analysis.pipeline import analyze_chunk
         from tile_lsp.analysis.split import Chunk, split_chunks
 
-        options = options or AnalysisOptions()
-        with self._lock:
-            key = _options_key(options)
-            if key != self._options_key:
-                self._chunks = []
-                self._options_key = key
-            chunks = split_chunks(text) if options.split_input_file else [Chunk(0, 0, text)]
-            source = updated_source(self._source, text) if self._source is not None else SourceText(text)
-            self._source = source
-            previous = {c.text: c for c in self._chunks}
-            states: list[ChunkState] = []
-            results = []
-            reused = rebuilt = 0
-            # only a first analysis is long enough to be worth partial reports
-            sink = _Progress(progress, first_after, every) if progress is not None and not self._chunks else None
-            _PROGRESS.sink = sink
-            try:
-                used: set[int] = set()
-                for n, chunk in enumerate(chunks):
-                    prev = self._chunks[n] if n < len(self._chunks) else None
-                    if (prev is None or prev.text != chunk.text) and chunk.text in previous:
-                        prev = previous[chunk.text]
-                    if prev is not None and id(prev) in used:
-                        prev = None  # its IR went to an earlier chunk of the same text
-                    if prev is not None:
-                        used.add(id(prev))
-                    state_box: list = []
-                    results.append(analyze_chunk(chunk, options, source, previous=prev, state_out=state_box))
-                    if sink is not None:
-                        sink.chunk_done(results[-1].diagnostics)
-                    if state_box:
-                        states.append(state_box[0])
-                        reused += state_box[0].reused
-                        rebuilt += state_box[0].rebuilt
-                    else:
-                        states.append(ChunkState(chunk.text, 0, [], (), (0, 0)))
-            finally:
-                _PROGRESS.sink = None
-            self._chunks = states
-            self.last_stats = (reused, rebuilt)
-            return DocumentAnalysis(text, results)
+        key = _options_key(options)
+        if key != self._options_key:
+            self._chunks = []
+            self._options_key = key
+        chunks = split_chunks(text) if options.split_input_file else [Chunk(0, 0, text)]
+        source = updated_source(self._source, text) if self._source is not None else SourceText(text)
+        self._source = source
+        previous = {c.text: c for c in self._chunks}
+        states: list[ChunkState] = []
+        results = []
+        reused = rebuilt = 0
+        # only a first analysis is long enough to be worth partial reports
+        sink = _Progress(progress, first_after, every) if progress is not None and not self._chunks else None
+        _PROGRESS.sink = sink
+        try:
+            used: set[int] = set()
+            for n, chunk in enumerate(chunks):
+                prev = self._chunks[n] if n < len(self._chunks) else None
+                if (prev is None or prev.text != chunk.text) and chunk.text in previous:
+                    prev = previous[chunk.text]
+                if prev is not None and id(prev) in used:
+                    prev = None  # its IR went to an earlier chunk of the same text
+                if prev is not None:
+                    used.add(id(prev))
+                state_box: list = []
+                results.append(analyze_chunk(chunk, options, source, previous=prev, state_out=state_box))
+                if sink is not None:
+                    sink.chunk_done(results[-1].diagnostics)
+                if state_box:
+                    states.append(state_box[0])
+                    reused += state_box[0].reused
+                    rebuilt += state_box[0].rebuilt
+                else:
+                    states.append(ChunkState(chunk.text, 0, [], (), (0, 0)))
+        finally:
+            _PROGRESS.sink = None
+        self._chunks = states
+        self.last_stats = (reused, rebuilt)
+        return DocumentAnalysis(text, results)

@@ -78,14 +78,16 @@ def current_analysis(ls: TileLanguageServer, uri: str) -> tuple[DocumentAnalysis
     """An analysis of the document's current text and its position encoder.
 
     The cached one when its version is the document's, else a fresh analysis
-    (run in the request's thread: formatting needs the text it edits).
+    (run in the request's thread: formatting needs the text it edits), by the
+    document's incremental analyzer when it is free (only the top-level ops
+    changed since its last analysis are analysed again).
     """
     document = ls.workspace.get_text_document(uri)
     snapshot = ls.latest_analysis(uri)
     if snapshot is not None and snapshot.version == document.version and snapshot.analysis.text == document.source:
         analysis = snapshot.analysis
     else:
-        analysis = analyze_text(document.source, ls.analysis_options(document.source))
+        analysis = ls.analyze_current_text(uri) or analyze_text(document.source, ls.analysis_options(document.source))
     return analysis, PositionEncoder(analysis.text, ls.workspace.position_encoding)
 
 

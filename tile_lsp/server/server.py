@@ -133,6 +133,20 @@ class TileLanguageServer(LanguageServer):
             state.index = DocumentIndex(analysis)
         return state.index, PositionEncoder(analysis.text, self.workspace.position_encoding)
 
+    def analyze_current_text(self, uri: str) -> DocumentAnalysis | None:
+        """An analysis of the document's current text, made now (in the caller's thread).
+
+        Uses the document's incremental analyzer, so only the top-level ops
+        changed since its last analysis are analysed again.  ``None`` when
+        ``uri`` is not open or an analysis of it is running in a worker (a
+        large file's first one takes seconds: the caller decides what to do).
+        """
+        state = self._docs.get(uri)
+        if state is None:
+            return None
+        text = self.workspace.get_text_document(uri).source
+        return state.analyzer.analyze(text, self.analysis_options(text), blocking=False)
+
     def open_uris(self) -> list[str]:
         """URIs of the documents currently open."""
         return list(self._docs)
