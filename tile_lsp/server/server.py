@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import importlib
 import logging
 import sys
 import traceback
@@ -379,6 +380,13 @@ class TileLanguageServer(LanguageServer):
         if self._warmed_up:
             return
         self._warmed_up = True
+        # import the analysis packages here, on the main thread: modules imported lazily by
+        # several worker threads at once once raised KeyError('tile_lsp.analysis.parse_rules')
+        for name in WARM_IMPORTS:
+            try:
+                importlib.import_module(name)
+            except Exception:  # reported when a real document is analysed
+                logger.debug("import of %s failed", name, exc_info=True)
 
         def run() -> None:
             try:
@@ -662,6 +670,12 @@ def create_server() -> TileLanguageServer:
     register_bytecode_features(server)
     register_codegen_features(server)
     return server
+
+
+#: modules :meth:`TileLanguageServer.warm_up` imports on the main thread before any worker runs
+WARM_IMPORTS = ("tile_lsp.analysis.pipeline", "tile_lsp.analysis.builder", "tile_lsp.analysis.parse_rules",
+                "tile_lsp.analysis.verifier", "tile_lsp.analysis.hover", "tile_lsp.codegen.pipeline",
+                "tile_lsp.codegen.legalize")
 
 
 def serve_stdio() -> None:
