@@ -732,3 +732,45 @@ def test_writer_takes_the_module_as_cuda_tile_translate_does():
     two = "cuda_tile.module @a {\n}\ncuda_tile.module @b {\n}\n"
     with pytest.raises(BytecodeWriteError, match="^expected a single CUDA Tile IR module in the MLIR module$"):
         write_bytecode(analyze_text(two).chunks[0].module)
+
+
+def test_text_with_locations_translates_back_to_the_same_debug_info(corpus):
+    """A .tileirbc printed with its debug-info locations (what the language server and
+    ``translate --from-bytecode -g`` give) parses without diagnostics and writes back to the
+    same IR with the same locations, call sites included; byte for byte for one kernel."""
+    from tile_lsp.analysis import debuginfo as D
+    from tile_lsp.bytecode.locations import decode, print_with_locations
+
+    call_sites = 0
+    for f in _kernel_files(corpus)[::14]:
+        module = read_bytecode(f.read_bytes())
+        analysis = analyze_text(print_with_locations(module))
+        assert analysis.diagnostics == [], f.name
+        back = read_bytecode(write_bytecode(analysis.chunks[0].module))
+        assert compare_modules(back, module) is None, f.name
+        locations = [decode(op.location) for op in module.walk()]
+        assert [decode(op.location) for op in back.walk()] == locations, f.name
+        call_sites += sum(isinstance(loc, D.CallSiteLoc) for loc in locations)
+    assert call_sites > 0
+
+    data = (corpus / "kernels/ew_float_arith_f32_b256.sm_90.tileirbc").read_bytes()
+    text = print_with_locations(read_bytecode(data))
+    lines = text.splitlines()
+    assert lines[lines.index("}") - 2:lines.index("}") + 2] == ["    } loc(#loc)", "  }", "}", (
+        '#loc = #cuda_tile.di_loc<loc("corpus-gen/kernels.py":135:0) in #cuda_tile.di_subprogram<file = '
+        '<"kernels.py" in "corpus-gen">, line = 134, name = "ew_float_arith", linkageName = '
+        '"ew_float_arith_Kt1_A1f32_1l0_A1f32_1l0_A1f32_1l0_I256", compileUnit = <file = <"kernels.py" in '
+        '"corpus-gen">>, scopeLine = 134>>')]
+    assert write_bytecode(analyze_text(text).chunks[0].module) == data
+
+
+def test_translate_cli_prints_debug_info_with_g(corpus, tmp_path):
+    src = corpus / "kernels/activations_silu_bf16_b512.sm_120.tileirbc"
+    plain, located = tmp_path / "plain.mlir", tmp_path / "g.mlir"
+    assert translate_main(["--from-bytecode", str(src), "-o", str(plain)]) == 0
+    assert translate_main(["--from-bytecode", "-g", str(src), "-o", str(located)]) == 0
+    assert " loc(" not in plain.read_text()
+    assert "#loc4 = loc(callsite(#loc3 at #loc2))" in located.read_text().splitlines()
+    back = tmp_path / "back.tileirbc"
+    assert translate_main(["--to-bytecode", str(located), "-o", str(back)]) == 0
+    assert back.read_bytes() == write_bytecode(read_bytecode(src.read_bytes()))

@@ -3,8 +3,10 @@
 For each ``cuda_tile.module`` of each valid text of NVIDIA's conformance
 tests (the files ``tests/test_corpus.py`` parses without errors, plus the
 ``Bytecode/versioning`` texts that ``cuda-tile-translate`` writes), our text
--> our bytecode -> (our reader | NVIDIA's ``tileirdisasm`` -> our parse) is
-the IR we parsed (:func:`tile_lsp.analysis.ir_compare.ir_differences`).
+-> our bytecode -> (our reader | NVIDIA's ``tileirdisasm -g`` -> our parse) is
+the IR we parsed (:func:`tile_lsp.analysis.ir_compare.ir_differences`), with
+the same debug-info locations where the text has ones with a bytecode form
+(``di_loc`` and call sites of them; others are written as unknown).
 
 What cannot take that path is listed below with the reason, and the test
 checks that each listed reason is real (the writer or tileirdisasm does
@@ -27,11 +29,13 @@ from test_corpus import VALID_CONFORMANCE
 
 from tile_lsp import nvidia
 from tile_lsp.analysis.api import analyze_text
+from tile_lsp.analysis.debuginfo import decoder_for
 from tile_lsp.analysis.diagnostics import Severity
 from tile_lsp.analysis.ir import Block, Module, Operation
 from tile_lsp.analysis.ir_compare import ir_differences
 from tile_lsp.analysis.split import split_chunks
 from tile_lsp.bytecode import BytecodeWriteError, read_bytecode, write_bytecode
+from tile_lsp.bytecode.locations import decode, encode
 
 #: Valid texts of ``conformance/Bytecode/versioning`` (``cuda-tile-translate
 #: -mlir-to-cudatilebc`` RUN lines); the others there are error tests or use
@@ -100,6 +104,7 @@ class Unit:
     key: str
     file: str
     module: Operation = field(repr=False)  # (an IR's dataclass repr is huge: pytest prints arguments)
+    text_module: Module = field(repr=False)  # the chunk's module (its aliases decode the locations)
     excluded: Counter = field(default_factory=Counter)
     dropped: Counter = field(default_factory=Counter)  # DROPPED_ATTRIBUTES removed after writing
     bytecode: bytes | None = field(default=None, repr=False)
@@ -109,8 +114,12 @@ class Unit:
         return self.module.regions[0].blocks[0].operations if self.module.regions[0].blocks else []
 
 
-def _as_module(ops: list[Operation]) -> Module:
-    return Module(body=Block(operations=list(ops)))
+def _as_module(ops: list[Operation], aliases_of: Module | None = None) -> Module:
+    """A module of ``ops`` (with the alias table of ``aliases_of``, which their locations use)."""
+    module = Module(body=Block(operations=list(ops)))
+    if aliases_of is not None:
+        module.attr_aliases = aliases_of.attr_aliases
+    return module
 
 
 def _cuda_tile_modules(module: Module) -> list[Operation]:
@@ -144,7 +153,7 @@ def units(corpus) -> list[Unit]:
             errors = [d.message for d in analysis.diagnostics if d.severity == Severity.ERROR]
             assert errors == [], (name, i)
             for mod in _cuda_tile_modules(analysis.chunks[0].module):
-                unit = Unit(f"{name}#{i}@{_sym(mod)}", name, mod)
+                unit = Unit(f"{name}#{i}@{_sym(mod)}", name, mod, analysis.chunks[0].module)
                 body = unit.ops
                 kept = []
                 for op in body:
@@ -158,7 +167,7 @@ def units(corpus) -> list[Unit]:
                         kept.append(op)
                 body[:] = kept
                 if body or not unit.excluded:
-                    unit.bytecode = write_bytecode(_as_module([mod]))
+                    unit.bytecode = write_bytecode(_as_module([mod], unit.text_module))
                 _drop_attributes(body, unit.dropped)
                 out.append(unit)
     return out
@@ -187,6 +196,21 @@ def _report(title: str, units: list[Unit], extra: dict[str, int], capsys) -> Non
                          + "".join(f"; {k} x{n}" for k, n in extra.items()) + "\n")
 
 
+def _locations(ops: list[Operation], module: Module | None) -> list[tuple[str, str]]:
+    """(op, location) in walk order: decoded from the text with ``module``'s aliases, or read
+    from bytecode (``module`` None); locations without a bytecode form count as none, and
+    operand-less terminators (the text may leave them implicit) are skipped."""
+    dec = decoder_for(module) if module is not None else None
+    out = []
+    for top in ops:
+        for op in top.walk():
+            if op.opdef is not None and op.opdef.has_trait("Terminator") and not op.operands:
+                continue
+            loc = dec.location(op.location) if dec is not None else decode(op.location)
+            out.append((op.name, str(loc) if encode(loc) is not None else "none"))
+    return out
+
+
 def _extra(units: list[Unit], renamed: Counter) -> dict[str, int]:
     dropped: Counter = Counter()
     for u in units:
@@ -207,6 +231,8 @@ def test_valid_conformance_texts_round_trip_through_our_reader(units, capsys):
         diffs = _compare(unit, back, renamed)
         if diffs != _known(unit.key, "ours"):
             differ[unit.key] = diffs[:3]
+        elif _locations(unit.ops, unit.text_module) != _locations(back, None):
+            differ[unit.key] = "locations differ"
     assert differ == {}
     assert set(renamed) == set(RENAMED_OPS)
     _report("ours", units, _extra(units, renamed), capsys)
@@ -217,23 +243,29 @@ def test_valid_conformance_texts_round_trip_through_tileirdisasm(units, capsys):
     written = [u for u in units if u.bytecode is not None]
     with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
         texts = list(pool.map(lambda u: _disassemble(u.bytecode), written))
+    located = 0
     renamed: Counter = Counter()
     differ = {}
     for unit, text in zip(written, texts):
         if text.startswith("error:"):
             differ[unit.key] = text
             continue
-        diffs = _compare(unit, analyze_text(text).chunks[0].module.body.operations, renamed)
+        back = analyze_text(text).chunks[0].module
+        diffs = _compare(unit, back.body.operations, renamed)
         if diffs != _known(unit.key, "tileirdisasm"):
             differ[unit.key] = diffs[:3]
+        elif _locations(unit.ops, unit.text_module) != _locations(back.body.operations, back):
+            differ[unit.key] = "locations differ"
+        located += sum(1 for _, loc in _locations(unit.ops, unit.text_module) if loc != "none")
     assert differ == {}
     assert set(renamed) == set(RENAMED_OPS)
-    _report("tileirdisasm", units, _extra(units, renamed), capsys)
+    assert located > 0
+    _report("tileirdisasm", units, {**_extra(units, renamed), "ops with a debug-info location": located}, capsys)
 
 
 def _disassemble(data: bytes) -> str:
     try:
-        return nvidia.disassemble(data)
+        return nvidia.disassemble(data, debug_info=True)
     except RuntimeError as e:
         return f"error: {e}"
 

@@ -16,7 +16,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from tile_lsp import nvidia
 from tile_lsp.analysis.api import analyze_text
-from tile_lsp.analysis.printer import print_module
+from tile_lsp.bytecode.locations import decode, print_with_locations
 from tile_lsp.bytecode.reader import read_bytecode
 from tile_lsp.bytecode.writer import write_bytecode
 
@@ -57,7 +57,7 @@ async def test_convert_from_bytecode(client: LanguageClient, corpus):
     answer = await client.protocol.send_request_async(
         "tileir/convertFromBytecode", {"uri": (kernels / f"{KERNEL}.tileirbc").as_uri()})
     text = answer.output if hasattr(answer, "output") else answer["output"]
-    assert text == print_module(read_bytecode((kernels / f"{KERNEL}.tileirbc").read_bytes()))
+    assert text == print_with_locations(read_bytecode((kernels / f"{KERNEL}.tileirbc").read_bytes()))
     assert "entry @ew_float_arith_Kt1_A1f32_1l0_A1f32_1l0_A1f32_1l0_I256(" in text
 
 
@@ -127,7 +127,8 @@ def _output(answer) -> str:
 async def test_tileirbc_opened_as_text_edited_and_saved_as_bytecode(client: LanguageClient, corpus, tmp_path):
     """The editor flow (vscode-mlir's for .mlirbc): convertFromBytecode of a .tileirbc, didOpen
     of that text under the .tileirbc URI (analysed as text), an edit, convertToBytecode on save,
-    the bytes written back; our reader and NVIDIA's tileirdisasm both see the edit."""
+    the bytes written back; our reader and NVIDIA's tileirdisasm both see the edit, and the
+    file keeps its debug info."""
     path = tmp_path / f"{KERNEL}.tileirbc"
     path.write_bytes((corpus / "kernels" / f"{KERNEL}.tileirbc").read_bytes())
     uri = path.as_uri()
@@ -145,10 +146,13 @@ async def test_tileirbc_opened_as_text_edited_and_saved_as_bytecode(client: Lang
     answer = await client.protocol.send_request_async("tileir/convertToBytecode", {"uri": uri})
     path.write_bytes(base64.b64decode(_output(answer)))
 
-    before = [op.name for op in read_bytecode((corpus / "kernels" / f"{KERNEL}.tileirbc").read_bytes()).walk()]
-    after = [op.name for op in read_bytecode(path.read_bytes()).walk()]
+    original = list(read_bytecode((corpus / "kernels" / f"{KERNEL}.tileirbc").read_bytes()).walk())
+    saved = list(read_bytecode(path.read_bytes()).walk())
+    before, after = [op.name for op in original], [op.name for op in saved]
     changed = [(i, a, b) for i, (a, b) in enumerate(zip(before, after)) if a != b]
     assert len(after) == len(before) and [(a, b) for _, a, b in changed] == [("cuda_tile.absf", "cuda_tile.negf")]
+    assert [decode(op.location) for op in saved] == [decode(op.location) for op in original]
+    assert sum(decode(op.location) is not None for op in saved) > 20
     assert path.read_bytes()[8:10] == b"\x0d\x04"  # the corpus file's version, 13.4
 
     if nvidia.find_tool("tileirdisasm") is None and os.environ.get("CI") != "true":

@@ -84,7 +84,7 @@ def tileiras_version() -> str | None:
     exe = find_tool("tileiras")
     if exe is None:
         return None
-    out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=60).stdout
+    out = subprocess.run([exe, "--version"], check=False, capture_output=True, text=True, timeout=60).stdout
     m = re.search(r"release [^\n]*", out)
     return m.group(0) if m else out.strip()
 
@@ -158,8 +158,12 @@ class TileirasResult:
 
 # -- tileiras diagnostics ----------------------------------------------------
 
-_DIAG_RE = re.compile(r"^(?:(?P<file>[^\s:][^:]*):(?P<line>\d+):(?P<col>\d+): )?"
+_DIAG_RE = re.compile(r"^(?:(?P<file>[^\s:#][^:]*):(?P<line>\d+):(?P<col>\d+): )?"
                       r"(?P<sev>error|warning|remark|note): (?P<msg>.*)$")
+#: A diagnostic at a debug-info location, which tileiras prints as the attribute:
+#: ``#cuda_tile.di_loc<loc("kernels.py":612:0) in #cuda_tile.di_subprogram<...>>: error: ...``
+#: (the line is one of the source the bytecode was generated from, not of the text).
+_DI_LOC_PREFIX_RE = re.compile(r"^#cuda_tile\.di_loc<.*?>: (?=(?:error|warning|remark|note): )")
 _OP_RE = re.compile(r"'(?P<op>[A-Za-z_][\w$.]*)' op\b")
 _SEVERITY = {"error": Severity.ERROR, "warning": Severity.WARNING, "remark": Severity.REMARK,
              "note": Severity.NOTE}
@@ -202,7 +206,7 @@ def parse_tileiras_output(output: str, module=None, own: list[Diagnostic] | None
     out: list[Diagnostic] = []
     loose: list[tuple[Severity, str]] = []
     for raw in output.splitlines():
-        m = _DIAG_RE.match(raw.strip())
+        m = _DIAG_RE.match(_DI_LOC_PREFIX_RE.sub("", raw.strip(), count=1))
         if not m:
             continue
         sev, msg = _SEVERITY[m.group("sev")], m.group("msg")
@@ -255,7 +259,7 @@ def cubin_facts(cubin_path: str, kernels: list[str] | None = None) -> tuple[list
         return [KernelFacts(n, unavailable={"all": why}) for n in names], [why]
 
     def run(flag: str) -> str:
-        return subprocess.run([exe, flag, cubin_path], capture_output=True, text=True, timeout=120).stdout
+        return subprocess.run([exe, flag, cubin_path], check=False, capture_output=True, text=True, timeout=120).stdout
 
     res: dict[str, dict[str, int]] = {}
     current = None
@@ -320,7 +324,7 @@ def _entry_names(module) -> list[str]:
 
 def compile_with_tileiras(module_or_bytecode, gpu_name: str = DEFAULT_GPU, *, text: str | None = None,
                           tile_version: str = "13.4", opt_level: int | None = None,
-                          timeout: float = 300) -> TileirasResult:
+                          timeout: float = 300, facts: bool = True) -> TileirasResult:
     """Compile with NVIDIA's ``tileiras`` and return its verdict and the cubin facts.
 
     ``module_or_bytecode``: an :class:`~tile_lsp.analysis.ir.Module` (written
@@ -332,6 +336,8 @@ def compile_with_tileiras(module_or_bytecode, gpu_name: str = DEFAULT_GPU, *, te
     is not installed and ``ValueError`` for an unknown ``gpu_name``; a
     module that cannot be written as bytecode gives a result with
     ``returncode=None`` and the writer's error as a diagnostic.
+    ``facts=False`` skips cuobjdump: ``kernels`` then stays empty (the
+    cubin is still returned).
     """
     from tile_lsp.bytecode.writer import BytecodeWriteError, write_bytecode
 
@@ -372,7 +378,7 @@ def compile_with_tileiras(module_or_bytecode, gpu_name: str = DEFAULT_GPU, *, te
         cmd = [exe, f"--gpu-name={gpu_name}", src, "-o", cubin]
         if opt_level is not None:
             cmd.insert(1, f"--opt-level={opt_level}")
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=timeout)
         output = (proc.stdout + proc.stderr).replace(src, "<bytecode>")
         result = TileirasResult(proc.returncode == 0 and os.path.exists(cubin), gpu_name,
                                 proc.returncode, parse_tileiras_output(output, module, own),
@@ -380,12 +386,14 @@ def compile_with_tileiras(module_or_bytecode, gpu_name: str = DEFAULT_GPU, *, te
         if result.ok:
             with open(cubin, "rb") as f:
                 result.cubin = f.read()
-            result.kernels, result.unavailable = cubin_facts(cubin, _entry_names(module) or None)
+            if facts:
+                result.kernels, result.unavailable = cubin_facts(cubin, _entry_names(module) or None)
     return result
 
 
-def disassemble(bytecode: bytes, timeout: float = 120) -> str:
-    """MLIR text of ``bytecode`` as NVIDIA's ``tileirdisasm`` prints it.
+def disassemble(bytecode: bytes, timeout: float = 120, debug_info: bool = False) -> str:
+    """MLIR text of ``bytecode`` as NVIDIA's ``tileirdisasm`` prints it (``debug_info``:
+    with its debug-info locations, ``tileirdisasm -g``).
 
     Raises :class:`TileirasUnavailable` without tileirdisasm and
     ``RuntimeError`` (with its message) when it rejects the input.
@@ -397,7 +405,8 @@ def disassemble(bytecode: bytes, timeout: float = 120) -> str:
         src = os.path.join(tmp, "input.tileirbc")
         with open(src, "wb") as f:
             f.write(bytecode)
-        proc = subprocess.run([exe, src], capture_output=True, text=True, timeout=timeout)
+        cmd = [exe, "-g", src] if debug_info else [exe, src]
+        proc = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr.strip() or f"tileirdisasm exited {proc.returncode}")
     return proc.stdout

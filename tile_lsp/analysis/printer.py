@@ -613,14 +613,18 @@ def _space_before(text: str, last_punct: bool) -> bool:
 class Printer:
     """Prints operations of one module; ``generic`` selects MLIR's generic op form."""
 
-    def __init__(self, namer: Namer, generic: bool = False):
+    def __init__(self, namer: Namer, generic: bool = False,
+                 loc_text: Callable[[Operation], str | None] | None = None):
         self.namer = namer
         self.generic = generic
+        self.loc_text = loc_text  # op -> its ``loc(...)``, printed after it (--mlir-print-debuginfo)
 
     # -- blocks and regions -------------------------------------------------
 
     def op_lines(self, op: Operation, indent: int, default_dialect: str) -> str:
-        return " " * indent + self.op_text(op, indent, default_dialect)
+        text = " " * indent + self.op_text(op, indent, default_dialect)
+        loc = self.loc_text(op) if self.loc_text is not None else None
+        return f"{text} {loc}" if loc else text
 
     def region(self, region: Region, indent: int, print_args: bool, print_terms: bool,
                print_empty: bool, owner: Operation | None) -> str:
@@ -1265,12 +1269,17 @@ def _top_ops(module: Module) -> list[Operation]:
     return ops
 
 
-def print_module(module: Module, generic: bool = False) -> str:
+def print_module(module: Module, generic: bool = False,
+                 loc_text: Callable[[Operation], str | None] | None = None) -> str:
     """Print ``module`` inside MLIR's implicit ``module { ... }`` (generic:
-    ``"builtin.module"() ({ ... }) : () -> ()``), ending with a newline."""
+    ``"builtin.module"() ({ ... }) : () -> ()``), ending with a newline.
+
+    ``loc_text``: gives an op's location text (``loc(#loc3)``), printed after
+    the op as ``--mlir-print-debuginfo`` does; ``None``: no locations.
+    """
     block = Block(operations=_top_ops(module))
     namer = Namer([block], generic)
-    printer = Printer(namer, generic)
+    printer = Printer(namer, generic, loc_text)
     body = "".join(printer.op_lines(op, INDENT, "") + "\n" for op in block.operations)
     if generic:
         return '"builtin.module"() ({\n' + body + "}) : () -> ()\n"

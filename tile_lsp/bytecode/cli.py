@@ -3,10 +3,13 @@
 Usage (the lead wires it into ``tile_lsp/cli.py``)::
 
     tile-lsp translate --to-bytecode [--tile-version V] IN.mlir -o OUT.tileirbc
-    tile-lsp translate --from-bytecode IN.tileirbc -o OUT.mlir
+    tile-lsp translate --from-bytecode [-g] IN.tileirbc -o OUT.mlir
 
 ``IN``/``OUT`` may be ``-`` for stdin/stdout.  ``--to-bytecode`` parses and
-verifies the text first and refuses to write a file with errors.  Exit codes:
+verifies the text first and refuses to write a file with errors; the text's
+``#cuda_tile.di_loc`` locations become the bytecode's debug info.
+``--from-bytecode -g`` prints the debug info as ``loc(...)`` (as
+``tileirdisasm -g``), so that the text translates back to the same bytecode.  Exit codes:
 0 success, 1 bad input (diagnostics or a bytecode error on stderr), 2 usage.
 """
 
@@ -30,6 +33,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--tile-version", default=F.version_text(F.MAX_VERSION), choices=versions,
                    help="bytecode version to write (default %(default)s)")
     p.add_argument("--generic", action="store_true", help="with --from-bytecode: print the generic op form")
+    p.add_argument("-g", "--print-debug-info", action="store_true",
+                   help="with --from-bytecode: print the debug-info locations")
     p.add_argument("input", help="input file ('-' for stdin)")
     p.add_argument("-o", "--output", default="-", help="output file ('-' for stdout)")
     return p
@@ -71,12 +76,9 @@ def translate_main(argv: list[str]) -> int:
 
 
 def _from_bytecode(args: argparse.Namespace) -> int:
-    try:
-        from tile_lsp.analysis.printer import print_module
-    except ImportError:
-        print("tile-lsp translate: --from-bytecode is unavailable (no MLIR printer in this build)",
-              file=sys.stderr)
-        return 1
+    from tile_lsp.analysis.printer import print_module
+    from tile_lsp.bytecode.locations import print_with_locations
+
     data = _read_input(args.input, binary=True)
     try:
         module = read_bytecode(data)
@@ -84,7 +86,8 @@ def _from_bytecode(args: argparse.Namespace) -> int:
         where = f" at offset {e.offset}" if e.offset is not None else ""
         print(f"{args.input}: error{where}: {e.message}", file=sys.stderr)
         return 1
-    _write_output(args.output, print_module(module, generic=args.generic))
+    printer = print_with_locations if args.print_debug_info else print_module
+    _write_output(args.output, printer(module, generic=args.generic))
     return 0
 
 

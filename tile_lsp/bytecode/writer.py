@@ -21,6 +21,7 @@ import struct
 from typing import Any
 
 from tile_lsp.analysis import attributes as A
+from tile_lsp.analysis.debuginfo import DebugInfoDecoder, decoder_for
 from tile_lsp.analysis.ir import Block, Module, Operation, Region, Value
 from tile_lsp.analysis.printer import implicit_terminator
 from tile_lsp.analysis.rules.control_flow import (
@@ -28,6 +29,7 @@ from tile_lsp.analysis.rules.control_flow import (
     region_written,
 )
 from tile_lsp.bytecode import format as F
+from tile_lsp.bytecode.locations import encode as encode_location
 from tile_lsp.bytecode.reader import DebugInfoAttr, float_from_bits
 from tile_lsp.dialect import types as T
 from tile_lsp.dialect.cuda_tile_ops import BYTECODE_OPCODES
@@ -104,6 +106,8 @@ class _Writer:
         self.op_di: list[list[int]] = []
         self.values: dict[int, int] = {}
         self.next_value = 0
+        self.decoder: DebugInfoDecoder | None = None
+        self.text_locs: dict[int, tuple[Any, Any]] = {}
 
     # -- tables --------------------------------------------------------------
 
@@ -218,6 +222,7 @@ class _Writer:
     # -- module --------------------------------------------------------------
 
     def write(self, module: Module) -> bytes:
+        self.decoder = decoder_for(module)
         top = _module_op(module)
         if top is None:
             ops = module.body.operations
@@ -257,8 +262,9 @@ class _Writer:
         return bytes(out.b)
 
     def _function_meta(self, f: Operation) -> tuple[Operation, int, int, int]:
+        loc = self._loc(f.location)
         if self.layout == "cutile":
-            self.di(f.location)
+            self.di(loc)
         name = _attr(f, "sym_name")
         sig = _attr(f, "function_type")
         if not isinstance(name, A.StringAttr) or not isinstance(sig, A.TypeAttr) \
@@ -266,8 +272,20 @@ class _Writer:
             raise BytecodeWriteError(f"entry '{getattr(name, 'value', '?')}' has no name or function type")
         name_idx = self.string(name.value)
         sig_idx = self.type(sig.value)
-        loc_idx = self._op_index(f.location)
+        loc_idx = self._op_index(loc)
         return f, name_idx, sig_idx, loc_idx
+
+    def _loc(self, loc: Any) -> Any:
+        """``loc`` in the bytecode form: as read from bytecode, or the text's ``loc(...)``
+        decoded (aliases resolved) and converted (:func:`~tile_lsp.bytecode.locations.encode`);
+        ``None`` when it has no bytecode form."""
+        if loc is None or _bytecode_form(loc):
+            return loc
+        hit = self.text_locs.get(id(loc))
+        if hit is None:
+            value = self.decoder.location(loc) if self.decoder is not None else None
+            hit = self.text_locs[id(loc)] = (loc, encode_location(value))
+        return hit[1]
 
     def _op_index(self, loc: Any) -> int:
         if self.di(loc) == F.DEBUG_UNKNOWN_LOC and not _has_di(loc):
@@ -279,7 +297,7 @@ class _Writer:
 
     def _add_loc(self, func_loc_index: int, loc: Any) -> None:
         if func_loc_index >= F.DEBUG_RESERVED:
-            self.op_di[func_loc_index - F.DEBUG_RESERVED].append(self.di(loc))
+            self.op_di[func_loc_index - F.DEBUG_RESERVED].append(self.di(self._loc(loc)))
 
     def _section(self, out: Buf, sid: int, sec: Buf) -> None:
         alignment = sec.required_alignment
@@ -791,6 +809,14 @@ def _loc_key(loc: A.LocationAttr) -> Any:
 
 def _di_children(node: DebugInfoAttr) -> list[DebugInfoAttr]:
     return [f for f in node.fields if isinstance(f, DebugInfoAttr)]
+
+
+def _bytecode_form(loc: Any) -> bool:
+    """Whether ``loc`` is a location as the reader builds them (a ``di_loc`` or a call site of
+    such), not one of the text's (aliases, ``DialectAttr`` bodies)."""
+    return isinstance(loc, A.LocationAttr) and (
+        loc.kind == "dialect" and isinstance(loc.attr, DebugInfoAttr)
+        or loc.kind == "callsite" and len(loc.children) == 2 and all(map(_bytecode_form, loc.children)))
 
 
 def _has_di(loc: Any) -> bool:

@@ -4,7 +4,9 @@
 :func:`tile_lsp.server.server.create_server`:
 
 * ``tileir/convertFromBytecode`` (params ``{uri}``, a bytecode file on
-  disk): answers ``{output: <MLIR text>}``, or an LSP error carrying the
+  disk): answers ``{output: <MLIR text>}`` with the debug-info locations
+  (:func:`~tile_lsp.bytecode.locations.print_with_locations`, so that
+  writing it back keeps them), or an LSP error carrying the
   :class:`~tile_lsp.bytecode.reader.BytecodeError` message.  Modelled on
   mlir-lsp-server's ``mlir/convertFromBytecode``.
 * ``tileir/convertToBytecode`` (params ``{uri, tileVersion?}`` of an open
@@ -76,7 +78,7 @@ def convert_from_bytecode(uri: str) -> tuple[str, str]:
 
     Raises :class:`BytecodeRequestFailed` when the file cannot be read or is not valid bytecode.
     """
-    from tile_lsp.analysis.printer import print_module
+    from tile_lsp.bytecode.locations import print_with_locations
     from tile_lsp.bytecode.reader import BytecodeError, read_bytecode
 
     path = uri_path(uri)
@@ -86,7 +88,7 @@ def convert_from_bytecode(uri: str) -> tuple[str, str]:
     except OSError as e:
         raise BytecodeRequestFailed(f"cannot read {uri}: {e.strerror}") from e
     try:
-        text = print_module(read_bytecode(data))
+        text = print_with_locations(read_bytecode(data))
     except BytecodeError as e:
         where = f" at offset {e.offset}" if e.offset is not None else ""
         raise BytecodeRequestFailed(f"error{where}: {e.message}") from e
