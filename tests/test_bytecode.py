@@ -774,3 +774,20 @@ def test_translate_cli_prints_debug_info_with_g(corpus, tmp_path):
     back = tmp_path / "back.tileirbc"
     assert translate_main(["--to-bytecode", str(located), "-o", str(back)]) == 0
     assert back.read_bytes() == write_bytecode(read_bytecode(src.read_bytes()))
+
+
+def test_check_accepts_tileirbc_and_reports_a_malformed_one(corpus, tmp_path, capsys):
+    """``tile-lsp --check`` reads a .tileirbc as its printed text; a malformed one is one
+    diagnostic with the reader's message and offset, exit status 1."""
+    from tile_lsp.cli import main
+
+    good = corpus / "kernels/ew_float_arith_f32_b256.sm_90.tileirbc"
+    assert main(["--check", str(good)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "0 errors, 0 warnings in 0 files (1 file checked)"
+    bad = tmp_path / "cut.tileirbc"
+    bad.write_bytes(good.read_bytes()[:100])
+    assert main(["--check", str(bad)]) == 1
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == (f"{bad}:1:1: error: invalid Tile IR bytecode: section length 184 exceeds "
+                                   "remaining data size 85 (at offset 12)")
+    assert out.splitlines()[-1] == "1 error, 0 warnings in 1 file (1 file checked)"
