@@ -16,7 +16,7 @@ operands/attributes/results introduced after their op.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 from tile_lsp.dialect.cuda_tile_ops import BYTECODE_OPCODES
 from tile_lsp.dialect.schema import OpDef
@@ -239,7 +239,7 @@ def op_since(opdef: OpDef) -> tuple[int, int]:
     return parse_version(opdef.since)
 
 
-@lru_cache(maxsize=None)
+@cache
 def max_opcode(version: tuple[int, int]) -> int:
     """Highest public opcode a file of ``version`` may use (``isOpcodeAvailableInVersion``).
 

@@ -18,7 +18,16 @@ import struct
 from typing import Any
 
 from tile_lsp.analysis import attributes as A
-from tile_lsp.analysis.ir import Block, BlockArgument, Module, Operation, OpResult, Region, Use, Value
+from tile_lsp.analysis.ir import (
+    Block,
+    BlockArgument,
+    Module,
+    Operation,
+    OpResult,
+    Region,
+    Use,
+    Value,
+)
 from tile_lsp.bytecode import format as F
 from tile_lsp.dialect import types as T
 from tile_lsp.dialect.enums import ENUMS
@@ -44,7 +53,7 @@ class BytecodeError(Exception):
 class Cursor:
     """A bounded view ``data[start:end]`` read front to back; offsets are absolute."""
 
-    __slots__ = ("data", "pos", "end")
+    __slots__ = ("data", "end", "pos")
 
     def __init__(self, data: bytes, start: int = 0, end: int | None = None):
         self.data = data
@@ -347,7 +356,7 @@ class _Reader:
             elem = self.read_type(c, "tensor_view element type")
             shape = c.le_array(8, "tensor_view shape")
             strides = c.le_array(8, "tensor_view strides")
-            dyn = lambda xs: tuple(None if d == F.DYNAMIC else d for d in xs)  # noqa: E731
+            dyn = lambda xs: tuple(None if d == F.DYNAMIC else d for d in xs)
             return T.TensorViewType(dyn(shape), elem, dyn(strides))
         if tag == F.TYPE_PARTITION_VIEW:
             flags = self._type_flags(c)
@@ -891,7 +900,7 @@ class DebugInfoAttr(A.DialectAttr):
     fields: tuple = ()
 
     @staticmethod
-    def make(mnemonic: str, fields: tuple) -> "DebugInfoAttr":
+    def make(mnemonic: str, fields: tuple) -> DebugInfoAttr:
         body = ", ".join(f'"{f}"' if isinstance(f, str) else str(f) for f in fields)
         attr = DebugInfoAttr("cuda_tile", mnemonic, body)
         attr.fields = fields
