@@ -24,6 +24,8 @@ from typing import Any
 
 from lsprotocol import types
 
+from tile_lsp.server.bytecode import _supports_progress
+
 SHOW_PTX = "tile.showPTX"
 SHOW_LOWERED = "tile.showLowered"
 
@@ -59,12 +61,6 @@ def lowering_answer(text: str, stage: str, gpu: str | None, kernel: str | None, 
     suffix = ".ptx" if stage == "ptx" else f".{stage}.mlir"
     return {"ok": True, "content": content, "language": language, "title": title + suffix,
             "message": f"{stage} for {target}", "diagnostics": diags}
-
-
-def _supports_progress(ls: Any) -> bool:
-    caps = getattr(ls, "client_capabilities", None)
-    window = getattr(caps, "window", None) if caps is not None else None
-    return bool(window and window.work_done_progress)
 
 
 async def _run(ls: Any, uri: str, stage: str, kernel: str | None) -> dict[str, Any]:
