@@ -155,7 +155,7 @@ def _absf(lw, op, x, cls):
 
 
 def _floor(lw, op, x, cls):
-    return _un(lw, "cvt.rmi", x, cls) if False else _cvt_round(lw, "rmi", x, cls)
+    return _cvt_round(lw, "rmi", x, cls)
 
 
 def _ceil(lw, op, x, cls):
