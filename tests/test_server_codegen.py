@@ -46,7 +46,7 @@ def _plain(answer) -> dict:
 
 @pytest.mark.asyncio(loop_scope="function")
 async def test_show_ptx_returns_the_lowering_of_the_open_text(client: LanguageClient):
-    uri = "file:///work/scale.mlir"
+    uri = "file:///ws/scale.mlir"
     _open(client, uri, KERNEL)
     answer = _plain(await client.workspace_execute_command_async(types.ExecuteCommandParams(
         command="tile.showPTX", arguments=[uri])))
@@ -57,7 +57,7 @@ async def test_show_ptx_returns_the_lowering_of_the_open_text(client: LanguageCl
 
 @pytest.mark.asyncio(loop_scope="function")
 async def test_show_lowered_stage_and_errors(client: LanguageClient):
-    uri = "file:///work/scale.mlir"
+    uri = "file:///ws/scale.mlir"
     _open(client, uri, KERNEL)
     answer = _plain(await client.workspace_execute_command_async(types.ExecuteCommandParams(
         command="tile.showLowered", arguments=[uri, "layout"])))
@@ -66,7 +66,7 @@ async def test_show_lowered_stage_and_errors(client: LanguageClient):
     answer = _plain(await client.workspace_execute_command_async(types.ExecuteCommandParams(
         command="tile.showLowered", arguments=[uri, "nope"])))
     assert answer["ok"] is False and answer["message"].startswith("unknown stage 'nope'")
-    bad = "file:///work/bad.mlir"
+    bad = "file:///ws/bad.mlir"
     _open(client, bad, KERNEL.replace("    return\n",
                                       "    %p = alloca num_elem = 4, alignment = 16 : tile<ptr<f32>>\n    return\n"))
     answer = _plain(await client.workspace_execute_command_async(types.ExecuteCommandParams(
@@ -80,7 +80,7 @@ async def test_show_lowered_stage_and_errors(client: LanguageClient):
 async def test_show_ptx_uses_the_target_gpu_setting(client: LanguageClient):
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
         settings={"tileLsp": {"targetGpu": "sm_86"}}))
-    uri = "file:///work/scale.mlir"
+    uri = "file:///ws/scale.mlir"
     _open(client, uri, KERNEL)
     answer = _plain(await client.workspace_execute_command_async(types.ExecuteCommandParams(
         command="tile.showPTX", arguments=[uri])))
