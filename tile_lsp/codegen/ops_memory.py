@@ -225,36 +225,43 @@ def _view_indices(lw: KernelLowering, view: TileViewValue, index, shape: tuple[i
     return bases, gather
 
 
-def _ld(lw: KernelLowering, elem: T.Type, dst: str, addr: str, pred: str | None, sem: str) -> None:
+def _ld(lw: KernelLowering, elem: T.Type, dst: str, addr: str, pred: str | None, sem: str,
+        space: str = "") -> None:
+    """Load one element of ``elem`` into ``dst`` (its register class; i8/i16 sign-extended, i1 from a byte).
+
+    ``space``: PTX state space (``""`` generic, ``".shared"``); ``sem``: from :func:`_sem`.
+    """
     f = lw.f
     cls = reg_class(elem)
     g = f"@{pred} " if pred else ""
     if cls == "pred":
         t = f.reg("b16")
         f.emit(f"mov.b16 {t}, 0")
-        f.emit(f"{g}ld{sem}.u8 {t}, [{addr}]")
+        f.emit(f"{g}ld{sem}{space}.u8 {t}, [{addr}]")
         f.emit(f"setp.ne.u16 {dst}, {t}, 0")
         return
     mt = mem_type(elem)
     w = T.bit_width(elem) or 32
     if cls == "b32" and w in (8, 16):
-        f.emit(f"{g}ld{sem}.s{w} {dst}, [{addr}]")
+        f.emit(f"{g}ld{sem}{space}.s{w} {dst}, [{addr}]")
     elif cls == "b16" and w == 8:
-        f.emit(f"{g}ld{sem}.u8 {dst}, [{addr}]")
+        f.emit(f"{g}ld{sem}{space}.u8 {dst}, [{addr}]")
     else:
-        f.emit(f"{g}ld{sem}{mt} {dst}, [{addr}]")
+        f.emit(f"{g}ld{sem}{space}{mt} {dst}, [{addr}]")
 
 
-def _st(lw: KernelLowering, elem: T.Type, src: str, addr: str, pred: str | None, sem: str) -> None:
+def _st(lw: KernelLowering, elem: T.Type, src: str, addr: str, pred: str | None, sem: str,
+        space: str = "") -> None:
+    """Store one element of ``elem`` from ``src`` (the counterpart of :func:`_ld`)."""
     f = lw.f
     cls = reg_class(elem)
     g = f"@{pred} " if pred else ""
     if cls == "pred":
         t = f.reg("b16")
         f.emit(f"selp.u16 {t}, 1, 0, {src}")
-        f.emit(f"{g}st{sem}.u8 [{addr}], {t}")
+        f.emit(f"{g}st{sem}{space}.u8 [{addr}], {t}")
         return
-    f.emit(f"{g}st{sem}{mem_type(elem)} [{addr}], {src}")
+    f.emit(f"{g}st{sem}{space}{mem_type(elem)} [{addr}], {src}")
 
 
 def _and(lw: KernelLowering, a: str | None, b: str | None) -> str | None:

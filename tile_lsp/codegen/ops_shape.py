@@ -245,26 +245,18 @@ def _pack(lw: KernelLowering, op: Operation) -> None:
     base = lw.smem_addr()
     f.emit("bar.sync 0")
     own = lw.owner(src.n)
-    from tile_lsp.codegen.ops_memory import mem_type
+    from tile_lsp.codegen.ops_memory import _ld, _st
     for s, r in enumerate(src.regs):
         a = f.reg("b32")
         f.emit(f"mad.lo.s32 {a}, {lw.lin(src.n, s)}, {sw // 8}, {base}")
-        g = f"@{own} " if own else ""
-        f.emit(f"{g}st.shared{mem_type(src.elem)} [{a}], {r}")
+        _st(lw, src.elem, r, a, own, "", ".shared")
     f.emit("bar.sync 0")
-    cls = reg_class(out.elem)
     for s, r in enumerate(out.regs):
         lin = lw.lin(out.n, s)
         a = f.reg("b32")
         if ow >= 8:
             f.emit(f"mad.lo.s32 {a}, {lin}, {ow // 8}, {base}")
-            w = ow
-            if cls == "b32" and w in (8, 16):
-                f.emit(f"ld.shared.s{w} {r}, [{a}]")
-            elif cls == "b16" and w == 8:
-                f.emit(f"ld.shared.u8 {r}, [{a}]")
-            else:
-                f.emit(f"ld.shared{mem_type(out.elem)} {r}, [{a}]")
+            _ld(lw, out.elem, r, a, None, "", ".shared")
         else:  # 4-bit elements: two per byte, the low nibble first
             per = 8 // ow
             q = f.reg("b32")
