@@ -59,10 +59,6 @@ def _pad_bits(elem: T.Type, padding: str | None) -> int:
 # views
 # ---------------------------------------------------------------------------
 
-def _to_s64(lw: KernelLowering, v) -> str:
-    return lw.scalar_int(v, 64)
-
-
 @handler("make_tensor_view")
 def _make_tensor_view(lw: KernelLowering, op: Operation) -> None:
     ty = op.results[0].type
@@ -76,11 +72,11 @@ def _make_tensor_view(lw: KernelLowering, op: Operation) -> None:
     shape: list[str | int] = []
     it = iter(dyn_shape)
     for d in ty.shape:
-        shape.append(_to_s64(lw, next(it)) if d is None else int(d))
+        shape.append(lw.scalar_int(next(it), 64) if d is None else int(d))
     strides: list[str | int] = []
     it = iter(dyn_strides)
     for s in ty.strides:
-        strides.append(_to_s64(lw, next(it)) if s is None else int(s))
+        strides.append(lw.scalar_int(next(it), 64) if s is None else int(s))
     lw.set(op.results[0], TensorViewValue(base, shape, strides, ty.element))
 
 
@@ -179,10 +175,14 @@ def _element_addresses(lw: KernelLowering, view: TileViewValue, index_vals, shap
     return addr, inb
 
 
-def _index_bases(lw: KernelLowering, view: TileViewValue, index_ops) -> list[str]:
+def _index_bases(lw: KernelLowering, view: TileViewValue, index_ops, skip: int | None = None) -> list:
+    """s64 register per tile dimension: index * step (tile size or traversal stride); ``None`` at ``skip``."""
     f = lw.f
-    out = []
+    out: list = []
     for i, v in enumerate(index_ops):
+        if i == skip:
+            out.append(None)
+            continue
         r = lw.scalar_int(v, 64)
         b = f.reg("b64")
         f.emit(f"mul.lo.s64 {b}, {r}, {view.steps[i]}")
@@ -200,15 +200,7 @@ def _view_indices(lw: KernelLowering, view: TileViewValue, index, shape: tuple[i
     if view.kind != "gather":
         return _index_bases(lw, view, index), lambda s: None
     sd = view.sparse_dim
-    bases: list = []
-    for i, v in enumerate(index):
-        if i == sd:
-            bases.append(None)
-            continue
-        r = lw.scalar_int(v, 64)
-        b = lw.f.reg("b64")
-        lw.f.emit(f"mul.lo.s64 {b}, {r}, {view.steps[i]}")
-        bases.append(b)
+    bases = _index_bases(lw, view, index, skip=sd)
     idx_tile = lw.tile(index[sd])
     (off,) = lw.stage([idx_tile])
 
