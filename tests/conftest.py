@@ -12,6 +12,14 @@ SHARED = ROOT.parent / "shared"
 CORPUS = SHARED / "corpus"
 
 
+def server_env() -> dict[str, str]:
+    """Environment for a language-server subprocess: this checkout first on ``PYTHONPATH``."""
+    env = dict(os.environ)
+    path = env.get("PYTHONPATH")
+    env["PYTHONPATH"] = str(ROOT) + (os.pathsep + path if path else "")
+    return env
+
+
 def require_corpus() -> Path:
     """The corpus directory; skip the test when it is absent, fail when CI=true."""
     if CORPUS.is_dir():

@@ -14,6 +14,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
+from tests.conftest import server_env
 from tile_lsp import nvidia
 from tile_lsp.analysis.api import analyze_text
 from tile_lsp.bytecode.locations import decode, print_with_locations
@@ -25,15 +26,8 @@ REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
 KERNEL = "ew_float_arith_f32_b256.sm_90"
 
 
-def _server_env() -> dict[str, str]:
-    env = dict(os.environ)
-    path = env.get("PYTHONPATH")
-    env["PYTHONPATH"] = str(REPO_ROOT) + (os.pathsep + path if path else "")
-    return env
-
-
 @pytest_lsp.fixture(
-    config=ClientServerConfig(server_command=[sys.executable, "-m", "tile_lsp.server"], server_env=_server_env()),
+    config=ClientServerConfig(server_command=[sys.executable, "-m", "tile_lsp.server"], server_env=server_env()),
     loop_scope="function",
 )
 async def client(lsp_client: LanguageClient):

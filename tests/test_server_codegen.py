@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import pathlib
 import sys
 
 import pytest
@@ -11,21 +9,13 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
+from tests.conftest import server_env
 from tests.test_codegen import KERNEL
 from tile_lsp.codegen import lower_text
 
-REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
-
-
-def _server_env() -> dict[str, str]:
-    env = dict(os.environ)
-    path = env.get("PYTHONPATH")
-    env["PYTHONPATH"] = str(REPO_ROOT) + (os.pathsep + path if path else "")
-    return env
-
 
 @pytest_lsp.fixture(
-    config=ClientServerConfig(server_command=[sys.executable, "-m", "tile_lsp.server"], server_env=_server_env()),
+    config=ClientServerConfig(server_command=[sys.executable, "-m", "tile_lsp.server"], server_env=server_env()),
     loop_scope="function",
 )
 async def client(lsp_client: LanguageClient):

@@ -8,7 +8,6 @@ settings parsing).
 from __future__ import annotations
 
 import asyncio
-import os
 import pathlib
 import sys
 import time
@@ -21,10 +20,11 @@ from pygls.protocol import default_converter
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
+from tests.conftest import server_env
 from tile_lsp import __version__
 from tile_lsp.analysis.diagnostics import Diagnostic, Note, Position, Range, Severity
-from tile_lsp.server.convert import to_lsp_diagnostic, to_lsp_diagnostics
 from tile_lsp.analysis.split import has_split_marker
+from tile_lsp.server.convert import to_lsp_diagnostic, to_lsp_diagnostics
 from tile_lsp.server.server import create_server, guarded
 from tile_lsp.server.settings import DEFAULT_DEBOUNCE_MS, ServerSettings
 
@@ -73,18 +73,11 @@ def make_recording_client() -> RecordingClient:
     return client
 
 
-def _server_env() -> dict[str, str]:
-    env = dict(os.environ)
-    path = env.get("PYTHONPATH")
-    env["PYTHONPATH"] = str(REPO_ROOT) + (os.pathsep + path if path else "")
-    return env
-
-
 @pytest_lsp.fixture(
     config=ClientServerConfig(
         server_command=[sys.executable, "-m", "tile_lsp.server"],
         client_factory=make_recording_client,
-        server_env=_server_env(),
+        server_env=server_env(),
     ),
     loop_scope="function",
 )
@@ -124,7 +117,7 @@ srv.serve_stdio()
     config=ClientServerConfig(
         server_command=[sys.executable, "-c", FAKE_SERVER],
         client_factory=make_recording_client,
-        server_env=_server_env(),
+        server_env=server_env(),
     ),
     loop_scope="function",
 )
