@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import pathlib
 import sys
 
@@ -12,19 +11,12 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from tile_lsp.analysis.semantic_tokens import TOKEN_TYPES
+from tests.conftest import server_env
 
-REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
-
-
-def _env() -> dict[str, str]:
-    env = dict(os.environ)
-    path = env.get("PYTHONPATH")
-    env["PYTHONPATH"] = str(REPO_ROOT) + (os.pathsep + path if path else "")
-    return env
 
 
 @pytest_lsp.fixture(
-    config=ClientServerConfig(server_command=[sys.executable, "-m", "tile_lsp.server"], server_env=_env()),
+    config=ClientServerConfig(server_command=[sys.executable, "-m", "tile_lsp.server"], server_env=server_env()),
     loop_scope="function",
 )
 async def client(lsp_client: LanguageClient):

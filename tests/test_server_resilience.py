@@ -22,9 +22,9 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig
 
+from tests.conftest import server_env
 from tests.test_server_lsp import (  # noqa: F401
     RecordingClient,
-    _server_env,
     change_doc,
     client,
     edit,
@@ -117,7 +117,7 @@ srv.serve_stdio()
     config=ClientServerConfig(
         server_command=[sys.executable, "-c", CRASHING_HOVER],
         client_factory=make_recording_client,
-        server_env=_server_env(),
+        server_env=server_env(),
     ),
     loop_scope="function",
 )
