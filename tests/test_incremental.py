@@ -208,3 +208,89 @@ def test_an_edit_reuses_the_other_units(corpus):
     got = inc.analyze(moved)
     assert inc.last_stats == (len(KERNELS), 1)
     assert got.diagnostics and _diagnostics(got) == _diagnostics(analyze_text(moved))
+
+
+# -- statements of an entry ----------------------------------------------------------------
+
+
+def _entry_whole(text: str, options: AnalysisOptions | None = None):
+    """The analysis of ``text`` with each entry parsed whole (no statement units)."""
+    saved = U.FUNCTION_OPS
+    U.FUNCTION_OPS = frozenset()
+    try:
+        return analyze_text(text, options)
+    finally:
+        U.FUNCTION_OPS = saved
+
+
+def _entry_ops(analysis, name: str):
+    module = analysis.chunks[0].module
+    container = module.body.operations[0]
+    for op in container.regions[0].blocks[0].operations:
+        if op.symbol_name == name:
+            return op.regions[0].blocks[0].operations
+    raise AssertionError(name)
+
+
+def test_entries_are_cut_into_statements(corpus):
+    text = _module(list(KERNELS))
+    units = split_units(text)
+    entries = units[0].children
+    assert [u.kind for u in entries] == ["function"] * len(KERNELS)
+    first = entries[0]
+    # statements are relative to their entry: the first starts on the line after the header
+    assert first.children[0].line == 1 and first.children[0].start == first.header_end - first.start
+    assert all(c.kind == "stmt" for c in first.children)
+
+
+def test_an_edit_rebuilds_one_statement_and_its_users(corpus):
+    text = _module(list(KERNELS[:2]))
+    inc = IncrementalAnalyzer()
+    before = inc.analyze(text)
+    at = text.index("%assume_3 ")
+    name = re.findall(r"entry @([A-Za-z0-9_$.]+)", text[:at])[-1]
+    old_ops = list(_entry_ops(before, name))
+    # rename the definition of %assume_3: it and its user are rebuilt, the other statements are moved as they are
+    edited = text.replace("%assume_3 ", "%assume_3x ", 1)
+    got = inc.analyze(edited)
+    new_ops = _entry_ops(got, name)
+    kept = sum(any(op is o for o in old_ops) for op in new_ops)
+    assert (len(new_ops), kept) == (len(old_ops), len(old_ops) - 2)
+    assert _diagnostics(got) == _diagnostics(_entry_whole(edited)) == _diagnostics(analyze_text(edited))
+    assert [m for _, m, *_ in _diagnostics(got)] == ["use of undeclared SSA value name"]
+    # every use list is that of a fresh analysis
+    fresh = _entry_ops(analyze_text(edited), name)
+    assert [[len(r.uses) for r in op.results] for op in new_ops] == [[len(r.uses) for r in op.results] for op in fresh]
+    # typing it back: no diagnostics, and the users are linked to the definition again
+    got = inc.analyze(text)
+    assert _diagnostics(got) == []
+    ops = _entry_ops(got, name)
+    assume = next(op for op in ops if op.results and op.results[0].name == "%assume_3")
+    nested = [o for op in ops for o in op.walk()]
+    assert assume.results[0].uses and all(any(u.owner is o for o in nested) for u in assume.results[0].uses)
+
+
+def test_a_type_change_reverifies_the_users(corpus):
+    text = _module([KERNELS[1]])
+    inc = IncrementalAnalyzer()
+    inc.analyze(text)
+    edited = text.replace("tile<32x256xf32>", "tile<32x256xf16>", 1)
+    got = inc.analyze(edited)
+    assert _diagnostics(got) and _diagnostics(got) == _diagnostics(_entry_whole(edited))
+
+
+BODY_EDIT = st.tuples(st.sampled_from(["insert", "delete", "newline", "join"]), st.floats(0, 1),
+                      st.sampled_from("xq7%:,({} "))
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(edits=st.lists(BODY_EDIT, min_size=1, max_size=4))
+def test_statements_equal_entries_parsed_whole(corpus, edits):
+    """Property: with statements reused across edits, the diagnostics are those of parsing each entry whole."""
+    text = _module(list(KERNELS[:2]))
+    inc = IncrementalAnalyzer()
+    inc.analyze(text)
+    for edit in edits:
+        text = _apply(text, edit)
+        got = inc.analyze(text)
+        assert _diagnostics(got) == _diagnostics(_entry_whole(text))

@@ -56,9 +56,12 @@ from tile_lsp.analysis.diagnostics import (
 
 #: Ops whose body is cut into units when written as a container (header line `{`, footer line `}`).
 CONTAINER_OPS = frozenset({"cuda_tile.module", "module", "builtin.module"})
+#: Ops whose single-block body is cut into statements (units sharing SSA values) when written as a container.
+FUNCTION_OPS = frozenset({"cuda_tile.entry"})
 
 _STRIP = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*')
 _ITEM_START = re.compile(r'([ \t]*)(?:(%)|(")|([#!][A-Za-z0-9_$.\-]+[ \t]*=)|([A-Za-z_][A-Za-z0-9_$.]*))')
+_COMMENT = _STRIP  # strings are matched too, so that `//` inside one is not taken for a comment
 _OPENERS = "([{"
 _NOT_BRACKETS = re.compile(r"[^()\[\]{}]+")
 
@@ -225,12 +228,79 @@ def _make_units(text: str, lines: list[str], offsets: list[int], first: int, las
         unit = Unit(start, end, begin, kind)
         if kind == "op" and word in CONTAINER_OPS:
             unit = _container(text, lines, offsets, k, stop, unit) or unit
+        elif kind == "op" and _is_function_word(word):
+            unit = _function(text, lines, offsets, k, stop, unit) or unit
         units.append(unit)
     return units
 
 
-def _container(text: str, lines: list[str], offsets: list[int], head: int, stop: int, unit: Unit) -> Unit | None:
-    """``unit`` as a container when its header line opens the body and a later line closes it."""
+def _is_function_word(word: str) -> bool:
+    opdef = _op_word(word)
+    return opdef is not None and opdef.full_name in FUNCTION_OPS
+
+
+def _cut_statements(lines: list[str], offsets: list[int], first: int, last: int
+                    ) -> tuple[list[Unit], str, int] | None:
+    """Statements of a single-block body (lines ``first``..``last``): ``(units, indent, first item line)``.
+
+    A statement starts on a line at bracket depth 0 indented as the body's
+    first item, whose first word starts an operation (``%`` results, a
+    registered or dialect-qualified op name, a generic op's string).
+    ``None`` when the body's brackets do not balance, when it has block
+    labels (``^bb``) or alias definitions, or no statement.
+    """
+    starts: list[int] = []
+    indent: str | None = None
+    depth = 0
+    for k in range(first, last):
+        line = lines[k]
+        if depth == 0:
+            if line.lstrip().startswith("^"):
+                return None
+            m = _ITEM_START.match(line)
+            if m is not None and (indent is None or m.group(1) == indent):
+                kind, _ = _item_kind(m, False)
+                if kind == "bad":
+                    return None
+                if kind:
+                    if indent is None:
+                        indent = m.group(1)
+                    starts.append(k)
+        change, low = _depth_change(line, depth)
+        if depth + low < 0:
+            return None
+        depth += change
+    if not starts or depth != 0:
+        return None
+    units = []
+    for n, k in enumerate(starts):
+        begin = first if n == 0 else k
+        stop = starts[n + 1] if n + 1 < len(starts) else last
+        units.append(Unit(offsets[begin], offsets[stop], begin, "stmt"))
+    return units, indent or "", starts[0]
+
+
+def _function(text: str, lines: list[str], offsets: list[int], head: int, stop: int, unit: Unit) -> Unit | None:
+    """``unit`` as a function (its body cut into statements) when its header line opens the body."""
+    bounds = _body_bounds(lines, head, stop)
+    if bounds is None:
+        return None
+    cut = _cut_statements(lines, offsets, head + 1, bounds)
+    if cut is None:
+        return None
+    # statements are kept relative to the function (offsets from its start, lines from its first line),
+    # so that an edit above moves the function alone
+    children = tuple(Unit(c.start - unit.start, c.end - unit.start, c.line - unit.line, c.kind) for c in cut[0])
+    return dataclasses.replace(unit, kind="function", header_end=offsets[head + 1], footer_start=offsets[bounds],
+                               children=children)
+
+
+def _body_bounds(lines: list[str], head: int, stop: int) -> int | None:
+    """The footer line of an op of lines ``head``..``stop`` whose header line opens its body, or ``None``.
+
+    The header line must end with the ``{`` of the body and the footer line
+    (its last line that is not blank or a comment) start with its ``}``.
+    """
     header = _STRIP.sub("", lines[head]).rstrip()
     if not header.endswith("{") or _depth_change(lines[head])[0] != 1:
         return None
@@ -244,6 +314,14 @@ def _container(text: str, lines: list[str], offsets: list[int], head: int, stop:
         return None
     change, low = _depth_change(lines[foot])
     if low != -1 or change != -1:
+        return None
+    return foot
+
+
+def _container(text: str, lines: list[str], offsets: list[int], head: int, stop: int, unit: Unit) -> Unit | None:
+    """``unit`` as a container when its header line opens the body and a later line closes it."""
+    foot = _body_bounds(lines, head, stop)
+    if foot is None:
         return None
     children = _cut(text, lines, offsets, head + 1, foot, top=False)
     if children is None:
@@ -277,8 +355,7 @@ def _container_source(first: int, header: str, blank: int, footer: str) -> tuple
 
 def updated_source(old: SourceText, text: str) -> SourceText:
     """``SourceText(text)`` computed from ``old`` (an earlier version of the text): only the edited span is scanned."""
-    p = _common_prefix(old.text, text)
-    s = _common_suffix(old.text, text, p)
+    p, s = _edit_span(old.text, text)
     old_end, new_end = len(old.text) - s, len(text) - s
     chars = len(text) - len(old.text)
     starts = old.line_starts
@@ -294,10 +371,28 @@ def updated_source(old: SourceText, text: str) -> SourceText:
 
 
 def _all_exact(units) -> bool:
-    return all(u.exact and _all_exact(u.children) for u in units)
+    return all(u.exact and (u.kind == "function" or _all_exact(u.children)) for u in units)
 
 
 _BLOCK = 4096
+
+
+_LAST_SPAN: list[tuple | None] = [None]  # (old text, new text, prefix, suffix) of the last edit measured
+
+
+def _edit_span(a: str, b: str) -> tuple[int, int]:
+    """(common prefix, common suffix not overlapping it) of ``a`` and ``b``.
+
+    The last answer is kept (one tuple, swapped atomically between threads):
+    a document and its chunk are compared with their previous versions in turn.
+    """
+    last = _LAST_SPAN[0]
+    if last is not None and last[0] is a and last[1] is b:
+        return last[2], last[3]
+    p = _common_prefix(a, b)
+    s = _common_suffix(a, b, p)
+    _LAST_SPAN[0] = (a, b, p, s)
+    return p, s
 
 
 def _common_prefix(a: str, b: str) -> int:
@@ -323,64 +418,81 @@ def _common_suffix(a: str, b: str, limit: int) -> int:
     return i
 
 
+_BODIED = ("container", "function")
+
+
 def _shifted(u: Unit, chars: int, lines: int) -> Unit:
     return dataclasses.replace(
         u, start=u.start + chars, end=u.end + chars, line=u.line + lines,
-        header_end=u.header_end + chars if u.kind == "container" else u.header_end,
-        footer_start=u.footer_start + chars if u.kind == "container" else u.footer_start,
-        children=tuple(_shifted(c, chars, lines) for c in u.children))
+        header_end=u.header_end + chars if u.kind in _BODIED else u.header_end,
+        footer_start=u.footer_start + chars if u.kind in _BODIED else u.footer_start,
+        children=u.children if u.kind == "function" else tuple(_shifted(c, chars, lines) for c in u.children))
 
 
 def update_layout(old_text: str, old_layout: list[Unit] | None, new_text: str) -> list[Unit] | None:
     """The layout of ``new_text`` from that of ``old_text`` when an edit stays inside one unit.
 
     The edit (the span where the texts differ) must lie within one unit that
-    is not a container, after its first line; the unit's new text, cut on
-    its own, must still make one balanced unit of the same kind.  Then only
-    the offsets and lines of what follows move, and the result is what
-    :func:`split_units` returns for ``new_text``.  ``None`` when that cannot be
-    shown (the caller cuts the whole text).
+    is not a container: a top-level item after its first line, or one
+    statement of a function's body.  The unit's new text, cut on its own,
+    must still make one balanced unit of the same kind (a statement: with
+    its first item on the same line and equally indented).  Then only the
+    offsets and lines of what follows move, and the result is what
+    :func:`split_units` returns for ``new_text``.  ``None`` when that cannot
+    be shown (the caller cuts the whole text).
     """
     if not old_layout or not _all_exact(old_layout):
         return None
-    p = _common_prefix(old_text, new_text)
-    s = _common_suffix(old_text, new_text, p)
+    p, s = _edit_span(old_text, new_text)
     old_end, new_end = len(old_text) - s, len(new_text) - s
     chars = len(new_text) - len(old_text)
     path: list[tuple[list[Unit], int]] = []
     units = old_layout
     top = True
+    base = 0  # offset of the level's origin: a function's statements are relative to it
     while True:
-        k = next((k for k, u in enumerate(units) if u.start <= p < u.end or (u.start <= p == u.end == len(old_text))),
-                 None)
+        k = next((k for k, u in enumerate(units)
+                  if u.start <= p - base < u.end or (u.start <= p - base == u.end == len(old_text) - base)), None)
         if k is None:
             return None
         u = units[k]
         path.append((units, k))
-        if u.kind != "container":
-            break
-        if not (u.header_end <= p and old_end <= u.footer_start):
+        inside = u.header_end <= p and old_end <= u.footer_start
+        if u.kind == "container" and not inside:
             return None
+        if u.kind not in _BODIED or not inside:
+            break
+        if u.kind == "function":
+            base += u.start
         units = list(u.children)
         top = False
     leaf = path[-1][0][path[-1][1]]
-    first_line_end = old_text.find("\n", leaf.start)
-    if first_line_end < 0 or p <= first_line_end or old_end > leaf.end:
+    start, end = base + leaf.start, base + leaf.end
+    if old_end > end:
         return None
-    text = new_text[leaf.start:leaf.end + chars]
-    lines = text.splitlines(keepends=True)
-    offsets = [0] * (len(lines) + 1)
-    pos = 0
-    for n, line in enumerate(lines):
-        offsets[n] = pos
-        pos += len(line)
-    offsets[len(lines)] = pos
-    again = _cut(text, lines, offsets, 0, len(lines), top)
-    if again is None or len(again) != 1 or not again[0].exact or again[0].kind != leaf.kind:
-        return None
+    text = new_text[start:end + chars]
+    if old_text.endswith("\n", start, end) and not text.endswith("\n"):
+        return None  # the line break after the unit was deleted: the next line joins it
+    lines, offsets = _lines_and_offsets(text)
+    if leaf.kind == "stmt":
+        old_lines, old_offsets = _lines_and_offsets(old_text[start:end])
+        before = _cut_statements(old_lines, old_offsets, 0, len(old_lines))
+        after = _cut_statements(lines, offsets, 0, len(lines))
+        if before is None or after is None or len(after[0]) != 1 or before[1:] != after[1:]:
+            return None
+    else:
+        first_line_end = old_text.find("\n", start)
+        if first_line_end < 0 or p <= first_line_end:
+            return None
+        again = _cut(text, lines, offsets, 0, len(lines), top)
+        if again is None or len(again) != 1 or not again[0].exact or again[0].kind != leaf.kind:
+            return None
     line_delta = new_text.count("\n", p, new_end) - old_text.count("\n", p, old_end)
     # rebuild the path from the leaf up, moving what follows the edit
-    replacement = dataclasses.replace(leaf, end=leaf.end + chars)
+    if leaf.kind == "function":
+        replacement = _shifted(again[0], leaf.start, leaf.line)  # its statements were cut again
+    else:
+        replacement = dataclasses.replace(leaf, end=leaf.end + chars)
     for depth in range(len(path) - 1, -1, -1):
         level, k = path[depth]
         rebuilt = list(level[:k]) + [replacement] + [_shifted(u, chars, line_delta) for u in level[k + 1:]]
@@ -391,6 +503,18 @@ def update_layout(old_text: str, old_layout: list[Unit] | None, new_text: str) -
         replacement = dataclasses.replace(parent, end=parent.end + chars, footer_start=parent.footer_start + chars,
                                           children=tuple(rebuilt))
     return None
+
+
+def _lines_and_offsets(text: str) -> tuple[list[str], list[int]]:
+    """The lines of ``text`` (with their breaks) and the offset of each, plus ``len(text)``."""
+    lines = text.splitlines(keepends=True)
+    offsets = [0] * (len(lines) + 1)
+    pos = 0
+    for n, line in enumerate(lines):
+        offsets[n] = pos
+        pos += len(line)
+    offsets[len(lines)] = pos
+    return lines, offsets
 
 
 def chunk_layout(text: str, previous=None) -> list[Unit] | None:
@@ -456,6 +580,18 @@ class UnitResult:
     tail: list[Diagnostic] = field(default_factory=list)
     uses_locations: bool = False
     head_text: str = ""
+    # a function's: the parse of its header and footer lines (body blanked), as (text parsed, ParseResult)
+    header_parse: tuple | None = None
+    # a function's: the syntax and builder diagnostics of its statements (None: not gathered yet)
+    statement_diagnostics: tuple[list[Diagnostic], list[Diagnostic]] | None = None
+
+    def gather_statements(self) -> tuple[list[Diagnostic], list[Diagnostic]]:
+        """(syntax, builder) diagnostics of a function's statements, gathered once per version."""
+        if self.statement_diagnostics is None:
+            issues = [d for c in self.children for d in c.issues]
+            build = [d for c in self.children for d in c.build]
+            self.statement_diagnostics = (issues, build)
+        return self.statement_diagnostics
 
 
 def _shift_range(r: Range | None, delta: int) -> Range | None:
@@ -572,21 +708,34 @@ def _options_key(options) -> tuple:
 
 
 class _Pool:
-    """Unit results of the previous analysis, by text, each taken at most once."""
+    """Unit results of the previous analysis, by text (and functions also by header line), each taken at most once."""
 
     def __init__(self, results: list[UnitResult]):
         self.by_text: dict[str, list[UnitResult]] = {}
+        self.by_head: dict[str, list[UnitResult]] = {}
+        self.taken: set[int] = set()
         for r in results:
             self.by_text.setdefault(r.text, []).append(r)
+            if r.kind == "function":
+                self.by_head.setdefault(r.head_text, []).append(r)
 
-    def take(self, text: str, first_line: int) -> UnitResult | None:
-        found = self.by_text.get(text)
+    def _pick(self, found: list[UnitResult] | None, first_line: int) -> UnitResult | None:
         if not found:
             return None
-        for k, r in enumerate(found):
-            if r.first_line == first_line:
-                return found.pop(k)
-        return found.pop(0)
+        free = [r for r in found if id(r) not in self.taken]
+        if not free:
+            return None
+        pick = next((r for r in free if r.first_line == first_line), free[0])
+        self.taken.add(id(pick))
+        return pick
+
+    def take(self, text: str, first_line: int) -> UnitResult | None:
+        """A result of exactly ``text`` (preferably at ``first_line``)."""
+        return self._pick(self.by_text.get(text), first_line)
+
+    def take_function(self, head: str, first_line: int) -> UnitResult | None:
+        """A function's result with the header line ``head`` (its body edited)."""
+        return self._pick(self.by_head.get(head), first_line)
 
 
 @dataclass
@@ -600,6 +749,8 @@ class ChunkState:
     line_span: tuple[int, int]
     aliases: tuple = ({}, {})
     layout: list | None = None
+    #: the symbol tables and options of the verification keys (see :meth:`_ChunkRun.verify`)
+    interned: dict = field(default_factory=dict)
     reused: int = 0
     rebuilt: int = 0
 
@@ -622,6 +773,9 @@ class _ChunkRun:
         self.pool = pool
         self.previous = previous
         self.previous_aliases: tuple | None = None
+        self.interned: dict = {}
+        if previous is not None:
+            self.interned = {k: k for k in previous.interned}  # what the last analysis' keys hold
         self.reused = 0
         self.rebuilt = 0
 
@@ -710,6 +864,163 @@ class _ChunkRun:
             inner_block.range = Range(inner_block.operations[0].range.start, inner_block.operations[-1].range.end)
         return res
 
+    def _build_function(self, unit: Unit, block, scope, first: int, last: int) -> UnitResult | None:
+        """Build a function from its header and footer lines and its statements, or ``None`` (parse it whole).
+
+        The statements of the previous version of the function (found by its
+        header line) whose text is unchanged are reused when every value
+        they use from other statements still exists with the same name and
+        type: their IR is moved and re-linked to the new values.  The others
+        are parsed and built on their own in the function's scope.  Falls
+        back (``None``) when the header does not make one op with a
+        single-block region, or a statement does not parse as a whole parse
+        would (see :func:`_statement_parse_ok`).
+        """
+        from tile_lsp.analysis.builder import Builder, Scope, _canonical
+        from tile_lsp.analysis.ir import Block
+        from tile_lsp.grammar.parse import parse
+
+        text = self.chunk.text
+        header = text[unit.start:unit.header_end]
+        footer = text[unit.footer_start:unit.end]
+        body_lines = text.count("\n", unit.header_end, unit.footer_start)
+        vsource, virtual = _container_source(first, header, body_lines, footer)
+        old_fn = self.pool.take_function(header, first) if self.pool is not None else None
+        if old_fn is not None and old_fn.header_parse is not None and old_fn.header_parse[0] == virtual:
+            result = old_fn.header_parse[1]  # the tree is only read by the builder
+        else:
+            result = parse(virtual, max_issues=50)
+        if result.issues or result.tree is None:
+            return None
+        builder = Builder(vsource, first, result.text)
+        builder.module = self.module
+        ops = []
+        for item in result.tree.children:
+            if getattr(item, "data", None) == "operation":
+                op = builder.operation(item, block, scope)
+                if op is not None:
+                    ops.append(op)
+        if len(ops) != 1 or len(ops[0].regions) != 1 or len(ops[0].regions[0].blocks) > 1:
+            for op in ops:
+                block.operations.remove(op)
+            return None
+        fn = ops[0]
+        region = fn.regions[0]
+        if not region.blocks:
+            region.blocks.append(Block(parent=region))
+        body = region.blocks[0]
+        remap: dict[int, object] = {}  # id of a value of the previous version -> its value now
+        old_defs: dict[str, object] = {}  # the previous version's values by name (first definition)
+        stmt_pool = None
+        if old_fn is not None and old_fn.children and len(old_fn.ops) == 1 and old_fn.ops[0].regions \
+                and old_fn.ops[0].regions[0].blocks:
+            old_args = old_fn.ops[0].regions[0].blocks[0].arguments
+            for arg in old_args:
+                old_defs.setdefault(_canonical(arg.name), arg)
+            for k, (new_arg, old_arg) in enumerate(zip(body.arguments, old_args)):
+                if new_arg.name == old_arg.name and new_arg.type == old_arg.type:
+                    # keep the argument's object, so that statements using it keep their verification
+                    old_arg.range, old_arg.owner, old_arg.index = new_arg.range, body, k
+                    body.arguments[k] = old_arg
+                    remap[id(old_arg)] = old_arg
+            for child in old_fn.children:
+                for op in child.ops:
+                    for r in op.results:
+                        old_defs.setdefault(_canonical(r.name), r)
+            stmt_pool = _Pool(old_fn.children)
+        inner = Scope(parent=scope, isolated=True)
+        for arg in body.arguments:
+            inner.values.setdefault(_canonical(arg.name), arg)
+        shifters: dict[int, _Shifter] = {}
+        children: list[UnitResult] = []
+        for rel in unit.children:
+            stmt = Unit(unit.start + rel.start, unit.start + rel.end, unit.line + rel.line, rel.kind)
+            s_text = text[stmt.start:stmt.end]
+            s_first, s_last = self._unit_lines(stmt)
+            old = stmt_pool.take(s_text, s_first) if stmt_pool is not None else None
+            if old is not None and self._reuse_statement(old, s_first, s_last, body, inner, remap, shifters):
+                children.append(old)
+                continue
+            s_ops, issues, build, aliases = self._parse_build(s_text, stmt.start, body, inner)
+            if aliases or not _statement_parse_ok(s_text, s_ops, issues):
+                block.operations.remove(fn)
+                return None
+            for op in s_ops:
+                for r in op.results:
+                    prior = old_defs.get(_canonical(r.name))
+                    if prior is not None and id(prior) not in remap and prior.type == r.type:
+                        remap[id(prior)] = r
+            res = UnitResult(s_text, "stmt", s_first, s_last, s_ops, issues, build)
+            res.uses_locations = "loc(" in s_text
+            children.append(res)
+        builder.finish_scope(inner)  # uses of names no statement defines
+        if body.operations:
+            body.range = Range(body.operations[0].range.start, body.operations[-1].range.end) \
+                if body.operations[0].range and body.operations[-1].range else body.range
+        _relink_uses(fn)
+        self.new_ops.append(fn)
+        res = UnitResult(text[unit.start:unit.end], "function", first, last, [fn], [], builder.diagnostics)
+        res.head_text = header
+        res.header_parse = (virtual, result)
+        res.children = children
+        res.uses_locations = "loc(" in res.text
+        return res
+
+    def _reuse_statement(self, old: UnitResult, first: int, last: int, body, scope, remap: dict,
+                         shifters: dict) -> bool:
+        """Move the IR of an unchanged statement into ``body`` when its context allows; ``False`` if not.
+
+        Refused when the statement had diagnostics (they may depend on other
+        statements), uses a value that no longer exists unchanged, or defines
+        a name already defined (or used ahead) in ``scope``.
+        """
+        from tile_lsp.analysis.builder import _canonical
+
+        if old.issues or old.build:
+            return False
+        internal: set[int] = set()
+        nested = [o for op in old.ops for o in op.walk()]
+        for o in nested:
+            internal.update(id(r) for r in o.results)
+            for region in o.regions:
+                for b in region.blocks:
+                    internal.update(id(a) for a in b.arguments)
+        external = []
+        for o in nested:
+            for i, v in enumerate(o.operands):
+                if v is None or id(v) in internal:
+                    continue
+                now = remap.get(id(v))
+                if now is None:
+                    return False
+                external.append((o, i, v, now))
+        names = [_canonical(r.name) for op in old.ops for r in op.results]
+        if any(n in scope.values or n in scope.pending for n in names):
+            return False
+        delta = first - old.first_line
+        if delta:
+            shifter = shifters.get(delta)
+            if shifter is None:
+                shifter = shifters[delta] = _Shifter(delta, self.foreign)
+            for _, _, v, now in external:
+                shifter.seen.add(id(v))
+                shifter.seen.add(id(now))
+            for op in old.ops:
+                shifter.op(op)
+            if old.verify is not None:
+                old.verify = None if old.uses_locations else \
+                    _shift_diagnostics(old.verify, delta, old.first_line, old.last_line)
+            old.first_line, old.last_line = first, last
+        for o, i, _, now in external:
+            o.operands[i] = now
+        for op in old.ops:
+            op.parent = body
+            body.operations.append(op)
+            for r in op.results:
+                scope.values.setdefault(_canonical(r.name), r)
+                remap[id(r)] = r
+        return True
+
     def _unit(self, unit: Unit, block, scope) -> UnitResult:
         text = self.chunk.text[unit.start:unit.end]
         first, last = self._unit_lines(unit)
@@ -724,7 +1035,11 @@ class _ChunkRun:
         self.rebuilt += 1
         if unit.kind == "container":
             return self._build_container(unit, block, scope, first, last)
-        res = self._plain(unit, block, scope, first, last)
+        res = None
+        if unit.kind == "function":
+            res = self._build_function(unit, block, scope, first, last)
+        if res is None:
+            res = self._plain(unit, block, scope, first, last)
         if sink is not None:
             sink.unit_done(res)
         return res
@@ -735,6 +1050,8 @@ class _ChunkRun:
         kind = "op" if unit.kind == "container" else unit.kind
         res = UnitResult(text, kind, first, last, ops, issues, build, aliases=aliases)
         res.uses_locations = "loc(" in text
+        if unit.kind == "function":
+            res.head_text = self.chunk.text[unit.start:unit.header_end]
         self.new_ops.extend(ops)
         return res
 
@@ -752,6 +1069,7 @@ class _ChunkRun:
                     old.verify = None  # file locations are shown at fixed lines: verify again
                 else:
                     old.verify = _shift_diagnostics(old.verify, delta, old.first_line, old.last_line)
+            _shift_children(old, delta, old.first_line, old.last_line)
             old.first_line, old.last_line = first, last
         for op in old.ops:
             op.parent = block
@@ -809,7 +1127,10 @@ class _ChunkRun:
         _load_rule_modules()
         ctx = VerifyContext(self.options, self.module)
         tables: dict = {}
-        okey = _options_key(self.options)
+        # the parts of the verification keys, interned across analyses: a key then compares
+        # with the previous one in constant time (identical parts), not element by element
+        interned = self.interned
+        okey = interned.setdefault(_options_key(self.options), _options_key(self.options))
         span = self.module.line_span
 
         def level(results: list[UnitResult], symbols: tuple, chain: tuple) -> None:
@@ -823,6 +1144,7 @@ class _ChunkRun:
                     if ok:
                         table = SymbolTable(op)
                         inner_symbols = tuple((k, v.name) for k, v in table.symbols.items())
+                        inner_symbols = interned.setdefault(inner_symbols, inner_symbols)
                         level(res.children, inner_symbols, chain + (res.head_text,))
                         start = len(ctx.diagnostics)
                         verify_op_tail(op, ctx, tables)
@@ -836,6 +1158,9 @@ class _ChunkRun:
                 key = (okey, chain, symbols, n == len(results) - 1, span if res.uses_locations else None)
                 if res.verify is not None and res.verify_key == key:
                     continue
+                if res.kind == "function" and res.children:
+                    verify_function(res, key)
+                    continue
                 start = len(ctx.diagnostics)
                 for op in res.ops:
                     verify_op(op, ctx, tables)
@@ -843,14 +1168,44 @@ class _ChunkRun:
                 res.verify_key = key
                 del ctx.diagnostics[start:]
 
+        def verify_function(res: UnitResult, key: tuple) -> None:
+            # the function op, then each statement (its diagnostics kept while nothing it uses or
+            # that uses it changed), then the function's region rules
+            op = res.ops[0]
+            start = len(ctx.diagnostics)
+            if verify_op_head(op, ctx):
+                last = len(res.children) - 1
+                for m, child in enumerate(res.children):
+                    context = (key, m == last, *_statement_context(child))
+                    if child.verify is not None and _same_context(child.verify_key, context):
+                        ctx.diagnostics.extend(child.verify)
+                        continue
+                    child_start = len(ctx.diagnostics)
+                    for o in child.ops:
+                        verify_op(o, ctx, tables)
+                    child.verify = ctx.diagnostics[child_start:]
+                    child.verify_key = context
+                verify_op_tail(op, ctx, tables)
+            res.verify = ctx.diagnostics[start:]
+            res.verify_key = key
+            del ctx.diagnostics[start:]
+
         top = SymbolTable(self.module)
-        level(units, tuple((k, v.name) for k, v in top.symbols.items()), ())
+        symbols = tuple((k, v.name) for k, v in top.symbols.items())
+        level(units, interned.setdefault(symbols, symbols), ())
 
 
-def _walk_results(units: list[UnitResult]):
+def _used_keys(interned: dict) -> dict:
+    """The interned key parts to keep for the next analysis (bounded: the newest few)."""
+    keys = list(interned)[-64:]
+    return {k: k for k in keys}
+
+
+def _walk_results(units: list[UnitResult], into_functions: bool = True):
     for r in units:
         yield r
-        yield from _walk_results(r.children)
+        if into_functions or r.kind != "function":
+            yield from _walk_results(r.children, into_functions)
 
 
 def _collect(units: list[UnitResult]) -> list[Diagnostic]:
@@ -863,7 +1218,12 @@ def _collect(units: list[UnitResult]) -> list[Diagnostic]:
         for r in results:
             issues.extend(r.issues)
             build.extend(r.build)
-            walk(r.children)
+            if r.kind == "function":
+                more_issues, more_build = r.gather_statements()
+                issues.extend(more_issues)
+                build.extend(more_build)
+            else:
+                walk(r.children)
 
     def walk_verify(results: list[UnitResult]) -> None:
         for r in results:
@@ -895,11 +1255,12 @@ def analyze_units(chunk, layout: list[Unit], options, source: SourceText, previo
     # aliases are reused in place: only when none changed or moved (a chunk without any may move)
     key = (alias_key, alias_lines, run.first_line if alias_key else None)
     if previous is not None and previous.alias_key == key:
-        run.pool = _Pool([r for r in _walk_results(previous.units) if r.kind != "container"])
+        run.pool = _Pool([r for r in _walk_results(previous.units, into_functions=False) if r.kind != "container"])
         run.previous_aliases = previous.aliases
     units = run.build()
     run.verify(units)
     state = ChunkState(chunk.text, run.first_line, units, key, run.module.line_span, layout=layout)
+    state.interned = _used_keys(run.interned)
     state.aliases = (run.module.attr_aliases, run.module.type_aliases)
     state.reused, state.rebuilt = run.reused, run.rebuilt
     analysis = ChunkAnalysis(chunk, run.module, _collect(units))
@@ -908,6 +1269,83 @@ def analyze_units(chunk, layout: list[Unit], options, source: SourceText, previo
 
 
 _PROGRESS = threading.local()
+
+
+def _statement_parse_ok(text: str, ops: list, issues: list[Diagnostic]) -> bool:
+    """Whether a statement parsed on its own gives what the whole function's parse gives for it.
+
+    Without syntax errors: one op.  With some: only for a statement of one
+    line whose errors all end before its last character (the parser stopped
+    inside the statement, in a state that does not depend on what surrounds
+    it, and its recovery blanks that line in both parses).  An error at the
+    end would read the next statement's first token in the whole parse; in
+    a statement of several lines the recovery may blank a part of it and
+    parse the rest differently.
+    """
+    if not issues:
+        return len(ops) == 1
+    code = [_COMMENT.sub(lambda m: m.group(0) if m.group(0).startswith('"') else "", line).rstrip()
+            for line in text.splitlines()]
+    code = [line for line in code if line.strip()]
+    if len(code) != 1:
+        return False
+    end = len(code[0])
+    return all(i.range is not None and i.range.start.line == i.range.end.line and i.range.end.character < end
+               for i in issues)
+
+
+def _statement_context(res: UnitResult) -> tuple:
+    """What a statement's verification depends on beyond its text: the values it uses from other
+    statements (the objects themselves) and which of its results are used."""
+    internal: set[int] = set()
+    nested = [o for op in res.ops for o in op.walk()]
+    for o in nested:
+        internal.update(id(r) for r in o.results)
+        for region in o.regions:
+            for b in region.blocks:
+                internal.update(id(a) for a in b.arguments)
+    external = tuple(v for o in nested for v in o.operands if v is not None and id(v) not in internal)
+    used = tuple(bool(r.uses) for op in res.ops for r in op.results)
+    return external, used
+
+
+def _same_context(a: tuple | None, b: tuple) -> bool:
+    """``a == b``, the external values compared by identity."""
+    if a is None or len(a) != len(b) or a[:2] != b[:2] or a[3] != b[3]:
+        return False
+    return len(a[2]) == len(b[2]) and all(x is y for x, y in zip(a[2], b[2]))
+
+
+def _relink_uses(fn) -> None:
+    """Recompute the ``uses`` of every value defined in ``fn`` from the operands of its ops."""
+    from tile_lsp.analysis.ir import BlockArgument, OpResult, Use
+
+    ops = list(fn.walk())
+    for op in ops:
+        for r in op.results:
+            r.uses = []
+        for region in op.regions:
+            for b in region.blocks:
+                for a in b.arguments:
+                    a.uses = []
+    for op in ops:
+        ranges = op.operand_ranges
+        for i, v in enumerate(op.operands):
+            if isinstance(v, (OpResult, BlockArgument)):
+                v.uses.append(Use(op, i, ranges[i] if i < len(ranges) else None))
+
+
+def _shift_children(res: UnitResult, delta: int, first: int, last: int) -> None:
+    """Move the lines and diagnostics of ``res``'s children by ``delta`` (notes within ``first..last`` too)."""
+    res.statement_diagnostics = None
+    for child in res.children:
+        child.issues = _shift_diagnostics(child.issues, delta, first, last)
+        child.build = _shift_diagnostics(child.build, delta, first, last)
+        if child.verify is not None:
+            child.verify = None if child.uses_locations else _shift_diagnostics(child.verify, delta, first, last)
+        child.first_line += delta
+        child.last_line += delta
+        _shift_children(child, delta, first, last)
 
 
 class _Progress:
@@ -926,8 +1364,9 @@ class _Progress:
         self.partial: list[Diagnostic] = []
 
     def unit_done(self, res: UnitResult) -> None:
-        self.partial.extend(res.issues)
-        self.partial.extend(res.build)
+        for r in (res, *res.children):
+            self.partial.extend(r.issues)
+            self.partial.extend(r.build)
         now = time.perf_counter()
         if self.next is None:
             self.next = now + self.first_after
