@@ -32,6 +32,7 @@ import functools
 import importlib
 import logging
 import sys
+import time
 import traceback
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -50,6 +51,7 @@ from tile_lsp.analysis.split import has_split_marker
 from tile_lsp.analysis.units import IncrementalAnalyzer
 from tile_lsp.server import convert
 from tile_lsp.server.convert import PositionEncoder, to_lsp_diagnostics
+from tile_lsp.server.heap import HeapPolicy
 from tile_lsp.server.settings import ServerSettings
 
 logger = logging.getLogger(__name__)
@@ -106,6 +108,8 @@ class TileLanguageServer(LanguageServer):
         self._docs: dict[str, _DocumentState] = {}
         self._executor: ThreadPoolExecutor | None = None
         self._warmed_up = False
+        self.heap = HeapPolicy()
+        self._heap_task: asyncio.Task | None = None
 
     # -- public accessors ---------------------------------------------------
 
@@ -350,6 +354,7 @@ class TileLanguageServer(LanguageServer):
             options = self.analysis_options(text)
             loop = asyncio.get_running_loop()
             progress = self._progress_publisher(loop, uri, state, generation, version, text)
+            started = time.perf_counter()
             analysis = await loop.run_in_executor(
                 self._get_executor(), self._run_analysis, uri, state, generation, text, options, progress
             )
@@ -363,12 +368,26 @@ class TileLanguageServer(LanguageServer):
                 encoding=self.workspace.position_encoding,
             )
             self.publish(uri, version, diagnostics)
+            self._after_analysis(time.perf_counter() - started)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
             self.log_exception(f"tile-lsp: analysis of {uri} failed")
             if self._is_current(uri, state, generation):
                 self.publish(uri, version, [internal_error_diagnostic(exc)])
+
+    def _after_analysis(self, seconds: float) -> None:
+        """Apply the :class:`~tile_lsp.server.heap.HeapPolicy` once an analysis is published."""
+        if self.heap.after_analysis(seconds):
+            self.heap.collect()
+        elif self.heap.since_collect >= self.heap.every and (self._heap_task is None or self._heap_task.done()):
+            self._heap_task = asyncio.get_running_loop().create_task(self._collect_when_idle())
+
+    async def _collect_when_idle(self) -> None:
+        """Wait until no analysis ran for ``heap.idle_s`` seconds, then collect and refreeze the heap."""
+        while not self.heap.idle_collection_due():
+            await asyncio.sleep(self.heap.idle_s / 2)
+        self.heap.collect()
 
     def warm_up(self) -> None:
         """Import and exercise the analysis in a worker thread, off the event loop.
