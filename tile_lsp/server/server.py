@@ -42,6 +42,7 @@ from typing import Any, NamedTuple, TypeVar
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
+from pygls.workspace import Workspace
 
 from tile_lsp import __version__
 from tile_lsp.analysis.api import AnalysisOptions, DocumentAnalysis, analyze_text
@@ -51,6 +52,7 @@ from tile_lsp.analysis.split import has_split_marker
 from tile_lsp.analysis.units import IncrementalAnalyzer
 from tile_lsp.server import convert
 from tile_lsp.server.convert import PositionEncoder, to_lsp_diagnostics
+from tile_lsp.server.document import IndexedWorkspace
 from tile_lsp.server.heap import HeapPolicy
 from tile_lsp.server.settings import ServerSettings
 
@@ -480,7 +482,14 @@ def guarded(default: Any = None) -> Callable[[F], F]:
 
 @guarded()
 def on_initialize(ls: TileLanguageServer, params: types.InitializeParams) -> None:
-    """``initialize``: read ``initializationOptions`` (:data:`tile_lsp.server.settings.SETTINGS`)."""
+    """``initialize``: read ``initializationOptions`` (:data:`tile_lsp.server.settings.SETTINGS`).
+
+    pygls has just created the (still empty) workspace: its documents become
+    :class:`~tile_lsp.server.document.IndexedTextDocument`, which apply an
+    incremental change to the changed lines only.
+    """
+    if type(ls.workspace) is Workspace:
+        ls.workspace.__class__ = IndexedWorkspace  # same state, one method overridden
     ls.apply_settings(params.initialization_options)
 
 
