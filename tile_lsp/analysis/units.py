@@ -734,7 +734,7 @@ class _Pool:
         return self._pick(self.by_text.get(text), first_line)
 
     def take_function(self, head: str, first_line: int) -> UnitResult | None:
-        """A function's result with the header line ``head`` (its body edited)."""
+        """A function's result with the header and footer lines ``head`` (see ``_signature``; its body edited)."""
         return self._pick(self.by_head.get(head), first_line)
 
 
@@ -885,7 +885,10 @@ class _ChunkRun:
         footer = text[unit.footer_start:unit.end]
         body_lines = text.count("\n", unit.header_end, unit.footer_start)
         vsource, virtual = _container_source(first, header, body_lines, footer)
-        old_fn = self.pool.take_function(header, first) if self.pool is not None else None
+        # found again by its header and footer lines: the attributes of the entry its statements'
+        # verification may read are all there
+        signature = _signature(header, footer)
+        old_fn = self.pool.take_function(signature, first) if self.pool is not None else None
         if old_fn is not None and old_fn.header_parse is not None and old_fn.header_parse[0] == virtual:
             result = old_fn.header_parse[1]  # the tree is only read by the builder
         else:
@@ -960,7 +963,7 @@ class _ChunkRun:
         _relink_uses(fn)
         self.new_ops.append(fn)
         res = UnitResult(text[unit.start:unit.end], "function", first, last, [fn], [], builder.diagnostics)
-        res.head_text = header
+        res.head_text = signature
         res.header_parse = (virtual, result)
         res.children = children
         res.uses_locations = "loc(" in res.text
@@ -1051,7 +1054,8 @@ class _ChunkRun:
         res = UnitResult(text, kind, first, last, ops, issues, build, aliases=aliases)
         res.uses_locations = "loc(" in text
         if unit.kind == "function":
-            res.head_text = self.chunk.text[unit.start:unit.header_end]
+            res.head_text = _signature(self.chunk.text[unit.start:unit.header_end],
+                                       self.chunk.text[unit.footer_start:unit.end])
         self.new_ops.extend(ops)
         return res
 
@@ -1269,6 +1273,11 @@ def analyze_units(chunk, layout: list[Unit], options, source: SourceText, previo
 
 
 _PROGRESS = threading.local()
+
+
+def _signature(header: str, footer: str) -> str:
+    """What finds a function's previous version: its header and footer lines."""
+    return header + "\x00" + footer
 
 
 def _statement_parse_ok(text: str, ops: list, issues: list[Diagnostic]) -> bool:
