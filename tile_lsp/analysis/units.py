@@ -61,7 +61,6 @@ FUNCTION_OPS = frozenset({"cuda_tile.entry"})
 
 _STRIP = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*')
 _ITEM_START = re.compile(r'([ \t]*)(?:(%)|(")|([#!][A-Za-z0-9_$.\-]+[ \t]*=)|([A-Za-z_][A-Za-z0-9_$.]*))')
-_COMMENT = _STRIP  # strings are matched too, so that `//` inside one is not taken for a comment
 _OPENERS = "([{"
 _NOT_BRACKETS = re.compile(r"[^()\[\]{}]+")
 
@@ -981,22 +980,12 @@ class _ChunkRun:
 
         if old.issues or old.build:
             return False
-        internal: set[int] = set()
-        nested = [o for op in old.ops for o in op.walk()]
-        for o in nested:
-            internal.update(id(r) for r in o.results)
-            for region in o.regions:
-                for b in region.blocks:
-                    internal.update(id(a) for a in b.arguments)
         external = []
-        for o in nested:
-            for i, v in enumerate(o.operands):
-                if v is None or id(v) in internal:
-                    continue
-                now = remap.get(id(v))
-                if now is None:
-                    return False
-                external.append((o, i, v, now))
+        for o, i, v in _external_operands(old.ops):
+            now = remap.get(id(v))
+            if now is None:
+                return False
+            external.append((o, i, v, now))
         names = [_canonical(r.name) for op in old.ops for r in op.results]
         if any(n in scope.values or n in scope.pending for n in names):
             return False
@@ -1293,7 +1282,8 @@ def _statement_parse_ok(text: str, ops: list, issues: list[Diagnostic]) -> bool:
     """
     if not issues:
         return len(ops) == 1
-    code = [_COMMENT.sub(lambda m: m.group(0) if m.group(0).startswith('"') else "", line).rstrip()
+    # _STRIP matches strings too, so that `//` inside one is not taken for a comment
+    code = [_STRIP.sub(lambda m: m.group(0) if m.group(0).startswith('"') else "", line).rstrip()
             for line in text.splitlines()]
     code = [line for line in code if line.strip()]
     if len(code) != 1:
@@ -1306,16 +1296,22 @@ def _statement_parse_ok(text: str, ops: list, issues: list[Diagnostic]) -> bool:
 def _statement_context(res: UnitResult) -> tuple:
     """What a statement's verification depends on beyond its text: the values it uses from other
     statements (the objects themselves) and which of its results are used."""
+    external = tuple(v for _, _, v in _external_operands(res.ops))
+    used = tuple(bool(r.uses) for op in res.ops for r in op.results)
+    return external, used
+
+
+def _external_operands(ops: list) -> list[tuple]:
+    """``(op, operand index, value)`` of every operand of ``ops`` (nested ops included) whose value
+    they do not define themselves (a result or block argument of another statement)."""
     internal: set[int] = set()
-    nested = [o for op in res.ops for o in op.walk()]
+    nested = [o for op in ops for o in op.walk()]
     for o in nested:
         internal.update(id(r) for r in o.results)
         for region in o.regions:
             for b in region.blocks:
                 internal.update(id(a) for a in b.arguments)
-    external = tuple(v for o in nested for v in o.operands if v is not None and id(v) not in internal)
-    used = tuple(bool(r.uses) for op in res.ops for r in op.results)
-    return external, used
+    return [(o, i, v) for o in nested for i, v in enumerate(o.operands) if v is not None and id(v) not in internal]
 
 
 def _same_context(a: tuple | None, b: tuple) -> bool:
