@@ -279,6 +279,36 @@ def test_a_type_change_reverifies_the_users(corpus):
     assert _diagnostics(got) and _diagnostics(got) == _diagnostics(_entry_whole(edited))
 
 
+@pytest.mark.parametrize("typo", [("= reduce %12", "= reduceq %12"),
+                                  ("(%reduce_lhs: tile<f32>", "(%reduce_lhs: tile<f3q2>")])
+def test_an_error_in_a_region_header_stays_in_its_statement(corpus, typo):
+    """A typo in the lines that open a reduce's region: the reduce alone is re-parsed (its region blanked
+    with it), the other statements are kept, and the result is that of parsing the entry whole."""
+    text = _module([KERNELS[1]])
+    inc = IncrementalAnalyzer()
+    before = inc.analyze(text)
+    name = re.findall(r"entry @([A-Za-z0-9_$.]+)", text)[0]
+    old_ops = list(_entry_ops(before, name))
+    edited = text.replace(typo[0], typo[1], 1)
+    assert edited != text
+    got = inc.analyze(edited)
+    diags = _diagnostics(got)
+    assert diags == _diagnostics(_entry_whole(edited)) == _diagnostics(analyze_text(edited))
+    # one syntax error; the reduce's result is then undefined in its users, and nothing else is reported
+    assert [d[2] for d in diags].count("parse.syntax") == 1
+    assert {d[1] for d in diags if d[2] != "parse.syntax"} <= {"use of undeclared SSA value name"}
+    new_ops = _entry_ops(got, name)
+    assert len(new_ops) == len(old_ops) - 1
+    error_lines = {d[3][0] for d in diags}
+    rebuilt = [op for op in new_ops if not any(op is o for o in old_ops)]
+    assert rebuilt and all(op.range.start.line in error_lines for op in rebuilt)
+    # typed back: clean, and the statements kept across both edits are the same objects
+    got = inc.analyze(text)
+    assert _diagnostics(got) == []
+    ops = _entry_ops(got, name)
+    assert sum(any(op is o for o in old_ops) for op in ops) >= len(old_ops) - len(error_lines) - 1
+
+
 BODY_EDIT = st.tuples(st.sampled_from(["insert", "delete", "newline", "join"]), st.floats(0, 1),
                       st.sampled_from("xq7%:,({} "))
 

@@ -169,6 +169,37 @@ cuda_tile.module @m {
     assert [op.name for op in m.walk()].count("cuda_tile.addi") == 1
 
 
+REGION_HEADER_TYPO = """\
+cuda_tile.module @m {
+  entry @k() {
+    %4 = constant <f32: 1.0> : tile<16x8xf32>
+    %r = reduceq %4 dim=0 identities=[0.000000e+00 : f32] : tile<16x8xf32> -> tile<8xf32>
+    (%lhs: tile<f32>, %rhs: tile<f32>) {
+      %s = addf %lhs, %rhs : tile<f32>
+      yield %s : tile<f32>
+    }
+    %n = negf %4 : tile<16x8xf32> {
+    %m = negf %4 : tile<16x8xf32>
+    return
+  }
+}
+"""
+
+
+def test_parse_blanks_a_region_whose_header_fails():
+    # the reduce's header fails: its region goes with it (its ops are not read as ops of the entry, nor its `}`
+    # as the entry's end); a `{` typed at the end of a line opens nothing: only that line is blanked
+    result = parse(REGION_HEADER_TYPO)
+    assert [REGION_HEADER_TYPO.count("\n", 0, i.start) for i in result.issues] == [3, 8]
+    assert result.issues[0].start == REGION_HEADER_TYPO.index("reduceq")
+    analysis = analyze_text(REGION_HEADER_TYPO)
+    assert len(analysis.diagnostics) == 2
+    entry = next(op for op in analysis.chunks[0].module.walk() if op.name == "cuda_tile.entry")
+    body = entry.regions[0].blocks[0].operations
+    assert [op.name for op in body] == ["cuda_tile.constant", "cuda_tile.negf", "cuda_tile.return"]
+    assert body[1].results[0].name == "%m"
+
+
 def test_hex_and_typed_literals_in_attributes():
     text = """\
 cuda_tile.module @m {

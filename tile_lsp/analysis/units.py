@@ -786,7 +786,11 @@ class _ChunkRun:
         return first, first + text.count("\n", unit.start, max(unit.end - 1, unit.start))
 
     def _parse_build(self, text: str, start: int, block, scope, aliases_only: bool = False):
-        """Parse ``text`` (at chunk offset ``start``) and build its items into ``block``."""
+        """Parse ``text`` (at chunk offset ``start``) and build its items into ``block``.
+
+        Returns ``(ops, syntax issues, build diagnostics, aliases defined,
+        the ParseResult)``.
+        """
         from tile_lsp.analysis.builder import Builder
         from tile_lsp.grammar.parse import parse
 
@@ -814,7 +818,7 @@ class _ChunkRun:
                     op = builder.operation(item, block, scope)
                     if op is not None:
                         ops.append(op)
-        return ops, issues, builder.diagnostics, tuple(aliases)
+        return ops, issues, builder.diagnostics, tuple(aliases), result
 
     def _build_container(self, unit: Unit, block, scope, first: int, last: int) -> UnitResult:
         """Build a container op from its header and footer lines (body blanked) and its body units."""
@@ -943,8 +947,8 @@ class _ChunkRun:
             if old is not None and self._reuse_statement(old, s_first, s_last, body, inner, remap, shifters):
                 children.append(old)
                 continue
-            s_ops, issues, build, aliases = self._parse_build(s_text, stmt.start, body, inner)
-            if aliases or not _statement_parse_ok(s_text, s_ops, issues):
+            s_ops, issues, build, aliases, parsed = self._parse_build(s_text, stmt.start, body, inner)
+            if aliases or not _statement_parse_ok(s_text, parsed, s_ops, issues, s_first):
                 block.operations.remove(fn)
                 return None
             for op in s_ops:
@@ -1038,7 +1042,7 @@ class _ChunkRun:
 
     def _plain(self, unit: Unit, block, scope, first: int, last: int) -> UnitResult:
         text = self.chunk.text[unit.start:unit.end]
-        ops, issues, build, aliases = self._parse_build(text, unit.start, block, scope)
+        ops, issues, build, aliases, _ = self._parse_build(text, unit.start, block, scope)
         kind = "op" if unit.kind == "container" else unit.kind
         res = UnitResult(text, kind, first, last, ops, issues, build, aliases=aliases)
         res.uses_locations = "loc(" in text
@@ -1269,28 +1273,46 @@ def _signature(header: str, footer: str) -> str:
     return header + "\x00" + footer
 
 
-def _statement_parse_ok(text: str, ops: list, issues: list[Diagnostic]) -> bool:
+def _statement_parse_ok(text: str, parsed, ops: list, issues: list[Diagnostic], first_line: int) -> bool:
     """Whether a statement parsed on its own gives what the whole function's parse gives for it.
 
-    Without syntax errors: one op.  With some: only for a statement of one
-    line whose errors all end before its last character (the parser stopped
-    inside the statement, in a state that does not depend on what surrounds
-    it, and its recovery blanks that line in both parses).  An error at the
-    end would read the next statement's first token in the whole parse; in
-    a statement of several lines the recovery may blank a part of it and
-    parse the rest differently.
+    ``text`` is the statement (its first line is line ``first_line`` of the
+    chunk), ``parsed`` its :class:`~tile_lsp.grammar.parse.ParseResult`.
+    Without syntax errors: one op.  With some: when every error ends before
+    the statement's last character, none was met at the first token of what
+    remained of it or at its end, and the blanked text still balances its brackets.  The
+    parser then stopped inside the statement, in a state that does not
+    depend on what surrounds it, and its recovery blanked the same
+    lines in both parses (a region whose header fails is blanked whole, see
+    :func:`tile_lsp.grammar.parse._over_regions`), leaving the structure of
+    the function intact.  An error at the end would read the next
+    statement's first token in the whole parse; a region left open or closed
+    by the blanking would read the following statements as part of another
+    region; an error at a statement's first token is reported after the
+    statement before it in the whole parse.
     """
     if not issues:
         return len(ops) == 1
+    if any(i.needs_context for i in parsed.issues):
+        return False
     # _STRIP matches strings too, so that `//` inside one is not taken for a comment
     code = [_STRIP.sub(lambda m: m.group(0) if m.group(0).startswith('"') else "", line).rstrip()
             for line in text.splitlines()]
-    code = [line for line in code if line.strip()]
-    if len(code) != 1:
+    last = max((k for k, line in enumerate(code) if line.strip()), default=None)
+    if last is None:
         return False
-    end = len(code[0])
-    return all(i.range is not None and i.range.start.line == i.range.end.line and i.range.end.character < end
-               for i in issues)
+    end_line, end_char = first_line + last, len(code[last])
+    for issue in issues:
+        r = issue.range
+        if r is None or (r.end.line, r.end.character) >= (end_line, end_char):
+            return False
+    depth = 0
+    for line in parsed.text.splitlines():
+        change, low = _depth_change(line, depth)
+        if depth + low < 0:
+            return False
+        depth += change
+    return depth == 0
 
 
 def _statement_context(res: UnitResult) -> tuple:

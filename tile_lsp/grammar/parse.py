@@ -45,6 +45,9 @@ class SyntaxIssue:
     message: str
     start: int
     end: int
+    #: the parser met the error at the first token of a statement or at the end of the text: what it
+    #: reports then depends on what comes before or after (the statement before, in the same block)
+    needs_context: bool = False
 
 
 @dataclass
@@ -385,13 +388,65 @@ def _repair_span(text: str, err: UnexpectedInput, issue: SyntaxIssue) -> tuple[i
     line_start, line_end = _line_bounds(text, offset)
     partial = _partial_statement(err)
     if partial is None:
-        return line_start, _continuation_end(text, line_end)
+        return _over_regions(text, line_start, _continuation_end(text, line_end))
     first, last = partial
     start = _line_bounds(text, first)[0]
     at_line_start = text[line_start:offset].strip() == ""
     if at_line_start and last <= line_start:
-        return start, _line_bounds(text, max(last - 1, first))[1]
-    return start, _continuation_end(text, line_end)
+        if _statement_may_end(err):
+            # the operation above is complete: the line that starts with the offending token is the
+            # error (blanking the operation would leave the token after the one before it, and so on up)
+            return _over_regions(text, line_start, _continuation_end(text, line_end))
+        return _over_regions(text, start, _line_bounds(text, max(last - 1, first))[1])
+    return _over_regions(text, start, _continuation_end(text, line_end))
+
+
+def _statement_may_end(err: UnexpectedInput) -> bool:
+    """Whether the operation being parsed at ``err`` could end there (its block's ``}`` or the end of the
+    text may come next)."""
+    expected = getattr(err, "expected", None) or ()
+    return "RBRACE" in expected or "$END" in expected
+
+
+def _depth(text: str) -> int:
+    """Net bracket depth (``(``, ``[``, ``{``) of ``text``, strings and comments skipped."""
+    code = _STRINGS_AND_COMMENTS.sub("", text)
+    return sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
+
+
+def _over_regions(text: str, start: int, end: int) -> tuple[int, int]:
+    """Extend the blanked lines ``[start, end)`` over the regions they open and leave open.
+
+    An operation whose failing lines hold the ``{`` of its region (``%r =
+    for ... {``, ``(%lhs: ..., %rhs: ...) {`` of a reduce) is blanked up to
+    the line that closes it: its ``}`` at the indentation of its first line,
+    every line between indented deeper.  Blanking the header alone would
+    read the region's operations as operations of the enclosing block and
+    its ``}`` as the end of the enclosing region, a cascade of errors that
+    are not the user's (MLIR itself stops at the first error).  Where the
+    lines below are not indented that way (a ``{`` being typed), the span is
+    left as it was.
+    """
+    depth = _depth(text[start:end])
+    if depth <= 0:
+        return start, end
+    first_line = text[start:_line_bounds(text, start)[1]]
+    indent = len(first_line) - len(first_line.lstrip())
+    pos = end
+    while depth > 0 and pos < len(text):
+        nxt = text.find("\n", pos + 1)
+        nxt = len(text) if nxt == -1 else nxt
+        line = text[pos + 1:nxt]
+        stripped = line.strip()
+        if stripped and not stripped.startswith("//"):
+            column = len(line) - len(line.lstrip())
+            if column < indent or (column == indent and not stripped.startswith("}")):
+                return start, end
+            depth += _depth(line)
+        pos = nxt
+    if depth != 0:
+        return start, end
+    return start, _continuation_end(text, pos)
 
 
 # A line starting with one of these continues the statement above it.
@@ -453,6 +508,9 @@ def parse(text: str, *, max_issues: int = 50) -> ParseResult:
             described = _describe(err, work)
             issue = described[0]
             issues.extend(described)
+            if _at_end(err) or _partial_statement(err) is None:
+                for d in described:
+                    d.needs_context = True
             if len(issues) >= max_issues:
                 break
             if not closed and _at_end(err):
