@@ -365,7 +365,7 @@ def updated_source(old: SourceText, text: str) -> SourceText:
         out.append(i + 1)
         i = text.find("\n", i + 1, new_end)
     after = bisect.bisect_left(starts, old_end + 1)
-    out.extend(x + chars for x in starts[after:])
+    out.extend([x + chars for x in starts[after:]] if chars else starts[after:])
     return _source_of_lines(text, out)
 
 
@@ -706,6 +706,38 @@ def _options_key(options) -> tuple:
     return (repr(options),)
 
 
+class _ParseCache:
+    """The parses of the last ``size`` statement texts parsed while editing (thread-safe).
+
+    A parse tree is only read by the builder, and its offsets are relative
+    to the text parsed: the same statement text at another place of the
+    file, or in another version, is built from the same tree.
+    """
+
+    def __init__(self, size: int):
+        self.size = size
+        self._items: dict[str, object] = {}
+        self._lock = threading.Lock()
+
+    def get(self, text: str):
+        with self._lock:
+            result = self._items.pop(text, None)
+            if result is not None:
+                self._items[text] = result  # most recently used last
+            return result
+
+    def put(self, text: str, result) -> None:
+        with self._lock:
+            self._items.pop(text, None)
+            self._items[text] = result
+            while len(self._items) > self.size:
+                del self._items[next(iter(self._items))]
+
+
+#: statements parsed while editing (the few hundred bytes of a statement's tree each)
+_STATEMENT_PARSES = _ParseCache(512)
+
+
 class _Pool:
     """Unit results of the previous analysis, by text (and functions also by header line), each taken at most once."""
 
@@ -768,7 +800,7 @@ class _ChunkRun:
         self.base = chunk.start_offset
         self.first_line = source.position(self.base).line
         self.module = Module()
-        self.module.line_span = (self.first_line, self.first_line + chunk.text.count("\n"))
+        self.module.line_span = (self.first_line, self._line_at(len(chunk.text)))
         self.pool = pool
         self.previous = previous
         self.previous_aliases: tuple | None = None
@@ -780,13 +812,17 @@ class _ChunkRun:
 
     # -- building ---------------------------------------------------------------
 
-    def _unit_lines(self, unit: Unit) -> tuple[int, int]:
-        text = self.chunk.text
-        first = self.first_line + unit.line
-        return first, first + text.count("\n", unit.start, max(unit.end - 1, unit.start))
+    def _line_at(self, offset: int) -> int:
+        """The file line of chunk offset ``offset`` (from the line index: no scan of the text)."""
+        return bisect.bisect_right(self.source.line_starts, self.base + offset) - 1
 
-    def _parse_build(self, text: str, start: int, block, scope, aliases_only: bool = False):
+    def _unit_lines(self, unit: Unit) -> tuple[int, int]:
+        return self.first_line + unit.line, self._line_at(max(unit.end - 1, unit.start))
+
+    def _parse_build(self, text: str, start: int, block, scope, aliases_only: bool = False, cache: bool = False):
         """Parse ``text`` (at chunk offset ``start``) and build its items into ``block``.
+
+        ``cache``: take the parse from, and keep it in, :data:`_STATEMENT_PARSES`.
 
         Returns ``(ops, syntax issues, build diagnostics, aliases defined,
         the ParseResult)``.
@@ -795,7 +831,11 @@ class _ChunkRun:
         from tile_lsp.grammar.parse import parse
 
         base = self.base + start
-        result = parse(text, max_issues=50)
+        result = _STATEMENT_PARSES.get(text) if cache else None
+        if result is None:
+            result = parse(text, max_issues=50)
+            if cache:
+                _STATEMENT_PARSES.put(text, result)
         issues = [Diagnostic(Severity.ERROR, i.message, self.source.range(base + i.start, base + i.end), "parse.syntax")
                   for i in result.issues]
         builder = Builder(self.source, base, result.text)
@@ -829,7 +869,7 @@ class _ChunkRun:
         text = self.chunk.text
         header = text[unit.start:unit.header_end]
         footer = text[unit.footer_start:unit.end]
-        body_lines = text.count("\n", unit.header_end, unit.footer_start)
+        body_lines = self._line_at(unit.footer_start) - self._line_at(unit.header_end)
         # a source whose lines before the header and in the body are empty: header and footer keep their positions
         vsource, virtual = _container_source(first, header, body_lines, footer)
         result = parse(virtual, max_issues=50)
@@ -947,7 +987,10 @@ class _ChunkRun:
             if old is not None and self._reuse_statement(old, s_first, s_last, body, inner, remap, shifters):
                 children.append(old)
                 continue
-            s_ops, issues, build, aliases, parsed = self._parse_build(s_text, stmt.start, body, inner)
+            # while the user types, the statements rebuilt are the one edited and the users of what it
+            # renamed, typed again on the next keystroke: their parses are kept a while
+            s_ops, issues, build, aliases, parsed = self._parse_build(s_text, stmt.start, body, inner,
+                                                                      cache=old_fn is not None)
             if aliases or not _statement_parse_ok(s_text, parsed, s_ops, issues, s_first):
                 block.operations.remove(fn)
                 return None
