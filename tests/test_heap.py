@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 
-from tile_lsp.server.heap import HeapPolicy
+from tile_lsp.server.heap import YOUNG_THRESHOLD, HeapPolicy, configure_collector
 
 
 def test_a_long_analysis_asks_for_a_collection_at_once():
@@ -26,3 +26,13 @@ def test_a_collection_is_due_after_enough_analyses_once_idle():
         assert not policy.idle_collection_due()
     finally:
         gc.unfreeze()
+
+
+def test_the_server_collects_the_young_generation_less_often():
+    saved = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        configure_collector()
+        assert gc.get_threshold() == (YOUNG_THRESHOLD, 10, 10)
+    finally:
+        gc.set_threshold(*saved)

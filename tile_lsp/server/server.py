@@ -53,7 +53,7 @@ from tile_lsp.analysis.units import IncrementalAnalyzer
 from tile_lsp.server import convert
 from tile_lsp.server.convert import PositionEncoder, to_lsp_diagnostics
 from tile_lsp.server.document import IndexedWorkspace
-from tile_lsp.server.heap import HeapPolicy
+from tile_lsp.server.heap import HeapPolicy, configure_collector
 from tile_lsp.server.settings import ServerSettings
 
 logger = logging.getLogger(__name__)
@@ -718,6 +718,7 @@ def serve_stdio() -> None:
             stream=sys.stderr,
             format="tile-lsp %(levelname)s %(name)s: %(message)s",
         )
+    configure_collector()
     server = create_server()
     server.warm_up()
     server.start_io()
