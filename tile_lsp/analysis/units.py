@@ -1320,12 +1320,12 @@ def _statement_parse_ok(text: str, parsed, ops: list, issues: list[Diagnostic], 
     """Whether a statement parsed on its own gives what the whole function's parse gives for it.
 
     ``text`` is the statement (its first line is line ``first_line`` of the
-    chunk), ``parsed`` its :class:`~tile_lsp.grammar.parse.ParseResult`.
+    file), ``parsed`` its :class:`~tile_lsp.grammar.parse.ParseResult`.
     Without syntax errors: one op.  With some: when every error ends before
     the statement's last character, none was met at the first token of what
-    remained of it or at its end, and the blanked text still balances its brackets.  The
-    parser then stopped inside the statement, in a state that does not
-    depend on what surrounds it, and its recovery blanked the same
+    remained of it or at its end, and the blanked text still balances its
+    brackets.  The parser then stopped inside the statement, in a state that
+    does not depend on what surrounds it, and its recovery blanked the same
     lines in both parses (a region whose header fails is blanked whole, see
     :func:`tile_lsp.grammar.parse._over_regions`), leaving the structure of
     the function intact.  An error at the end would read the next
