@@ -530,15 +530,9 @@ def split_units(text: str) -> list[Unit] | None:
 
     Offsets and lines are relative to ``text``.
     """
-    lines = text.splitlines(keepends=True)
+    lines, offsets = _lines_and_offsets(text)
     if not lines:
         return None
-    offsets = [0] * (len(lines) + 1)
-    pos = 0
-    for k, line in enumerate(lines):
-        offsets[k] = pos
-        pos += len(line)
-    offsets[len(lines)] = pos
     units = _cut(text, lines, offsets, 0, len(lines), top=True)
     if units is None:
         return None
