@@ -44,7 +44,8 @@ def _manifest(corpus: Path) -> dict[str, str]:
 
 
 def _lower_and_assemble(path_str: str) -> tuple[str, str, str]:
-    """(file, verdict, detail) for one kernel: 'ok', 'lowering-error' or 'ptxas-error'."""
+    """(file, verdict, detail) for one kernel: 'ok', 'lowering-error', 'stage-error' (the printed
+    nv_tileas stage does not parse and verify clean) or 'ptxas-error'."""
     path = Path(path_str)
     target = _target_of(path)
     result = lower_text(path.read_text(), target, file_name=path.name)
@@ -52,12 +53,21 @@ def _lower_and_assemble(path_str: str) -> tuple[str, str, str]:
         errors = [d for d in result.diagnostics if d.severity == Severity.ERROR]
         return path.name, "lowering-error", "; ".join(
             f"{(d.range.start.line + 1) if d.range else 0}: {d.message}" for d in errors)
+    stage_errors = _errors(result.stages["nv_tileas"])
+    if stage_errors:
+        return path.name, "stage-error", "; ".join(stage_errors)
     ok, log = run_ptxas(result.ptx, target)
     return path.name, "ok" if ok else "ptxas-error", log[:2000]
 
 
+def _errors(text: str) -> list[str]:
+    return [f"{d.range.start.line + 1 if d.range else 0}: {d.message}"
+            for d in analyze_text(text).diagnostics if d.severity == Severity.ERROR]
+
+
 def test_every_corpus_kernel_lowers_to_ptx_that_ptxas_accepts(corpus):
-    """All corpus kernels (text and debug-info variants) for their target; tileiras' rejections agree."""
+    """All corpus kernels (text and debug-info variants) for their target; tileiras' rejections agree;
+    the nv_tileas stage of each parses and verifies with no error."""
     _require_ptxas()
     manifest = _manifest(corpus)
     files = sorted(str(p) for p in (corpus / "kernels").glob("*.mlir"))
@@ -133,6 +143,86 @@ def test_every_stage_prints_and_the_layout_stage_reparses_clean():
     assert 'tile_lsp.staging = "smem"' not in layout.split("broadcast")[0]
     reparsed = analyze_text(layout)
     assert [d.message for d in reparsed.diagnostics if d.severity == Severity.ERROR] == []
+
+
+MMA_KERNEL = """\
+cuda_tile.module @m {
+  entry @mma(%arg0: tile<ptr<f16>>, %arg1: tile<ptr<i8>>, %arg2: tile<ptr<f64>>, %arg3: tile<ptr<f32>>) {
+    %0 = make_token : token
+    %c0 = constant <i32: 0> : tile<i32>
+    %th = make_tensor_view %arg0, shape = [16, 16], strides = [16, 1] : tensor_view<16x16xf16, strides=[16,1]>
+    %ph = make_partition_view %th : partition_view<tile=(16x16), tensor_view<16x16xf16, strides=[16,1]>>
+    %h, %t1 = load_view_tko acquire device %ph[%c0, %c0] token = %0 : partition_view<tile=(16x16), tensor_view<16x16xf16, strides=[16,1]>>, tile<i32> -> tile<16x16xf16>, token
+    %dh = mmaf %h, %h, %h : tile<16x16xf16>, tile<16x16xf16>, tile<16x16xf16>
+    %s1 = store_view_tko weak %dh, %ph[%c0, %c0] token = %t1 : tile<16x16xf16>, partition_view<tile=(16x16), tensor_view<16x16xf16, strides=[16,1]>>, tile<i32> -> token
+    %ti = make_tensor_view %arg1, shape = [16, 16], strides = [16, 1] : tensor_view<16x16xi8, strides=[16,1]>
+    %pi = make_partition_view %ti : partition_view<tile=(16x16), tensor_view<16x16xi8, strides=[16,1]>>
+    %i, %t2 = load_view_tko weak %pi[%c0, %c0] token = %0 : partition_view<tile=(16x16), tensor_view<16x16xi8, strides=[16,1]>>, tile<i32> -> tile<16x16xi8>, token
+    %zi = constant <i32: 0> : tile<16x16xi32>
+    %di = mmai %i, %i, %zi unsigned signed : tile<16x16xi8>, tile<16x16xi8>, tile<16x16xi32>
+    %sum = reduce %di dim=0 identities=[0 : i32] : tile<16x16xi32> -> tile<16xi32>
+      (%lhs: tile<i32>, %rhs: tile<i32>) {
+      %a = addi %lhs, %rhs : tile<i32>
+      yield %a : tile<i32>
+    }
+    %td = make_tensor_view %arg2, shape = [16, 16], strides = [16, 1] : tensor_view<16x16xf64, strides=[16,1]>
+    %pd = make_partition_view %td : partition_view<tile=(16x16), tensor_view<16x16xf64, strides=[16,1]>>
+    %d, %t3 = load_view_tko weak %pd[%c0, %c0] token = %0 : partition_view<tile=(16x16), tensor_view<16x16xf64, strides=[16,1]>>, tile<i32> -> tile<16x16xf64>, token
+    %dd = mmaf %d, %d, %d : tile<16x16xf64>, tile<16x16xf64>, tile<16x16xf64>
+    %s3 = store_view_tko weak %dd, %pd[%c0, %c0] token = %t3 : tile<16x16xf64>, partition_view<tile=(16x16), tensor_view<16x16xf64, strides=[16,1]>>, tile<i32> -> token
+    return
+  }
+}
+"""
+
+
+def _stage_lines(stage: str, word: str) -> list[str]:
+    return [line.strip() for line in stage.splitlines() if word in line]
+
+
+def test_the_nv_tileas_stage_expresses_memops_mma_and_reductions_as_nv_tileas_ops():
+    result = lower_text(MMA_KERNEL, "sm_90", file_name="mma.mlir")
+    assert result.ok, result.diagnostics
+    stage = result.stages["nv_tileas"]
+    assert _errors(stage) == []
+    # one block_tile per view, one index_cast for %c0 shared by every access
+    assert len(_stage_lines(stage, '"nv_tileaa.block_tile"')) == 3
+    assert len(_stage_lines(stage, '"arith.index_cast"')) == 1
+    loads = _stage_lines(stage, "nv_tileas.tiled_load")
+    assert len(loads) == 3 and all("operandSegmentSizes = array<i32: 1, 2, 0, 1>" in x for x in loads)
+    assert 'mem_scope = "gpu", mem_semantic = "acquire"' in loads[0]
+    assert 'mem_semantic = "weak"' in loads[1] and "mem_scope" not in loads[1]
+    assert len(_stage_lines(stage, "nv_tileas.tiled_store")) == 2
+    assert not _stage_lines(stage, "load_view_tko") and not _stage_lines(stage, "store_view_tko")
+    # f16 accumulator: widened to f32 around the dot; integer dot: signedness; f64 stays mmaf
+    dots = _stage_lines(stage, "nv_tileas.dot")
+    assert len(dots) == 2
+    assert "atom = #nv_tileas<atom mma_f16_f16_f32>" in dots[0] and dots[0].endswith("-> !cuda_tile.tile<16x16xf32>")
+    assert len(_stage_lines(stage, "ftof")) == 2
+    assert "atom = #nv_tileas<atom mma_i8_i8_i32>, b_signed = true" in dots[1] and "a_signed = false" in dots[1]
+    assert len(_stage_lines(stage, "mmaf")) == 1 and "xf64>" in _stage_lines(stage, "mmaf")[0]
+    assert len(_stage_lines(stage, "nv_tileas.reduce")) == 1 and len(_stage_lines(stage, "nv_tileas.yield")) == 1
+    # the PTX comes from this stage: acquire load, .loc of the tiled_load at the load_view_tko's line
+    assert "ld.acquire.gpu.b16" in result.ptx
+    body = result.ptx[result.ptx.index(".loc 1 7 5"):]
+    assert re.match(r"\.loc 1 7 5\n(?:\t[^.\n].*\n)*?\t(?:@%p\d+ )?ld\.acquire\.gpu\.b16", body)
+    exe = find_ptxas()
+    if exe is not None:
+        ok, log = run_ptxas(result.ptx, "sm_90")
+        assert ok, log
+
+
+def test_the_nv_tileas_verifiers_check_the_stage():
+    """The stage is verified as nv_tileas: a wrong edit of it gets the nv_tileas diagnostics."""
+    stage = lower_text(MMA_KERNEL, "sm_90", stop_after="nv_tileas").stages["nv_tileas"]
+    acquire_without_scope = stage.replace('mem_scope = "gpu", ', '')
+    assert [e.split(": ", 1)[1] for e in _errors(acquire_without_scope)] == [
+        "'nv_tileas.tiled_load' op memory scope is required for acquire load"]
+    f16_accumulator = re.sub(r"nv_tileas.dot (%[\w#]+), (%[\w#]+), %[\w#]+ (\{[^}]*\}) : (\S+), (\S+), \S+ -> (\S+)",
+                             r"nv_tileas.dot \1, \2, \1 \3 : \4, \5, \4 -> \6", stage, count=1)
+    assert f16_accumulator != stage
+    assert [e.split(": ", 1)[1] for e in _errors(f16_accumulator)] == [
+        "'nv_tileas.dot' op expects c type to be Float32"]
 
 
 def test_unsupported_op_is_a_diagnostic_naming_it():

@@ -32,7 +32,8 @@ from tile_lsp.codegen.ptx import (
 )
 from tile_lsp.dialect import types as T
 
-SCOPES = {"device": "gpu", "sys": "sys", "tl_blk": "cta", "block": "cta"}
+#: cuda_tile ``memory_scope`` and nv_tileas ``mem_scope`` words -> PTX scope
+SCOPES = {"device": "gpu", "sys": "sys", "tl_blk": "cta", "block": "cta", "gpu": "gpu", "cluster": "cluster"}
 
 
 def _sem(op: Operation, kind: str) -> str:
@@ -266,33 +267,72 @@ def _and(lw: KernelLowering, a: str | None, b: str | None) -> str | None:
     return r
 
 
-@handler("load_view_tko")
-def _load_view(lw: KernelLowering, op: Operation) -> None:
-    view = lw.get(op.operand_group("view")[0] if op.operand_segments else op.operands[0])
-    index = op.operand_group("index") if op.operand_segments else op.operands[1:]
+def _load_tile(lw: KernelLowering, op: Operation, view, index, sem: str) -> None:
+    """Result 0 of ``op``: the tile of ``view`` at the scalar (or gather) ``index`` values."""
     out = _result(lw, op)
-    lw.set(op.results[1], TOKEN)
     bases, gather = _view_indices(lw, view, index, out.shape)
     pad = _pad_bits(out.elem, view.padding)
-    sem = _sem(op, "ld")
     for s, r in enumerate(out.regs):
         addr, inb = _element_addresses(lw, view, bases, out.shape, s, gather(s))
         lw.mov(reg_class(out.elem), r, lw.const_reg(out.elem, pad))
         _ld(lw, out.elem, r, addr, inb, sem)
 
 
-@handler("store_view_tko")
-def _store_view(lw: KernelLowering, op: Operation) -> None:
-    tile = lw.tile(op.operands[0])
-    view = lw.get(op.operands[1])
-    index = op.operand_group("index") if op.operand_segments else op.operands[2:]
-    lw.set(op.results[0], TOKEN)
+def _store_tile(lw: KernelLowering, tile: TileValue, view, index, sem: str) -> None:
+    """Store ``tile`` into ``view`` at ``index``: in-bounds elements, by the thread that owns each."""
     bases, gather = _view_indices(lw, view, index, tile.shape)
     own = lw.owner(tile.n)
-    sem = _sem(op, "st")
     for s, r in enumerate(tile.regs):
         addr, inb = _element_addresses(lw, view, bases, tile.shape, s, gather(s))
         _st(lw, tile.elem, r, addr, _and(lw, inb, own), sem)
+
+
+@handler("load_view_tko")
+def _load_view(lw: KernelLowering, op: Operation) -> None:
+    view = lw.get(op.operand_group("view")[0] if op.operand_segments else op.operands[0])
+    index = op.operand_group("index") if op.operand_segments else op.operands[1:]
+    lw.set(op.results[1], TOKEN)
+    _load_tile(lw, op, view, index, _sem(op, "ld"))
+
+
+@handler("store_view_tko")
+def _store_view(lw: KernelLowering, op: Operation) -> None:
+    index = op.operand_group("index") if op.operand_segments else op.operands[2:]
+    lw.set(op.results[0], TOKEN)
+    _store_tile(lw, lw.tile(op.operands[0]), lw.get(op.operands[1]), index, _sem(op, "st"))
+
+
+def _nv_sem(op: Operation) -> str:
+    """PTX qualifier of an nv_tileas memop's ``mem_semantic`` / ``mem_scope`` (strings)."""
+    sem = op.attr("mem_semantic")
+    word = sem.value if isinstance(sem, A.StringAttr) else "weak"
+    if word == "weak":
+        return ""
+    scope = op.attr("mem_scope")
+    return f".{word}.{SCOPES[scope.value if isinstance(scope, A.StringAttr) else 'gpu']}"
+
+
+@handler("nv_tileas.tiled_load")
+def _tiled_load(lw: KernelLowering, op: Operation) -> None:
+    """``tiled_load`` of a ``block_tile`` view (:mod:`tile_lsp.codegen.to_nv_tileas`): as ``load_view_tko``."""
+    for r in op.results[1:]:
+        lw.set(r, TOKEN)
+    _load_tile(lw, op, lw.get(op.operand_group("view")[0]), op.operand_group("coords"), _nv_sem(op))
+
+
+@handler("nv_tileas.tiled_store")
+def _tiled_store(lw: KernelLowering, op: Operation) -> None:
+    """``tiled_store`` into a ``block_tile`` view: as ``store_view_tko``."""
+    for r in op.results:
+        lw.set(r, TOKEN)
+    _store_tile(lw, lw.tile(op.operand_group("value")[0]), lw.get(op.operand_group("view")[0]),
+                op.operand_group("coords"), _nv_sem(op))
+
+
+@handler("nv_tileaa.block_tile", "arith.index_cast")
+def _same_registers(lw: KernelLowering, op: Operation) -> None:
+    """The view's tiled_view and an index of a ``tile<i32>`` are the operand's own registers."""
+    lw.set(op.results[0], lw.get(op.operands[0]))
 
 
 ATOM_OPS = {"add": "add", "addf": "add", "max": "max", "min": "min", "umax": "max", "umin": "min",

@@ -310,7 +310,7 @@ def _run_body(lw: KernelLowering, op: Operation, accs: list[str], xs: list[str],
     lw.f.loc = lw.loc_of(op)
 
 
-@handler("reduce", "scan")
+@handler("reduce", "scan", "nv_tileas.reduce", "nv_tileas.scan")
 def _reduce_scan(lw: KernelLowering, op: Operation) -> None:
     srcs = [lw.tile(v) for v in op.operands]
     outs = [_result(lw, op, i) for i in range(len(op.results))]
@@ -369,6 +369,14 @@ def _reduce_scan(lw: KernelLowering, op: Operation) -> None:
 # MMA
 # ---------------------------------------------------------------------------
 
+def _signed(op: Operation, enum_name: str, bool_name: str) -> bool:
+    """Signedness of an integer MMA operand: mmai's ``signedness_*`` enum or nv_tileas.dot's ``*_signed``."""
+    e, b = op.attr(enum_name), op.attr(bool_name)
+    if isinstance(b, A.BoolAttr):
+        return b.value
+    return not (isinstance(e, A.EnumAttr) and e.case == "unsigned")
+
+
 def _mma(lw: KernelLowering, op: Operation, scaled: bool) -> None:
     a, b, c = (lw.tile(v) for v in op.operands[:3])
     sa = sb = None
@@ -379,15 +387,12 @@ def _mma(lw: KernelLowering, op: Operation, scaled: bool) -> None:
     batched = len(a.shape) == 3
     M, K = a.shape[-2], a.shape[-1]
     N = b.shape[-1]
-    is_int = op.name.endswith("mmai")
+    is_int = isinstance(a.elem, T.IntegerType)
     tiles = [a, b] + ([sa, sb] if scaled else [])
     offs = lw.stage(tiles)
     acc_cls = "b32" if is_int else lw.fwide(out.elem)
     if is_int:
-        sl = op.attr("signedness_lhs")
-        sr = op.attr("signedness_rhs")
-        sign_a = not (isinstance(sl, A.EnumAttr) and sl.case == "unsigned")
-        sign_b = not (isinstance(sr, A.EnumAttr) and sr.case == "unsigned")
+        sign_a, sign_b = _signed(op, "signedness_lhs", "a_signed"), _signed(op, "signedness_rhs", "b_signed")
     for s, r in enumerate(out.regs):
         coords = lw.coords(out.shape, s)
         bi = coords[0] if batched else 0
@@ -448,5 +453,5 @@ def _apply_scale(lw, st: TileValue, off: int, x: str, mn, k: str, K: int, bi, MN
     return r
 
 
-handler("mmaf", "mmai")(lambda lw, op: _mma(lw, op, False))
+handler("mmaf", "mmai", "nv_tileas.dot")(lambda lw, op: _mma(lw, op, False))
 handler("mmaf_scaled")(lambda lw, op: _mma(lw, op, True))

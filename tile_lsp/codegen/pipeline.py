@@ -1,4 +1,4 @@
-"""The lowering pipeline: cuda_tile text -> verified IR -> annotated (layout) IR -> PTX.
+"""The lowering pipeline: cuda_tile text -> verified IR -> annotated (layout) IR -> nv_tileas -> PTX.
 
 Passes, in order (:data:`PASSES`; each is a function of its own module):
 
@@ -11,6 +11,10 @@ Passes, in order (:data:`PASSES`; each is a function of its own module):
     CTA size per entry and the thread/slot distribution of tiles, recorded
     as discardable attributes (``tile_lsp.threads``, ``tile_lsp.slots``,
     ``tile_lsp.staging``) the ``layout`` stage prints.
+``convert-to-nv-tileas`` (:mod:`tile_lsp.codegen.to_nv_tileas`)
+    view loads and stores, MMA, reductions and scans as nv_tileas ops
+    (``tiled_load``, ``tiled_store``, ``dot``, ``reduce``, ``scan``); the
+    ``nv_tileas`` stage, which ``convert-to-ptx`` lowers.
 ``convert-to-ptx`` (:mod:`tile_lsp.codegen.emit`)
     the PTX module.
 
@@ -33,6 +37,7 @@ PASSES = (
     ("verify-input", "cuda_tile"),
     ("tile-legalize", "legal"),
     ("tile-assign-layouts", "layout"),
+    ("convert-to-nv-tileas", "nv_tileas"),
     ("convert-to-ptx", "ptx"),
 )
 STAGES = tuple(stage for _, stage in PASSES)
@@ -60,7 +65,7 @@ class LoweringResult:
     """Outcome of :func:`lower_text`.
 
     ``stages``: printed text of each stage reached (``cuda_tile``, ``legal``,
-    ``layout``, ``ptx``); ``ptx``: the PTX module or ``None`` on error;
+    ``layout``, ``nv_tileas``, ``ptx``); ``ptx``: the PTX module or ``None`` on error;
     ``diagnostics``: errors (and warnings) with ranges in the input text.
     """
 
@@ -91,7 +96,7 @@ def lower_text(text: str, gpu_name: str | None = None, kernel: str | None = None
     from tile_lsp.analysis.api import AnalysisOptions, analyze_text
     from tile_lsp.analysis.layers import run_layer
     from tile_lsp.analysis.printer import print_module
-    from tile_lsp.codegen import emit, layouts, legalize
+    from tile_lsp.codegen import emit, layouts, legalize, to_nv_tileas
 
     analysis = analyze_text(text, AnalysisOptions())
     errors = [d for d in analysis.diagnostics if d.severity == Severity.ERROR]
@@ -128,6 +133,15 @@ def lower_text(text: str, gpu_name: str | None = None, kernel: str | None = None
         result.diagnostics.extend(layer)
         return result
     if stop_after == "layout":
+        return result
+
+    to_nv_tileas.convert_to_nv_tileas(entries)
+    result.stages["nv_tileas"] = print_module(module)
+    layer = run_layer(module, "between-pass", "convert-to-nv-tileas", sm=target.sm)
+    if layer:
+        result.diagnostics.extend(layer)
+        return result
+    if stop_after == "nv_tileas":
         return result
 
     try:

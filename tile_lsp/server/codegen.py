@@ -4,7 +4,7 @@ Both are ``workspace/executeCommand`` commands on an open document:
 
 * ``tile.showPTX`` — arguments ``[uri, kernelName?]``;
 * ``tile.showLowered`` — arguments ``[uri, stageName?, kernelName?]``
-  (stage: one of :data:`tile_lsp.codegen.STAGES`, default ``layout``).
+  (stage: one of :data:`tile_lsp.codegen.STAGES`, default ``nv_tileas``).
 
 They answer ``{"ok", "content", "language", "title", "message",
 "diagnostics"}``: ``content`` is the PTX (``language`` ``ptx``) or the
@@ -106,5 +106,5 @@ def register_codegen_features(server: Any) -> None:
         if not a or not isinstance(a[0], str):
             return {"ok": False, "content": "", "language": "tileir", "title": "", "diagnostics": [],
                     "message": "expected arguments [uri, stageName?, kernelName?]"}
-        stage = a[1] if len(a) > 1 and a[1] else "layout"
+        stage = a[1] if len(a) > 1 and a[1] else "nv_tileas"
         return await _run(ls, a[0], stage, a[2] if len(a) > 2 and a[2] else None)

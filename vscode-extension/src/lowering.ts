@@ -21,10 +21,11 @@ export const LOWERED_STAGES: readonly { stage: string; pass: string; detail: str
   { stage: 'cuda_tile', pass: 'verify-input', detail: 'the input, parsed and verified' },
   { stage: 'legal', pass: 'tile-legalize', detail: "the target's element types and the ops the lowering supports" },
   { stage: 'layout', pass: 'tile-assign-layouts', detail: 'CTA size per entry and the thread/slot distribution of tiles' },
+  { stage: 'nv_tileas', pass: 'convert-to-nv-tileas', detail: 'view loads and stores, MMA, reductions and scans as nv_tileas ops' },
 ];
 
 /** The stage the server shows when none is given. */
-export const DEFAULT_LOWERED_STAGE = 'layout';
+export const DEFAULT_LOWERED_STAGE = 'nv_tileas';
 
 /** Language ids an output document can have. */
 export type OutputLanguage = 'ptx' | 'tileir';

@@ -1,0 +1,257 @@
+"""Pass ``convert-to-nv-tileas``: view loads and stores, MMA, reductions and scans as nv_tileas ops.
+
+Runs after ``tile-assign-layouts`` and rewrites the entries in place; the
+``nv_tileas`` stage prints the result, and ``convert-to-ptx`` lowers it (the
+emitter has handlers for the nv_tileas ops, next to their cuda_tile
+counterparts).  The rewrites, one row of :data:`REWRITES` per op:
+
+``load_view_tko`` / ``store_view_tko`` on a partition or strided view
+    ``nv_tileaa.block_tile`` of the view (once per view and tile type, right
+    after the op that makes the view) gives a ``!nv_tileaa.tiled_view<SHAPE x
+    ELEM, GMEM>``; each ``tile<i32>`` index becomes an ``index`` through one
+    ``arith.index_cast`` after its definition; the access becomes ``nv_tileas.tiled_load`` /
+    ``nv_tileas.tiled_store`` with the copy atom, ``mem_semantic`` /
+    ``mem_scope`` (weak accesses have no scope), the view's ``padding_value``
+    and ``operandSegmentSizes`` (view, coords, offsets, token).  Gather/scatter
+    views keep their cuda_tile ops (their index is a tile, not an ``index``).
+``mmaf`` / ``mmai``
+    ``nv_tileas.dot`` with the atom ``mma_<A>_<B>_<C>`` (``a_signed`` /
+    ``b_signed`` for integers).  nv_tileas' dot accumulates in f32 (spec 000
+    "expects c type to be Float32"), so an f16/bf16 accumulator is widened by
+    ``ftof`` before and narrowed after: the fallback MMA of the emitter
+    accumulates in f32 and rounds once anyway.  f64 MMA stays ``mmaf``.
+``reduce`` / ``scan``
+    ``nv_tileas.reduce`` / ``nv_tileas.scan`` with the same operands,
+    attributes and combiner region, its terminator an ``nv_tileas.yield``.
+
+Every other op stays a cuda_tile op, as elementwise arithmetic does in
+NVIDIA's nv_tileas stage.  The rewritten ops keep the source range of the op
+they replace, so ``.loc`` still points at the user's line, and the layout
+attributes of ``tile-assign-layouts`` (``tile_lsp.slots``,
+``tile_lsp.staging``).  The printed stage parses with tile-lsp's own parser
+and passes the nv_tileas verifiers (``tests/test_codegen.py``).
+"""
+
+from __future__ import annotations
+
+from tile_lsp.analysis import attributes as A
+from tile_lsp.analysis.ir import Operation, OpResult, Region, Use, Value
+from tile_lsp.dialect import types as T
+from tile_lsp.dialect.registry import lookup
+
+#: cuda_tile ``memory_scope`` -> nv_tileas ``mem_scope`` (docs/nv_tileas.md "Attributes")
+MEM_SCOPES = {"tl_blk": "tl_blk", "device": "gpu", "sys": "sys"}
+#: view types whose loads and stores become tiled memops (their indices are scalars)
+TILED_VIEWS = (T.PartitionViewType, T.StridedViewType)
+INDEX = T.IndexType()
+F32 = T.FloatType("f32")
+I32 = T.IntegerType(32)
+
+
+def _element_word(t: T.Type) -> str:
+    return str(t).lower()
+
+
+class _Rewriter:
+    """Rewrites one entry; keeps the ``block_tile`` ops made so far per (view, tile type) and the
+    ``index_cast`` ops per index value."""
+
+    def __init__(self) -> None:
+        self.block_tiles: dict[tuple[int, str], Value] = {}
+        self.casts: dict[int, Value] = {}
+
+    # -- IR surgery ----------------------------------------------------------------------------
+    @staticmethod
+    def make(name: str, operands: list[Value], result_types: list[T.Type], like: Operation,
+             attributes: dict | None = None, segments: dict[str, int] | None = None,
+             regions: list[Region] | None = None) -> Operation:
+        """A new op ``name`` with ``like``'s source range; ``segments``: size per operand group (in order)."""
+        op = Operation(name, lookup(name), list(operands), [like.range] * len(operands),
+                       attributes=dict(attributes or {}), range=like.range, name_range=like.name_range)
+        for i, v in enumerate(operands):
+            v.uses.append(Use(op, i, like.range))
+        op.results = [OpResult(f"%{i}", t, owner=op, index=i) for i, t in enumerate(result_types)]
+        if segments is not None:
+            start = 0
+            for group, size in segments.items():
+                op.operand_segments[group] = (start, size)
+                start += size
+        elif op.opdef is not None:
+            for i, d in enumerate(op.opdef.operands[:len(operands)]):
+                op.operand_segments[d.name] = (i, 1)
+        if op.opdef is not None:
+            for i, d in enumerate(op.opdef.results[:len(result_types)]):
+                op.result_segments[d.name] = (i, 1)
+        for region in regions or []:
+            region.parent = op
+            op.regions.append(region)
+        return op
+
+    @staticmethod
+    def replace(old: Operation, new_ops: list[Operation], values: list[Value]) -> None:
+        """Put ``new_ops`` where ``old`` is and redirect the uses of ``old``'s results to ``values``."""
+        block = old.parent
+        at = block.operations.index(old)
+        block.operations[at:at + 1] = new_ops
+        for op in new_ops:
+            op.parent = block
+        for v in old.operands:
+            v.uses = [u for u in v.uses if u.owner is not old]
+        for r, v in zip(old.results, values):
+            for u in r.uses:
+                u.owner.operands[u.index] = v
+                v.uses.append(u)
+            r.uses = []
+
+    @staticmethod
+    def insert_after(anchor: Operation, op: Operation) -> None:
+        block = anchor.parent
+        block.operations.insert(block.operations.index(anchor) + 1, op)
+        op.parent = block
+
+    @staticmethod
+    def layout_attrs(op: Operation) -> dict:
+        return {k: v for k, v in op.attributes.items() if k.startswith("tile_lsp.")}
+
+    # -- views ---------------------------------------------------------------------------------
+    def block_tile(self, view: Value, tile: T.TileType, like: Operation) -> Value | None:
+        """The tiled_view of ``view`` for tiles of type ``tile`` (made once, after the view's op)."""
+        key = (id(view), str(tile))
+        if key in self.block_tiles:
+            return self.block_tiles[key]
+        maker = view.defining_op
+        if maker is None or maker.parent is None:
+            return None
+        shape = "x".join(str(d) for d in tile.shape)
+        ty = T.OpaqueType(f"!nv_tileaa.tiled_view<{shape}x{tile.element}, GMEM>")
+        op = self.make("nv_tileaa.block_tile", [view], [ty], maker)
+        self.insert_after(maker, op)
+        self.block_tiles[key] = op.results[0]
+        return op.results[0]
+
+    def coords(self, index: list[Value]) -> list[Value]:
+        """``index`` values of the ``tile<i32>`` indices: one ``arith.index_cast`` per value, right after
+        its definition (at the start of its block for a block argument), shared by all its accesses."""
+        out = []
+        for v in index:
+            if id(v) not in self.casts:
+                maker = v.defining_op
+                like = maker if maker is not None else v.owner.operations[0]
+                cast = self.make("arith.index_cast", [v], [INDEX], like)
+                if maker is not None:
+                    self.insert_after(maker, cast)
+                else:
+                    v.owner.operations.insert(0, cast)
+                    cast.parent = v.owner
+                self.casts[id(v)] = cast.results[0]
+            out.append(self.casts[id(v)])
+        return out
+
+    @staticmethod
+    def memory_attrs(op: Operation) -> dict:
+        sem = op.attr("memory_ordering_semantics")
+        word = getattr(sem, "case", None) or "weak"
+        out = {"atom": A.OpaqueAttr("#nv_tileas<atom copy>"), "mem_semantic": A.StringAttr(word)}
+        if word != "weak":
+            scope = op.attr("memory_scope")
+            out["mem_scope"] = A.StringAttr(MEM_SCOPES[getattr(scope, "case", None) or "device"])
+        return out
+
+    def tiled_access(self, op: Operation, load: bool) -> bool:
+        view = op.operand_group("view")[0]
+        if not isinstance(view.type, TILED_VIEWS):
+            return False
+        tile_type = op.results[0].type if load else op.operand_group("tile")[0].type
+        tv = self.block_tile(view, tile_type, op)
+        if tv is None:
+            return False
+        coords = self.coords(op.operand_group("index"))
+        token = op.operand_group("token")
+        attrs = self.memory_attrs(op)
+        pad = getattr(view.type, "padding_value", None)
+        if load and pad is not None:
+            attrs["padding_value"] = A.StringAttr(pad)
+        attrs.update(self.layout_attrs(op))
+        if load:
+            new = self.make("nv_tileas.tiled_load", [tv, *coords, *token], [r.type for r in op.results], op,
+                            attrs, {"view": 1, "coords": len(coords), "offsets": 0, "token": len(token)})
+        else:
+            value = op.operand_group("tile")[0]
+            new = self.make("nv_tileas.tiled_store", [tv, value, *coords, *token], [r.type for r in op.results],
+                            op, attrs, {"view": 1, "value": 1, "coords": len(coords), "offsets": 0,
+                                        "token": len(token)})
+        self.replace(op, [new], list(new.results))
+        return True
+
+    # -- compute -------------------------------------------------------------------------------
+    def dot(self, op: Operation) -> bool:
+        a, b, c = op.operands[:3]
+        acc = c.type.element
+        if isinstance(acc, T.FloatType) and acc.name == "f64":
+            return False
+        widen = isinstance(acc, T.FloatType) and acc.name != "f32"
+        attrs = {"atom": A.OpaqueAttr(f"#nv_tileas<atom mma_{_element_word(a.type.element)}_"
+                                      f"{_element_word(b.type.element)}_{_element_word(F32 if widen else acc)}>")}
+        if op.short_name == "mmai":
+            for side, name in (("a", "signedness_lhs"), ("b", "signedness_rhs")):
+                s = op.attr(name)
+                attrs[f"{side}_signed"] = A.BoolAttr(getattr(s, "case", "signed") != "unsigned")
+        attrs.update(self.layout_attrs(op))
+        new_ops: list[Operation] = []
+        if widen:
+            wide = T.TileType(c.type.shape, F32)
+            widen = self.make("cuda_tile.ftof", [c], [wide], op, self.layout_attrs(op))
+            dot = self.make("nv_tileas.dot", [a, b, widen.results[0]], [wide], op, attrs)
+            narrow = self.make("cuda_tile.ftof", [dot.results[0]], [c.type], op, self.layout_attrs(op))
+            new_ops = [widen, dot, narrow]
+        else:
+            new_ops = [self.make("nv_tileas.dot", [a, b, c], [op.results[0].type], op, attrs)]
+        self.replace(op, new_ops, list(new_ops[-1].results))
+        return True
+
+    def reduction(self, op: Operation) -> bool:
+        name = "nv_tileas." + op.short_name
+        regions = op.regions
+        op.regions = []
+        new = self.make(name, list(op.operands), [r.type for r in op.results], op,
+                        {**op.properties, **op.attributes}, segments={"operands": len(op.operands)},
+                        regions=regions)
+        new.result_segments = {"results": (0, len(op.results))}
+        for region in regions:
+            for block in region.blocks:
+                term = block.terminator
+                if term is not None and term.short_name == "yield" and term.dialect == "cuda_tile":
+                    y = self.make("nv_tileas.yield", list(term.operands), [], term,
+                                  segments={"values": len(term.operands)})
+                    self.replace(term, [y], [])
+        self.replace(op, [new], list(new.results))
+        return True
+
+    def run(self, entry: Operation) -> int:
+        """Rewrite ``entry``; returns the number of ops rewritten."""
+        todo = [op for op in entry.walk() if op.dialect == "cuda_tile" and op.short_name in REWRITES]
+        done = 0
+        for op in todo:
+            done += bool(REWRITES[op.short_name](self, op))
+        return done
+
+
+#: cuda_tile op -> its rewrite (returns False where the op stays as it is)
+REWRITES = {
+    "load_view_tko": lambda rw, op: rw.tiled_access(op, True),
+    "store_view_tko": lambda rw, op: rw.tiled_access(op, False),
+    "mmaf": _Rewriter.dot,
+    "mmai": _Rewriter.dot,
+    "reduce": _Rewriter.reduction,
+    "scan": _Rewriter.reduction,
+}
+
+
+def convert_to_nv_tileas(entries: list[Operation]) -> int:
+    """Run the pass on ``entries`` (``cuda_tile.entry`` ops, rewritten in place).
+
+    Returns the number of cuda_tile ops rewritten.  Never raises on verified
+    input: an op the pass cannot rewrite (a view made outside the entry's
+    blocks, an f64 MMA) stays a cuda_tile op, which ``convert-to-ptx`` lowers.
+    """
+    return sum(_Rewriter().run(entry) for entry in entries)
