@@ -212,6 +212,53 @@ def test_the_nv_tileas_stage_expresses_memops_mma_and_reductions_as_nv_tileas_op
         assert ok, log
 
 
+def test_mma_runs_on_tensor_cores_where_shapes_and_types_allow():
+    """f16/bf16 x f16/bf16 + f32 (an f16 accumulator is widened by the nv_tileas stage) -> mma.sync
+    m16n8k16 from sm_80; i8 and f64 MMA keep the CUDA-core loop."""
+    bf16 = MMA_KERNEL.replace("f16", "bf16").replace(  # mmaf has no bf16 accumulator
+        "%dh = mmaf %h, %h, %h : tile<16x16xbf16>, tile<16x16xbf16>, tile<16x16xbf16>",
+        "%z = constant <f32: 0.000000e+00> : tile<16x16xf32>\n"
+        "    %dz = mmaf %h, %h, %z : tile<16x16xbf16>, tile<16x16xbf16>, tile<16x16xf32>\n"
+        "    %dh = ftof %dz : tile<16x16xf32> -> tile<16x16xbf16>")
+    assert "%dz = mmaf" in bf16
+    for text, kind in ((MMA_KERNEL, "f16"), (bf16, "bf16")):
+        for gpu in ("sm_80", "sm_90", "sm_120"):
+            result = lower_text(text, gpu)
+            assert result.ok, result.diagnostics
+            mma = [line.strip() for line in result.ptx.splitlines() if "mma.sync" in line]
+            assert len(mma) == 1 and mma[0].startswith(
+                f"mma.sync.aligned.m16n8k16.row.col.f32.{kind}.{kind}.f32 {{%f"), mma
+            assert "fma.rn.f64" in result.ptx  # the f64 MMA on the CUDA cores
+            exe = find_ptxas()
+            if exe is not None:
+                ok, log = run_ptxas(result.ptx, gpu)
+                assert ok, (gpu, log)
+    # K = 8, not a multiple of 16: the CUDA-core loop
+    result = lower_text(K8_KERNEL, "sm_90")
+    assert result.ok, result.diagnostics
+    assert "mma.sync" not in result.ptx and "fma.rn.f32" in result.ptx
+
+
+K8_KERNEL = """\
+cuda_tile.module @m {
+  entry @k8(%arg0: tile<ptr<f16>>, %arg1: tile<ptr<f32>>) {
+    %0 = make_token : token
+    %c0 = constant <i32: 0> : tile<i32>
+    %ta = make_tensor_view %arg0, shape = [16, 8], strides = [8, 1] : tensor_view<16x8xf16, strides=[8,1]>
+    %pa = make_partition_view %ta : partition_view<tile=(16x8), tensor_view<16x8xf16, strides=[8,1]>>
+    %a, %t1 = load_view_tko weak %pa[%c0, %c0] token = %0 : partition_view<tile=(16x8), tensor_view<16x8xf16, strides=[8,1]>>, tile<i32> -> tile<16x8xf16>, token
+    %b = reshape %a : tile<16x8xf16> -> tile<8x16xf16>
+    %z = constant <f32: 0.000000e+00> : tile<16x16xf32>
+    %d = mmaf %a, %b, %z : tile<16x8xf16>, tile<8x16xf16>, tile<16x16xf32>
+    %tc = make_tensor_view %arg1, shape = [16, 16], strides = [16, 1] : tensor_view<16x16xf32, strides=[16,1]>
+    %pc = make_partition_view %tc : partition_view<tile=(16x16), tensor_view<16x16xf32, strides=[16,1]>>
+    %s = store_view_tko weak %d, %pc[%c0, %c0] token = %t1 : tile<16x16xf32>, partition_view<tile=(16x16), tensor_view<16x16xf32, strides=[16,1]>>, tile<i32> -> token
+    return
+  }
+}
+"""
+
+
 def test_the_nv_tileas_verifiers_check_the_stage():
     """The stage is verified as nv_tileas: a wrong edit of it gets the nv_tileas diagnostics."""
     stage = lower_text(MMA_KERNEL, "sm_90", stop_after="nv_tileas").stages["nv_tileas"]

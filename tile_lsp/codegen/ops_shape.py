@@ -6,9 +6,11 @@ distribution of :mod:`tile_lsp.codegen.ptx`; ``broadcast``, ``permute``,
 and the MMA ops stage their sources in shared memory and read them back
 with each result slot's source index.  ``reduce`` and ``scan`` run their
 body (inlined) in a loop over the reduced dimension; ``mmaf``/``mmai``/
-``mmaf_scaled`` compute each accumulator element as a dot product over K in
-f32 (f64 for f64, i32 for mmai) on the CUDA cores — a correct fallback; the
-tensor-core path is future work.  Semantics: NVIDIA cuda-tile ``Ops.td``.
+``mmaf_scaled`` run on the tensor cores (``mma.sync`` m16n8k16) for f16/bf16
+operands with an f32 accumulator from sm_80 (:func:`mma_sync_applies`), and
+otherwise compute each accumulator element as a dot product over K in f32
+(f64 for f64, i32 for mmai) on the CUDA cores.  Semantics: NVIDIA cuda-tile
+``Ops.td``.
 """
 
 from __future__ import annotations
@@ -377,8 +379,119 @@ def _signed(op: Operation, enum_name: str, bool_name: str) -> bool:
     return not (isinstance(e, A.EnumAttr) and e.case == "unsigned")
 
 
+#: Shared memory the tensor-core path may use for A, B and C together: the smallest opt-in
+#: dynamic shared memory per CTA of the targets (99 KiB on sm_86, sm_89 and sm_120).
+MMA_SYNC_SMEM_LIMIT = 99 * 1024
+
+
+def mma_sync_applies(lw: KernelLowering, a: TileValue, b: TileValue, c: TileValue, out: T.Type) -> bool:
+    """Whether ``mma.sync.aligned.m16n8k16`` computes this MMA: sm_80 or newer, A and B both f16 or
+    both bf16, f32 accumulator, a 2-d problem with M % 16 == N % 8 == K % 16 == 0, and A, B, C
+    staged together within :data:`MMA_SYNC_SMEM_LIMIT` (PTX ISA "Warp-level matrix multiply-accumulate
+    instructions": mma.m16n8k16 for .f16/.bf16 with .f32 accumulators, sm_80)."""
+    if lw.target.sm < 80 or len(a.shape) != 2 or a.elem != b.elem:
+        return False
+    if not (isinstance(a.elem, T.FloatType) and a.elem.name in ("f16", "bf16")):
+        return False
+    if not (isinstance(c.elem, T.FloatType) and c.elem.name == "f32" and T.element_of(out) == c.elem):
+        return False
+    (M, K), N = a.shape, b.shape[-1]
+    if M % 16 or N % 8 or K % 16 or (N // 8) & (N // 8 - 1):
+        return False
+    return (M * K + K * N) * 2 + M * N * 4 + 16 <= MMA_SYNC_SMEM_LIMIT
+
+
+def _mma_sync(lw: KernelLowering, a: TileValue, b: TileValue, c: TileValue, out: TileValue) -> None:
+    """D = A x B + C on the tensor cores with ``mma.sync.aligned.m16n8k16.row.col.f32.T.T.f32``.
+
+    A (M x K), B (K x N) and C (M x N) are staged in shared memory row-major.  Warp ``w`` computes
+    the 16x8 output tiles ``w, w + warps, ...`` (row-major over the (M/16) x (N/8) tiles): it loads
+    the C fragment, runs K/16 MMAs and writes D over C; after a barrier every thread reads its
+    result slots.  Fragments (PTX ISA "Matrix Fragments for mma.m16n8k16 with floating point
+    type"), with ``g = lane >> 2`` and ``q = lane & 3``: A register i (0..3) holds row ``g + 8 *
+    (i & 1)``, columns ``2q + 8 * (i >> 1)`` and the next (one 32-bit shared load, A being
+    row-major); B register j (0..1) holds rows ``2q + 8 * j`` and the next of column ``g``; C/D
+    element i (0..3) is row ``g + 8 * (i >> 1)``, column ``2q + (i & 1)``.
+    """
+    f = lw.f
+    (M, K), N = a.shape, b.shape[-1]
+    oa, ob, oc = lw.stage([a, b, c])
+    base = lw.smem_addr()
+    kind = a.elem.name
+    warps = max(1, lw.threads // 32)
+    tiles_n = N // 8
+    ntiles = (M // 16) * tiles_n
+    lane, g, q = f.reg("b32"), f.reg("b32"), f.reg("b32")
+    f.emit(f"and.b32 {lane}, {lw.tid}, 31")
+    f.emit(f"shr.u32 {g}, {lane}, 2")
+    f.emit(f"and.b32 {q}, {lane}, 3")
+    q2 = f.reg("b32")
+    f.emit(f"shl.b32 {q2}, {q}, 1")
+    tile = f.reg("b32")
+    f.emit(f"shr.u32 {tile}, {lw.tid}, 5")
+    p = f.reg("pred")
+    head, done = f.label("mma_tile"), f.label("mma_tile_end")
+    f.place(head)
+    f.emit(f"setp.ge.u32 {p}, {tile}, {ntiles}")
+    f.emit(f"@{p} bra.uni {done}")
+    tm, tn = f.reg("b32"), f.reg("b32")
+    f.emit(f"shr.u32 {tm}, {tile}, {tiles_n.bit_length() - 1}")
+    f.emit(f"and.b32 {tn}, {tile}, {tiles_n - 1}")
+    row = f.reg("b32")  # g + 16 * tm
+    f.emit(f"mad.lo.s32 {row}, {tm}, 16, {g}")
+    col = f.reg("b32")  # 2q + 8 * tn (C/D columns)
+    f.emit(f"mad.lo.s32 {col}, {tn}, 8, {q2}")
+    bcol = f.reg("b32")  # g + 8 * tn (B column)
+    f.emit(f"mad.lo.s32 {bcol}, {tn}, 8, {g}")
+    # byte addresses of the C fragment: rows row and row + 8, columns col and col + 1
+    caddr = f.reg("b32")
+    f.emit(f"mad.lo.s32 {caddr}, {row}, {N}, {col}")
+    f.emit(f"mad.lo.s32 {caddr}, {caddr}, 4, {base}")
+    acc = [f.reg("f32") for _ in range(4)]
+    for i, r in enumerate(acc):
+        f.emit(f"ld.shared.f32 {r}, [{caddr}+{oc + (i >> 1) * 8 * N * 4 + (i & 1) * 4}]")
+    # A: element (row, k0 + 2q) and B: element (k0 + 2q, bcol), advanced by 16 columns / rows per step
+    aaddr, baddr = f.reg("b32"), f.reg("b32")
+    f.emit(f"mad.lo.s32 {aaddr}, {row}, {K}, {q2}")
+    f.emit(f"mad.lo.s32 {aaddr}, {aaddr}, 2, {base}")
+    f.emit(f"mad.lo.s32 {baddr}, {q2}, {N}, {bcol}")
+    f.emit(f"mad.lo.s32 {baddr}, {baddr}, 2, {base}")
+    k = f.reg("b32")
+    f.emit(f"mov.b32 {k}, 0")
+    khead = f.label("mma_k")
+    f.place(khead)
+    ra = [f.reg("b32") for _ in range(4)]
+    for i, r in enumerate(ra):
+        f.emit(f"ld.shared.b32 {r}, [{aaddr}+{oa + (i & 1) * 8 * K * 2 + (i >> 1) * 8 * 2}]")
+    rb = [f.reg("b32") for _ in range(2)]
+    for j, r in enumerate(rb):
+        lo, hi = f.reg("b16"), f.reg("b16")
+        f.emit(f"ld.shared.b16 {lo}, [{baddr}+{ob + j * 8 * N * 2}]")
+        f.emit(f"ld.shared.b16 {hi}, [{baddr}+{ob + (j * 8 + 1) * N * 2}]")
+        f.emit(f"mov.b32 {r}, {{{lo}, {hi}}}")
+    regs = lambda rs: "{" + ", ".join(rs) + "}"  # noqa: E731
+    f.emit(f"mma.sync.aligned.m16n8k16.row.col.f32.{kind}.{kind}.f32 {regs(acc)}, {regs(ra)}, {regs(rb)}, "
+           f"{regs(acc)}")
+    f.emit(f"add.s32 {aaddr}, {aaddr}, 32")
+    f.emit(f"add.s32 {baddr}, {baddr}, {16 * N * 2}")
+    f.emit(f"add.s32 {k}, {k}, 16")
+    f.emit(f"setp.lt.s32 {p}, {k}, {K}")
+    f.emit(f"@{p} bra.uni {khead}")
+    for i, r in enumerate(acc):
+        f.emit(f"st.shared.f32 [{caddr}+{oc + (i >> 1) * 8 * N * 4 + (i & 1) * 4}], {r}")
+    f.emit(f"add.s32 {tile}, {tile}, {warps}")
+    f.emit(f"bra.uni {head}")
+    f.place(done)
+    f.emit("bar.sync 0")
+    for s, r in enumerate(out.regs):
+        lw.mov("f32", r, lw.smem_read(out.elem, oc, lw.lin(out.n, s)))
+
+
 def _mma(lw: KernelLowering, op: Operation, scaled: bool) -> None:
     a, b, c = (lw.tile(v) for v in op.operands[:3])
+    if not scaled and mma_sync_applies(lw, a, b, c, op.results[0].type):
+        _mma_sync(lw, a, b, c, _result(lw, op))
+        return
     sa = sb = None
     if scaled:
         sa, sb = lw.tile(op.operands[3]), lw.tile(op.operands[4])

@@ -45,7 +45,6 @@ MEM_SCOPES = {"tl_blk": "tl_blk", "device": "gpu", "sys": "sys"}
 TILED_VIEWS = (T.PartitionViewType, T.StridedViewType)
 INDEX = T.IndexType()
 F32 = T.FloatType("f32")
-I32 = T.IntegerType(32)
 
 
 def _element_word(t: T.Type) -> str:
@@ -114,7 +113,7 @@ class _Rewriter:
         return {k: v for k, v in op.attributes.items() if k.startswith("tile_lsp.")}
 
     # -- views ---------------------------------------------------------------------------------
-    def block_tile(self, view: Value, tile: T.TileType, like: Operation) -> Value | None:
+    def block_tile(self, view: Value, tile: T.TileType) -> Value | None:
         """The tiled_view of ``view`` for tiles of type ``tile`` (made once, after the view's op)."""
         key = (id(view), str(tile))
         if key in self.block_tiles:
@@ -162,7 +161,7 @@ class _Rewriter:
         if not isinstance(view.type, TILED_VIEWS):
             return False
         tile_type = op.results[0].type if load else op.operand_group("tile")[0].type
-        tv = self.block_tile(view, tile_type, op)
+        tv = self.block_tile(view, tile_type)
         if tv is None:
             return False
         coords = self.coords(op.operand_group("index"))
