@@ -272,6 +272,16 @@ def test_the_nv_tileas_verifiers_check_the_stage():
         "'nv_tileas.dot' op expects c type to be Float32"]
 
 
+def test_nv_tileas_ops_in_the_input_are_not_lowered():
+    """The lowering's input is cuda_tile: nv_tileas text (e.g. a printed stage) gets a diagnostic, no crash."""
+    stage = lower_text(MMA_KERNEL, "sm_90", stop_after="nv_tileas").stages["nv_tileas"]
+    result = lower_text(stage, "sm_90")
+    assert result.ptx is None
+    messages = {d.message for d in result.diagnostics}
+    assert "the PTX lowering does not support 'nv_tileas.tiled_load' yet" in messages
+    assert "the PTX lowering does not support 'nv_tileas.dot' yet" in messages
+
+
 def test_unsupported_op_is_a_diagnostic_naming_it():
     text = KERNEL.replace("    return\n", "    %p = alloca num_elem = 4, alignment = 16 : tile<ptr<f32>>\n    return\n")
     assert [d for d in analyze_text(text).diagnostics if d.severity == Severity.ERROR] == []

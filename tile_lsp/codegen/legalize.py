@@ -72,8 +72,8 @@ def legalize(module: Module, kernels: list[Operation], target: Target) -> list[D
         for op in entry.walk():
             if op is entry:
                 continue
-            short = op.name.split(".", 1)[1] if op.name.startswith("cuda_tile.") else op.name
-            if short not in HANDLERS:
+            # input is cuda_tile: the nv_tileas handlers lower what convert-to-nv-tileas makes, not user text
+            if not op.name.startswith("cuda_tile.") or op.name.split(".", 1)[1] not in HANDLERS:
                 out.append(Diagnostic(Severity.ERROR, UNSUPPORTED_OP.format(op=op.name), op.name_range or op.range,
                                       "lowering-unsupported-op", source="tile-lsp-ptx"))
             for v in list(op.results) + [a for r in op.regions for b in r.blocks for a in b.arguments]:

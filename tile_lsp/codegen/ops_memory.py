@@ -31,6 +31,7 @@ from tile_lsp.codegen.ptx import (
     storage_bytes,
 )
 from tile_lsp.dialect import types as T
+from tile_lsp.dialect.nv_tileas_types import enum_word
 
 #: cuda_tile ``memory_scope`` and nv_tileas ``mem_scope`` words -> PTX scope
 SCOPES = {"device": "gpu", "sys": "sys", "tl_blk": "cta", "block": "cta", "gpu": "gpu", "cluster": "cluster"}
@@ -303,13 +304,14 @@ def _store_view(lw: KernelLowering, op: Operation) -> None:
 
 
 def _nv_sem(op: Operation) -> str:
-    """PTX qualifier of an nv_tileas memop's ``mem_semantic`` / ``mem_scope`` (strings)."""
-    sem = op.attr("mem_semantic")
-    word = sem.value if isinstance(sem, A.StringAttr) else "weak"
+    """PTX qualifier of an nv_tileas memop's ``mem_semantic`` / ``mem_scope``."""
+    word = enum_word(op.attr("mem_semantic")) or "weak"
     if word == "weak":
         return ""
-    scope = op.attr("mem_scope")
-    return f".{word}.{SCOPES[scope.value if isinstance(scope, A.StringAttr) else 'gpu']}"
+    scope = enum_word(op.attr("mem_scope")) or "gpu"
+    if scope not in SCOPES or word not in ("relaxed", "acquire", "release"):
+        raise LoweringError(f"memory semantic '{word}' at scope '{scope}' is not supported by the lowering")
+    return f".{word}.{SCOPES[scope]}"
 
 
 @handler("nv_tileas.tiled_load")
