@@ -84,6 +84,18 @@ def _error(message: str, rng=None, code: str = "lowering") -> Diagnostic:
     return Diagnostic(Severity.ERROR, message, rng, code, source="tile-lsp-ptx")
 
 
+def _after_pass(result: LoweringResult, module, pass_name: str, stage: str, stop_after: str | None) -> bool:
+    """Print ``stage`` and run the between-pass verifier layer naming ``pass_name`` on ``module``;
+    true when the pipeline stops here (the layer failed, or ``stage`` is ``stop_after``)."""
+    from tile_lsp.analysis.layers import run_layer
+    from tile_lsp.analysis.printer import print_module
+
+    result.stages[stage] = print_module(module)
+    layer = run_layer(module, "between-pass", pass_name, sm=result.target.sm)
+    result.diagnostics.extend(layer)
+    return bool(layer) or stop_after == stage
+
+
 def lower_text(text: str, gpu_name: str | None = None, kernel: str | None = None,
                file_name: str = "input.mlir", stop_after: str | None = None) -> LoweringResult:
     """Lower the cuda_tile module in ``text`` to PTX for ``gpu_name`` (``sm_XX``).
@@ -94,7 +106,6 @@ def lower_text(text: str, gpu_name: str | None = None, kernel: str | None = None
     Never raises for bad input: problems are diagnostics.
     """
     from tile_lsp.analysis.api import AnalysisOptions, analyze_text
-    from tile_lsp.analysis.layers import run_layer
     from tile_lsp.analysis.printer import print_module
     from tile_lsp.codegen import emit, layouts, legalize, to_nv_tileas
 
@@ -127,21 +138,10 @@ def lower_text(text: str, gpu_name: str | None = None, kernel: str | None = None
         return result
 
     plans = layouts.assign_layouts(module, entries, target)
-    result.stages["layout"] = print_module(module)
-    layer = run_layer(module, "between-pass", "tile-assign-layouts", sm=target.sm)
-    if layer:
-        result.diagnostics.extend(layer)
+    if _after_pass(result, module, "tile-assign-layouts", "layout", stop_after):
         return result
-    if stop_after == "layout":
-        return result
-
     to_nv_tileas.convert_to_nv_tileas(entries)
-    result.stages["nv_tileas"] = print_module(module)
-    layer = run_layer(module, "between-pass", "convert-to-nv-tileas", sm=target.sm)
-    if layer:
-        result.diagnostics.extend(layer)
-        return result
-    if stop_after == "nv_tileas":
+    if _after_pass(result, module, "convert-to-nv-tileas", "nv_tileas", stop_after):
         return result
 
     try:
