@@ -192,12 +192,30 @@ def test_the_nv_tileas_stage_expresses_memops_mma_and_reductions_as_nv_tileas_op
     assert len(loads) == 3 and all("operandSegmentSizes = array<i32: 1, 2, 0, 1>" in x for x in loads)
     assert 'mem_scope = "gpu", mem_semantic = "acquire"' in loads[0]
     assert 'mem_semantic = "weak"' in loads[1] and "mem_scope" not in loads[1]
-    assert len(_stage_lines(stage, "nv_tileas.tiled_store")) == 2
+    stores = _stage_lines(stage, "nv_tileas.tiled_store")
+    gmem = [x for x in stores if "GMEM" in x]
+    assert len(gmem) == 2 and all("operandSegmentSizes = array<i32: 1, 1, 2, 0, 1>" in x for x in gmem)
     assert not _stage_lines(stage, "load_view_tko") and not _stage_lines(stage, "store_view_tko")
+    # every dot reads A and B from shared memory: one alloc_tensor and one weak whole-tile store each,
+    # at the offsets the emitter uses (i8 staged in 32-bit slots), coordinates the one index 0
+    assert _stage_lines(stage, '"arith.constant"') == ['%0 = "arith.constant"() {value = 0 : index} : () -> index']
+    allocs = _stage_lines(stage, "nv_tileas.alloc_tensor")
+    assert [re.search(r"smem_offset = (\d+)", x).group(1) for x in allocs] == ["0", "512", "0", "1024"]
+    assert allocs[2].endswith("-> !nv_tileas.tiled_view<16x16xi8, SMEM>")
+    smem = [x for x in stores if "SMEM" in x]
+    assert len(smem) == 4 and all(re.match(r"nv_tileas\.tiled_store %\d+, %\S+, %0, %0 \{atom = #nv_tileas<atom copy>, "
+                                           r'mem_semantic = "weak", operandSegmentSizes = array<i32: 1, 1, 2, 0, 0>\}',
+                                           x) for x in smem), smem
     # f16 accumulator: widened to f32 around the dot; integer dot: signedness; f64 stays mmaf
     dots = _stage_lines(stage, "nv_tileas.dot")
     assert len(dots) == 2
     assert "atom = #nv_tileas<atom mma_f16_f16_f32>" in dots[0] and dots[0].endswith("-> !cuda_tile.tile<16x16xf32>")
+    assert "!nv_tileas.tiled_view<16x16xf16, SMEM>, !nv_tileas.tiled_view<16x16xf16, SMEM>, " \
+        "!cuda_tile.tile<16x16xf32>" in dots[0]
+    # the distribution of each tile as a thread-value layout: 256 elements over 128 threads, a
+    # replicated 16-element row
+    assert 'tile_lsp.layout = "(128,2):(1,128)"' in dots[0]
+    assert 'tile_lsp.layout = "((16,8),1):((1,0),0)"' in _stage_lines(stage, "nv_tileas.reduce")[0]
     assert len(_stage_lines(stage, "ftof")) == 2
     assert "atom = #nv_tileas<atom mma_i8_i8_i32>, b_signed = true" in dots[1] and "a_signed = false" in dots[1]
     assert len(_stage_lines(stage, "mmaf")) == 1 and "xf64>" in _stage_lines(stage, "mmaf")[0]
@@ -265,11 +283,17 @@ def test_the_nv_tileas_verifiers_check_the_stage():
     acquire_without_scope = stage.replace('mem_scope = "gpu", ', '')
     assert [e.split(": ", 1)[1] for e in _errors(acquire_without_scope)] == [
         "'nv_tileas.tiled_load' op memory scope is required for acquire load"]
-    f16_accumulator = re.sub(r"nv_tileas.dot (%[\w#]+), (%[\w#]+), %[\w#]+ (\{[^}]*\}) : (\S+), (\S+), \S+ -> (\S+)",
-                             r"nv_tileas.dot \1, \2, \1 \3 : \4, \5, \4 -> \6", stage, count=1)
+    view = r"!nv_tileas\.tiled_view<[^>]*>"
+    f16_accumulator = re.sub(rf"nv_tileas.dot (%\w+), (%\w+), %[\w#]+ (\{{[^}}]*\}}) : ({view}), ({view}), \S+ ->",
+                             r"nv_tileas.dot \1, \2, \1 \3 : \4, \5, \4 ->", stage, count=1)
     assert f16_accumulator != stage
     assert [e.split(": ", 1)[1] for e in _errors(f16_accumulator)] == [
         "'nv_tileas.dot' op expects c type to be Float32"]
+    # the shared-memory staging is checked too: a buffer smaller than the tile stored into it
+    small_buffer = stage.replace("!nv_tileas.tiled_view<16x16xi8, SMEM>", "!nv_tileas.tiled_view<16x8xi8, SMEM>")
+    assert small_buffer != stage
+    assert [e.split(": ", 1)[1] for e in _errors(small_buffer)] == [
+        "'nv_tileas.tiled_store' op tile shape must match tensor shape"] * 2
 
 
 def test_nv_tileas_ops_in_the_input_are_not_lowered():

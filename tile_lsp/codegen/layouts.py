@@ -8,9 +8,10 @@ enough warps (4 to 16) that the largest tile has at most 32 elements per
 thread.  ``occupancy`` becomes ``.minnctapersm``.  The pass records its
 decisions as discardable attributes, so the ``layout`` stage prints them
 and our own parser and verifiers accept the result:
-``tile_lsp.threads`` on each entry, ``tile_lsp.slots`` (registers per thread)
-on every op with tile results, ``tile_lsp.staging = "smem"`` on ops that move
-data through shared memory.
+``tile_lsp.threads`` on each entry; on every op with tile results
+``tile_lsp.slots`` (registers per thread) and ``tile_lsp.layout``, the
+distribution as a CuTe thread-value layout (:func:`tv_layout`);
+``tile_lsp.staging = "smem"`` on ops that move data through shared memory.
 """
 
 from __future__ import annotations
@@ -74,6 +75,19 @@ def default_warps(entry: Operation) -> int:
     return warps
 
 
+def tv_layout(n: int, threads: int) -> str:
+    """The distribution of an ``n``-element tile over ``threads`` threads as a CuTe thread-value
+    layout ``(threads, values) : (strides)`` from (thread, slot) to the row-major linear element
+    index: ``(T,S):(1,T)`` (slot ``s`` of thread ``t`` holds element ``s * T + t``) when ``n >= T``,
+    ``((n,T/n),1):((1,0),0)`` (thread ``t`` holds a replica of element ``t mod n``) when smaller.
+    ``n`` and ``threads`` are powers of two (cuda_tile tile shapes; :func:`plan_kernel`)."""
+    if n >= threads:
+        return f"({threads},{n // threads}):(1,{threads})"
+    if n == 1:
+        return f"({threads},1):(0,0)"
+    return f"(({n},{threads // n}),1):((1,0),0)"
+
+
 def plan_kernel(entry: Operation, target: Target) -> KernelPlan:
     """The :class:`KernelPlan` of ``entry`` on ``target`` (hints, ``nvvm.*``/``tt.*`` attributes)."""
     warps = _hint(entry, target, "num_worker_warps_per_cta") or _int_attr(entry, "tt.num_warps") \
@@ -99,6 +113,7 @@ def assign_layouts(module: Module, entries: list[Operation], target: Target) -> 
             if tiles:
                 n = tiles[0].num_elements or 1
                 op.attributes["tile_lsp.slots"] = A.IntegerAttr(max(1, n // plan.threads), I32)
+                op.attributes["tile_lsp.layout"] = A.StringAttr(tv_layout(n, plan.threads))
             short = op.name.split(".", 1)[-1]
             if short in STAGING_OPS:
                 op.attributes["tile_lsp.staging"] = A.StringAttr("smem")

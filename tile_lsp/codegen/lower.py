@@ -21,6 +21,7 @@ from tile_lsp.analysis import attributes as A
 from tile_lsp.analysis.ir import Operation, Region, Value
 from tile_lsp.codegen.ptx import (
     Function,
+    REG_BYTES,
     LoweringError,
     TileValue,
     reg_class,
@@ -309,35 +310,40 @@ class KernelLowering:
     def reserve(self, nbytes: int) -> None:
         self.f.smem_bytes = max(self.f.smem_bytes, nbytes)
 
-    def stage(self, tiles: list[TileValue]) -> list[int]:
+    def stage(self, tiles: list[TileValue], base: int = 0) -> list[int]:
         """Write ``tiles`` to shared memory at their linear index; returns each one's byte offset.
 
-        Emits ``bar.sync 0`` before (earlier readers are done) and after
-        (every element is written).  Element size: the register class's
-        (pred as a byte).
+        The first tile goes at byte ``base`` of the scratch, each next one
+        after the previous (8-byte aligned).  Emits ``bar.sync 0`` before
+        (earlier readers are done) and after (every element is written).
+        Element size: :func:`~tile_lsp.codegen.ptx.staged_bytes`.
         """
-        f = self.f
         offsets = []
-        off = 0
+        off = base
         for tv in tiles:
-            esz = _reg_bytes(reg_class(tv.elem))
             off = (off + 7) // 8 * 8
             offsets.append(off)
-            off += tv.n * esz
+            off += tv.n * _reg_bytes(reg_class(tv.elem))
         self.reserve(off)
-        base = self.smem_addr()
-        f.emit("bar.sync 0")
+        self.f.emit("bar.sync 0")
         for tv, o in zip(tiles, offsets):
-            cls = reg_class(tv.elem)
-            esz = _reg_bytes(cls)
-            own = self.owner(tv.n)
-            for s, r in enumerate(tv.regs):
-                a = f.reg("b32")
-                f.emit(f"mad.lo.s32 {a}, {self.lin(tv.n, s)}, {esz}, {base}")
-                guard = f"@{own} " if own else ""
-                f.emit(guard + _st_shared(cls, a, o, r, f))
-        f.emit("bar.sync 0")
+            self.write_staged(tv, o)
+        self.f.emit("bar.sync 0")
         return offsets
+
+    def write_staged(self, tv: TileValue, offset: int) -> None:
+        """Store each slot of ``tv`` at its linear index of a row-major buffer at byte ``offset`` of
+        the scratch (replicated small tiles: the owning threads only).  No barrier."""
+        f = self.f
+        base = self.smem_addr()
+        cls = reg_class(tv.elem)
+        esz = _reg_bytes(cls)
+        own = self.owner(tv.n)
+        for s, r in enumerate(tv.regs):
+            a = f.reg("b32")
+            f.emit(f"mad.lo.s32 {a}, {self.lin(tv.n, s)}, {esz}, {base}")
+            guard = f"@{own} " if own else ""
+            f.emit(guard + _st_shared(cls, a, offset, r, f))
 
     def smem_read(self, elem: T.Type, offset: int, index: str, pred: str | None = None) -> str:
         """Register with the element at ``index`` (b32 register, elements) of a staged tile at ``offset``."""
@@ -408,7 +414,7 @@ class KernelLowering:
 
 
 def _reg_bytes(cls: str) -> int:
-    return {"pred": 1, "b16": 2, "b32": 4, "b64": 8, "f32": 4, "f64": 8}[cls]
+    return REG_BYTES[cls]
 
 
 def _cls_mem(cls: str) -> str:

@@ -23,6 +23,7 @@ from tile_lsp.codegen.ops_elementwise import _enum, _result
 from tile_lsp.codegen.ptx import (
     TOKEN,
     LoweringError,
+    StagedTile,
     TensorViewValue,
     TileValue,
     TileViewValue,
@@ -31,6 +32,7 @@ from tile_lsp.codegen.ptx import (
     storage_bytes,
 )
 from tile_lsp.dialect import types as T
+from tile_lsp.dialect import nv_tileas_types as NT
 from tile_lsp.dialect.nv_tileas_types import enum_word
 
 #: cuda_tile ``memory_scope`` and nv_tileas ``mem_scope`` words -> PTX scope
@@ -324,11 +326,72 @@ def _tiled_load(lw: KernelLowering, op: Operation) -> None:
 
 @handler("nv_tileas.tiled_store")
 def _tiled_store(lw: KernelLowering, op: Operation) -> None:
-    """``tiled_store`` into a ``block_tile`` view: as ``store_view_tko``."""
+    """``tiled_store`` into a ``block_tile`` view: as ``store_view_tko``; into a shared-memory
+    buffer (``alloc_tensor``): :func:`_store_staged`."""
     for r in op.results:
         lw.set(r, TOKEN)
+    view = lw.get(op.operand_group("view")[0])
+    if isinstance(view, StagedTile):
+        _store_staged(lw, op, view)
+        return
     _store_tile(lw, lw.tile(op.operand_group("value")[0]), lw.get(op.operand_group("view")[0]),
                 op.operand_group("coords"), _nv_sem(op))
+
+
+# -- shared-memory staging (convert-to-nv-tileas) ------------------------------------------------
+@handler("nv_tileas.alloc_tensor")
+def _alloc_tensor(lw: KernelLowering, op: Operation) -> None:
+    """A buffer of the staging scratch: the result's ``!nv_tileas.tiled_view<SHAPE x ELEM, SMEM>`` at
+    byte ``tile_lsp.smem_offset`` (placed by :mod:`tile_lsp.codegen.to_nv_tileas`)."""
+    view = NT.decode_type(op.results[0].type)
+    offset = op.attr("tile_lsp.smem_offset")
+    if not (isinstance(view, NT.TiledViewType) and view.memory_space == "SMEM" and None not in view.shape
+            and isinstance(offset, A.IntegerAttr)):
+        raise LoweringError("the PTX lowering supports 'nv_tileas.alloc_tensor' only for a static SMEM "
+                            "tiled_view with a 'tile_lsp.smem_offset'", op)
+    buf = StagedTile(tuple(view.shape), view.element, offset.value)
+    lw.reserve(buf.end)
+    lw.set(op.results[0], buf)
+
+
+def _staged_store_before(op: Operation, lw: KernelLowering) -> bool:
+    """Whether the op before ``op`` (``alloc_tensor`` ops aside) is a store into a staged buffer: then
+    the barrier that ended the scratch's earlier reads has been emitted already."""
+    ops = op.parent.operations
+    for prev in reversed(ops[:ops.index(op)]):
+        if prev.name == "nv_tileas.alloc_tensor":
+            continue
+        views = prev.operand_group("view") if prev.name == "nv_tileas.tiled_store" else []
+        return bool(views) and isinstance(lw.values.get(id(views[0])), StagedTile)
+    return False
+
+
+def _store_staged(lw: KernelLowering, op: Operation, buf: StagedTile) -> None:
+    """A whole tile into a staged buffer: ``bar.sync 0`` (earlier readers of the scratch are done;
+    once for a run of such stores), then every thread writes its slots.  The reader
+    (``nv_tileas.dot``) waits on its own barrier before it reads."""
+    for c in op.operand_group("coords"):
+        d = c.defining_op
+        v = d.attr("value") if d is not None and d.name == "arith.constant" else None
+        if not (isinstance(v, A.IntegerAttr) and v.value == 0):
+            raise LoweringError("the PTX lowering stores only whole tiles into shared memory (coordinates 0)", op)
+    value = lw.tile(op.operand_group("value")[0])
+    if value.shape != buf.shape or value.elem != buf.elem:
+        raise LoweringError("the stored tile does not match the shared-memory buffer", op)
+    if not _staged_store_before(op, lw):
+        lw.f.emit("bar.sync 0")
+    lw.write_staged(value, buf.offset)
+
+
+@handler("arith.constant")
+def _index_constant(lw: KernelLowering, op: Operation) -> None:
+    """An integer ``index`` constant (the coordinates of staged stores): a uniform b32 register."""
+    v = op.attr("value")
+    if not (isinstance(v, A.IntegerAttr) and isinstance(op.results[0].type, T.IndexType)):
+        raise LoweringError("the PTX lowering supports 'arith.constant' only for index integers", op)
+    r = lw.f.reg("b32")
+    lw.f.emit(f"mov.b32 {r}, {v.value}")
+    lw.set(op.results[0], TileValue((), T.IntegerType(32), [r]))
 
 
 @handler("nv_tileaa.block_tile", "arith.index_cast")

@@ -19,7 +19,7 @@ from tile_lsp.analysis import attributes as A
 from tile_lsp.analysis.ir import Operation
 from tile_lsp.codegen.lower import KernelLowering, handler
 from tile_lsp.codegen.ops_elementwise import _result, zext
-from tile_lsp.codegen.ptx import LoweringError, TileValue, reg_class
+from tile_lsp.codegen.ptx import LoweringError, StagedTile, TileValue, reg_class
 from tile_lsp.dialect import types as T
 
 
@@ -384,7 +384,21 @@ def _signed(op: Operation, enum_name: str, bool_name: str) -> bool:
 MMA_SYNC_SMEM_LIMIT = 99 * 1024
 
 
-def mma_sync_applies(lw: KernelLowering, a: TileValue, b: TileValue, c: TileValue, out: T.Type) -> bool:
+def _in_smem(lw: KernelLowering, xs: list[TileValue | StagedTile]) -> list[int]:
+    """Byte offsets of the MMA operands ``xs`` in the staging scratch, with one barrier that makes
+    them all visible: a :class:`StagedTile` (``nv_tileas.dot`` of the nv_tileas stage) is read where
+    its ``alloc_tensor`` put it; register tiles are staged after the last staged buffer."""
+    after = max((x.end for x in xs if isinstance(x, StagedTile)), default=0)
+    regs = [x for x in xs if isinstance(x, TileValue)]
+    if regs:
+        placed = iter(lw.stage(regs, after))
+    else:
+        lw.f.emit("bar.sync 0")
+    return [x.offset if isinstance(x, StagedTile) else next(placed) for x in xs]
+
+
+def mma_sync_applies(lw: KernelLowering, a: TileValue | StagedTile, b: TileValue | StagedTile, c: TileValue,
+                     out: T.Type) -> bool:
     """Whether ``mma.sync.aligned.m16n8k16`` computes this MMA: sm_80 or newer, A and B both f16 or
     both bf16, f32 accumulator, a 2-d problem with M % 16 == N % 8 == K % 16 == 0, and A, B, C
     staged together within :data:`MMA_SYNC_SMEM_LIMIT` (PTX ISA "Warp-level matrix multiply-accumulate
@@ -401,10 +415,12 @@ def mma_sync_applies(lw: KernelLowering, a: TileValue, b: TileValue, c: TileValu
     return (M * K + K * N) * 2 + M * N * 4 + 16 <= MMA_SYNC_SMEM_LIMIT
 
 
-def _mma_sync(lw: KernelLowering, a: TileValue, b: TileValue, c: TileValue, out: TileValue) -> None:
+def _mma_sync(lw: KernelLowering, a: TileValue | StagedTile, b: TileValue | StagedTile, c: TileValue,
+              out: TileValue) -> None:
     """D = A x B + C on the tensor cores with ``mma.sync.aligned.m16n8k16.row.col.f32.T.T.f32``.
 
-    A (M x K), B (K x N) and C (M x N) are staged in shared memory row-major.  Warp ``w`` computes
+    A (M x K), B (K x N) and C (M x N) are in shared memory row-major (A and B staged by the
+    nv_tileas stage's ``alloc_tensor``/``tiled_store``, or here, C here).  Warp ``w`` computes
     the 16x8 output tiles ``w, w + warps, ...`` (row-major over the (M/16) x (N/8) tiles): it loads
     the C fragment, runs K/16 MMAs and writes D over C; after a barrier every thread reads its
     result slots.  Fragments (PTX ISA "Matrix Fragments for mma.m16n8k16 with floating point
@@ -415,7 +431,7 @@ def _mma_sync(lw: KernelLowering, a: TileValue, b: TileValue, c: TileValue, out:
     """
     f = lw.f
     (M, K), N = a.shape, b.shape[-1]
-    oa, ob, oc = lw.stage([a, b, c])
+    oa, ob, oc = _in_smem(lw, [a, b, c])
     base = lw.smem_addr()
     kind = a.elem.name
     warps = max(1, lw.threads // 32)
@@ -487,8 +503,15 @@ def _mma_sync(lw: KernelLowering, a: TileValue, b: TileValue, c: TileValue, out:
         lw.mov("f32", r, lw.smem_read(out.elem, oc, lw.lin(out.n, s)))
 
 
+def _operand(lw: KernelLowering, v) -> TileValue | StagedTile:
+    """An MMA operand: a tile in registers, or a staged shared-memory buffer (nv_tileas stage)."""
+    x = lw.get(v)
+    return x if isinstance(x, StagedTile) else lw.tile(v)
+
+
 def _mma(lw: KernelLowering, op: Operation, scaled: bool) -> None:
-    a, b, c = (lw.tile(v) for v in op.operands[:3])
+    a, b = (_operand(lw, v) for v in op.operands[:2])
+    c = lw.tile(op.operands[2])
     if not scaled and mma_sync_applies(lw, a, b, c, op.results[0].type):
         _mma_sync(lw, a, b, c, _result(lw, op))
         return
@@ -501,8 +524,7 @@ def _mma(lw: KernelLowering, op: Operation, scaled: bool) -> None:
     M, K = a.shape[-2], a.shape[-1]
     N = b.shape[-1]
     is_int = isinstance(a.elem, T.IntegerType)
-    tiles = [a, b] + ([sa, sb] if scaled else [])
-    offs = lw.stage(tiles)
+    offs = _in_smem(lw, [a, b] + ([sa, sb] if scaled else []))
     acc_cls = "b32" if is_int else lw.fwide(out.elem)
     if is_int:
         sign_a, sign_b = _signed(op, "signedness_lhs", "a_signed"), _signed(op, "signedness_rhs", "b_signed")

@@ -71,6 +71,16 @@ def storage_bytes(t: T.Type) -> int:
     return max(1, w // 8)
 
 
+#: bytes per register class (a predicate as one byte)
+REG_BYTES = {"pred": 1, "b16": 2, "b32": 4, "b64": 8, "f32": 4, "f64": 8}
+
+
+def staged_bytes(t: T.Type) -> int:
+    """Bytes one element of ``t`` takes in the shared-memory staging scratch: its register class's
+    width (:data:`REG_BYTES`; i8 as 4 bytes, f8 as 2), so a slot is stored and read back as is."""
+    return REG_BYTES[reg_class(t)]
+
+
 def int_width(t: T.Type) -> int:
     return t.width if isinstance(t, T.IntegerType) else 64
 
@@ -99,6 +109,29 @@ class TileValue:
         for d in self.shape:
             n *= d
         return n
+
+
+@dataclass
+class StagedTile:
+    """A tile buffer in the shared-memory staging scratch (``nv_tileas.alloc_tensor`` with SMEM
+    residency): ``shape``, element type, byte ``offset`` into the scratch; elements row-major,
+    :func:`staged_bytes` each."""
+
+    shape: tuple[int, ...]
+    elem: T.Type
+    offset: int
+
+    @property
+    def n(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    @property
+    def end(self) -> int:
+        """Byte offset just past the buffer."""
+        return self.offset + self.n * staged_bytes(self.elem)
 
 
 @dataclass

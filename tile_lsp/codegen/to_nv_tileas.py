@@ -15,7 +15,13 @@ counterparts).  The rewrites, one row of :data:`REWRITES` per op:
     and ``operandSegmentSizes`` (view, coords, offsets, token).  Gather/scatter
     views keep their cuda_tile ops (their index is a tile, not an ``index``).
 ``mmaf`` / ``mmai``
-    ``nv_tileas.dot`` with the atom ``mma_<A>_<B>_<C>`` (``a_signed`` /
+    A and B staged in shared memory: per operand an ``nv_tileas.alloc_tensor``
+    (a ``!nv_tileas.tiled_view<SHAPE x ELEM, SMEM>`` at byte
+    ``tile_lsp.smem_offset`` of the staging scratch, A at 0 and B after it,
+    :func:`~tile_lsp.codegen.ptx.staged_bytes` per element) and a weak
+    whole-tile ``nv_tileas.tiled_store`` at coordinates ``0`` (one
+    ``arith.constant 0 : index`` per entry); then ``nv_tileas.dot`` of the two
+    buffers and C with the atom ``mma_<A>_<B>_<C>`` (``a_signed`` /
     ``b_signed`` for integers).  nv_tileas' dot accumulates in f32 (spec 000
     "expects c type to be Float32"), so an f16/bf16 accumulator is widened by
     ``ftof`` before and narrowed after: the fallback MMA of the emitter
@@ -27,7 +33,7 @@ counterparts).  The rewrites, one row of :data:`REWRITES` per op:
 Every other op stays a cuda_tile op, as elementwise arithmetic does in
 NVIDIA's nv_tileas stage.  The rewritten ops keep the source range of the op
 they replace, so ``.loc`` still points at the user's line, and the layout
-attributes of ``tile-assign-layouts`` (``tile_lsp.slots``,
+attributes of ``tile-assign-layouts`` (``tile_lsp.slots``, ``tile_lsp.layout``,
 ``tile_lsp.staging``).  The printed stage parses with tile-lsp's own parser
 and passes the nv_tileas verifiers (``tests/test_codegen.py``).
 """
@@ -36,6 +42,7 @@ from __future__ import annotations
 
 from tile_lsp.analysis import attributes as A
 from tile_lsp.analysis.ir import Operation, OpResult, Region, Use, Value
+from tile_lsp.codegen.ptx import staged_bytes
 from tile_lsp.dialect import types as T
 from tile_lsp.dialect.registry import lookup
 
@@ -45,6 +52,8 @@ MEM_SCOPES = {"tl_blk": "tl_blk", "device": "gpu", "sys": "sys"}
 TILED_VIEWS = (T.PartitionViewType, T.StridedViewType)
 INDEX = T.IndexType()
 F32 = T.FloatType("f32")
+I32 = T.IntegerType(32)
+COPY_ATOM = "#nv_tileas<atom copy>"
 
 
 def _element_word(t: T.Type) -> str:
@@ -58,6 +67,8 @@ class _Rewriter:
     def __init__(self) -> None:
         self.block_tiles: dict[tuple[int, str], Value] = {}
         self.casts: dict[int, Value] = {}
+        self.entry: Operation | None = None
+        self.zero_index: Value | None = None
 
     # -- IR surgery ----------------------------------------------------------------------------
     @staticmethod
@@ -150,7 +161,7 @@ class _Rewriter:
     def memory_attrs(op: Operation) -> dict:
         sem = op.attr("memory_ordering_semantics")
         word = getattr(sem, "case", None) or "weak"
-        out = {"atom": A.OpaqueAttr("#nv_tileas<atom copy>"), "mem_semantic": A.StringAttr(word)}
+        out = {"atom": A.OpaqueAttr(COPY_ATOM), "mem_semantic": A.StringAttr(word)}
         if word != "weak":
             scope = op.attr("memory_scope")
             out["mem_scope"] = A.StringAttr(MEM_SCOPES[getattr(scope, "case", None) or "device"])
@@ -183,6 +194,33 @@ class _Rewriter:
         return True
 
     # -- compute -------------------------------------------------------------------------------
+    def zero(self, like: Operation) -> Value:
+        """The entry's ``arith.constant 0 : index`` (made once, first in the entry's body)."""
+        if self.zero_index is None:
+            block = self.entry.regions[0].blocks[0]
+            op = self.make("arith.constant", [], [INDEX], like, {"value": A.IntegerAttr(0, INDEX)})
+            block.operations.insert(0, op)
+            op.parent = block
+            self.zero_index = op.results[0]
+        return self.zero_index
+
+    def stage(self, value: Value, offset: int, like: Operation) -> tuple[list[Operation], Value, int]:
+        """Ops staging the register tile ``value`` in shared memory at byte ``offset`` of the scratch:
+        ``nv_tileas.alloc_tensor`` (a ``!nv_tileas.tiled_view<SHAPE x ELEM, SMEM>``, its offset in
+        ``tile_lsp.smem_offset``) and a weak ``nv_tileas.tiled_store`` of the whole tile at the
+        origin.  Returns the ops, the buffer and the next free (8-byte aligned) offset."""
+        t = value.type
+        shape = "x".join(str(d) for d in t.shape)
+        ty = T.OpaqueType(f"!nv_tileas.tiled_view<{shape}x{t.element}, SMEM>")
+        alloc = self.make("nv_tileas.alloc_tensor", [], [ty], like,
+                          {"tile_lsp.smem_offset": A.IntegerAttr(offset, I32)}, {"operands": 0})
+        zeros = [self.zero(like)] * len(t.shape)
+        store = self.make("nv_tileas.tiled_store", [alloc.results[0], value, *zeros], [], like,
+                          {"atom": A.OpaqueAttr(COPY_ATOM), "mem_semantic": A.StringAttr("weak")},
+                          {"view": 1, "value": 1, "coords": len(zeros), "offsets": 0, "token": 0})
+        end = offset + t.num_elements * staged_bytes(t.element)
+        return [alloc, store], alloc.results[0], (end + 7) // 8 * 8
+
     def dot(self, op: Operation) -> bool:
         a, b, c = op.operands[:3]
         acc = c.type.element
@@ -196,15 +234,17 @@ class _Rewriter:
                 s = op.attr(name)
                 attrs[f"{side}_signed"] = A.BoolAttr(getattr(s, "case", "signed") != "unsigned")
         attrs.update(self.layout_attrs(op))
-        new_ops: list[Operation] = []
+        stage_a, sa, offset = self.stage(a, 0, op)
+        stage_b, sb, _ = self.stage(b, offset, op)
+        new_ops: list[Operation] = stage_a + stage_b
         if widen:
             wide = T.TileType(c.type.shape, F32)
             widen = self.make("cuda_tile.ftof", [c], [wide], op, self.layout_attrs(op))
-            dot = self.make("nv_tileas.dot", [a, b, widen.results[0]], [wide], op, attrs)
+            dot = self.make("nv_tileas.dot", [sa, sb, widen.results[0]], [wide], op, attrs)
             narrow = self.make("cuda_tile.ftof", [dot.results[0]], [c.type], op, self.layout_attrs(op))
-            new_ops = [widen, dot, narrow]
+            new_ops += [widen, dot, narrow]
         else:
-            new_ops = [self.make("nv_tileas.dot", [a, b, c], [op.results[0].type], op, attrs)]
+            new_ops.append(self.make("nv_tileas.dot", [sa, sb, c], [op.results[0].type], op, attrs))
         self.replace(op, new_ops, list(new_ops[-1].results))
         return True
 
@@ -228,6 +268,7 @@ class _Rewriter:
 
     def run(self, entry: Operation) -> int:
         """Rewrite ``entry``; returns the number of ops rewritten."""
+        self.entry = entry
         todo = [op for op in entry.walk() if op.dialect == "cuda_tile" and op.short_name in REWRITES]
         done = 0
         for op in todo:
