@@ -310,13 +310,14 @@ class KernelLowering:
     def reserve(self, nbytes: int) -> None:
         self.f.smem_bytes = max(self.f.smem_bytes, nbytes)
 
-    def stage(self, tiles: list[TileValue], base: int = 0) -> list[int]:
+    def stage(self, tiles: list[TileValue], base: int = 0, sync_before: bool = True) -> list[int]:
         """Write ``tiles`` to shared memory at their linear index; returns each one's byte offset.
 
         The first tile goes at byte ``base`` of the scratch, each next one
         after the previous (8-byte aligned).  Emits ``bar.sync 0`` before
-        (earlier readers are done) and after (every element is written).
-        Element size: :func:`~tile_lsp.codegen.ptx.staged_bytes`.
+        (earlier readers are done; left out with ``sync_before=False`` where
+        only writes followed the last barrier) and after (every element is
+        written).  Element size: :func:`~tile_lsp.codegen.ptx.staged_bytes`.
         """
         offsets = []
         off = base
@@ -325,7 +326,8 @@ class KernelLowering:
             offsets.append(off)
             off += tv.n * _reg_bytes(reg_class(tv.elem))
         self.reserve(off)
-        self.f.emit("bar.sync 0")
+        if sync_before:
+            self.f.emit("bar.sync 0")
         for tv, o in zip(tiles, offsets):
             self.write_staged(tv, o)
         self.f.emit("bar.sync 0")

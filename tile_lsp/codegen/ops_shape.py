@@ -314,7 +314,7 @@ def _run_body(lw: KernelLowering, op: Operation, accs: list[str], xs: list[str],
 
 @handler("reduce", "scan", "nv_tileas.reduce", "nv_tileas.scan")
 def _reduce_scan(lw: KernelLowering, op: Operation) -> None:
-    srcs = [lw.tile(v) for v in op.operands]
+    srcs = [_operand(lw, v) for v in op.operands]
     outs = [_result(lw, op, i) for i in range(len(op.results))]
     dim = op.attr("dim").value
     is_scan = op.name.endswith("scan")
@@ -323,7 +323,7 @@ def _reduce_scan(lw: KernelLowering, op: Operation) -> None:
     shape = srcs[0].shape
     extent = shape[dim]
     sst = _strides(shape)
-    offs = lw.stage(srcs)
+    offs = _in_smem(lw, srcs)
     elems = [s.elem for s in srcs]
     for s in range(len(outs[0].regs)):
         coords = lw.coords(outs[0].shape, s)
@@ -384,14 +384,24 @@ def _signed(op: Operation, enum_name: str, bool_name: str) -> bool:
 MMA_SYNC_SMEM_LIMIT = 99 * 1024
 
 
+def _operand(lw: KernelLowering, v) -> TileValue | StagedTile:
+    """An operand read from shared memory: a tile in registers, or a buffer the nv_tileas stage
+    staged (``alloc_tensor`` + ``tiled_store``)."""
+    x = lw.get(v)
+    return x if isinstance(x, StagedTile) else lw.tile(v)
+
+
 def _in_smem(lw: KernelLowering, xs: list[TileValue | StagedTile]) -> list[int]:
-    """Byte offsets of the MMA operands ``xs`` in the staging scratch, with one barrier that makes
-    them all visible: a :class:`StagedTile` (``nv_tileas.dot`` of the nv_tileas stage) is read where
-    its ``alloc_tensor`` put it; register tiles are staged after the last staged buffer."""
-    after = max((x.end for x in xs if isinstance(x, StagedTile)), default=0)
+    """Byte offsets of the operands ``xs`` in the staging scratch, with one barrier that makes them
+    all visible: a :class:`StagedTile` (operand of ``nv_tileas.dot``/``reduce``/``scan`` in the
+    nv_tileas stage) is read where its ``alloc_tensor`` put it; register tiles are staged after the
+    last staged buffer (no barrier before them then: the staged stores' own barrier ended the earlier
+    reads, and only writes came after it)."""
+    staged = [x for x in xs if isinstance(x, StagedTile)]
+    after = max((x.end for x in staged), default=0)
     regs = [x for x in xs if isinstance(x, TileValue)]
     if regs:
-        placed = iter(lw.stage(regs, after))
+        placed = iter(lw.stage(regs, after, sync_before=not staged))
     else:
         lw.f.emit("bar.sync 0")
     return [x.offset if isinstance(x, StagedTile) else next(placed) for x in xs]
@@ -501,12 +511,6 @@ def _mma_sync(lw: KernelLowering, a: TileValue | StagedTile, b: TileValue | Stag
     f.emit("bar.sync 0")
     for s, r in enumerate(out.regs):
         lw.mov("f32", r, lw.smem_read(out.elem, oc, lw.lin(out.n, s)))
-
-
-def _operand(lw: KernelLowering, v) -> TileValue | StagedTile:
-    """An MMA operand: a tile in registers, or a staged shared-memory buffer (nv_tileas stage)."""
-    x = lw.get(v)
-    return x if isinstance(x, StagedTile) else lw.tile(v)
 
 
 def _mma(lw: KernelLowering, op: Operation, scaled: bool) -> None:

@@ -27,7 +27,8 @@ counterparts).  The rewrites, one row of :data:`REWRITES` per op:
     ``ftof`` before and narrowed after: the fallback MMA of the emitter
     accumulates in f32 and rounds once anyway.  f64 MMA stays ``mmaf``.
 ``reduce`` / ``scan``
-    ``nv_tileas.reduce`` / ``nv_tileas.scan`` with the same operands,
+    Each operand staged in shared memory as an MMA operand is, then
+    ``nv_tileas.reduce`` / ``nv_tileas.scan`` of the buffers with the same
     attributes and combiner region, its terminator an ``nv_tileas.yield``.
 
 Every other op stays a cuda_tile op, as elementwise arithmetic does in
@@ -252,8 +253,13 @@ class _Rewriter:
         name = "nv_tileas." + op.short_name
         regions = op.regions
         op.regions = []
-        new = self.make(name, list(op.operands), [r.type for r in op.results], op,
-                        {**op.properties, **op.attributes}, segments={"operands": len(op.operands)},
+        staging, buffers, offset = [], [], 0
+        for v in op.operands:
+            ops, buf, offset = self.stage(v, offset, op)
+            staging += ops
+            buffers.append(buf)
+        new = self.make(name, buffers, [r.type for r in op.results], op,
+                        {**op.properties, **op.attributes}, segments={"operands": len(buffers)},
                         regions=regions)
         new.result_segments = {"results": (0, len(op.results))}
         for region in regions:
@@ -263,7 +269,7 @@ class _Rewriter:
                     y = self.make("nv_tileas.yield", list(term.operands), [], term,
                                   segments={"values": len(term.operands)})
                     self.replace(term, [y], [])
-        self.replace(op, [new], list(new.results))
+        self.replace(op, staging + [new], list(new.results))
         return True
 
     def run(self, entry: Operation) -> int:
