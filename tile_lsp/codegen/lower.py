@@ -396,6 +396,8 @@ class KernelLowering:
         if h is None:
             raise LoweringError(f"the PTX lowering does not support '{op.name}' yet", op)
         self.f.loc = self.loc_of(op)
+        if "token" in op.operand_segments and any(after_access(t) for t in op.operand_group("token")):
+            self.f.emit("bar.sync 0")
         try:
             h(self, op)
         except LoweringError as e:
@@ -413,6 +415,32 @@ class KernelLowering:
         for arg, x in zip(block.arguments, values):
             self.set(arg, x)
         return block.operations
+
+
+def after_access(token: Value) -> bool:
+    """Whether a token-ordered op with operand ``token`` must wait for the whole CTA: the token comes
+    after a memory access (the result token of a load, store or atomic, or a ``join_tokens`` with
+    one), or from a block argument (a loop-carried token; assumed so).  ``make_token`` orders after
+    nothing.
+
+    cuda_tile orders memory ops of one tile block by tokens (cuda-tile ``Ops.td``, "Memory model");
+    the tile block is a CTA whose threads each access their own elements, and two accesses of one
+    element may fall to different threads (another view, ``dim_map`` or tile shape), so the later
+    access waits at ``bar.sync 0``, which also orders the CTA's memory accesses (PTX ISA
+    "bar.sync": memory accesses before the barrier are performed relative to the participating
+    threads).
+    """
+    if not isinstance(token.type, T.TokenType):
+        return False
+    op = token.defining_op
+    if op is None:
+        return True
+    short = op.name.split(".", 1)[-1]
+    if short == "make_token":
+        return False
+    if short == "join_tokens":
+        return any(after_access(v) for v in op.operands)
+    return True
 
 
 def _reg_bytes(cls: str) -> int:
