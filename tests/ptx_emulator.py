@@ -1,0 +1,1934 @@
+"""A CPU emulator for the PTX that tile-lsp's codegen emits (test support: no GPU needed).
+
+:func:`run` mirrors :func:`tile_lsp.codegen.launch.launch`: NumPy arrays for
+``.u64`` pointer parameters are copied into a simulated global memory and
+copied back after the kernel ran; other arguments are scalars packed by
+their PTX parameter type (``.b16`` floats as f16 bits).
+
+Execution model
+---------------
+The CTAs of the grid run one after another.  Inside a CTA every thread runs
+at once, vectorised with NumPy: a register is an array with one lane per
+thread (raw bits: ``uint16/32/64``, ``bool`` for predicates), each thread has
+its own program counter, and every step executes the instruction at the
+smallest PC among the live threads for exactly the threads at that PC
+(min-PC scheduling; a guard ``@%p`` / ``@!%p`` masks further).  This runs
+structured divergence and loops: threads that leave a loop early wait at a
+higher PC until the others catch up.  While all live threads share one PC
+(the usual case) a scalar PC is kept and no per-step scheduling work is done.
+
+``bar.sync`` needs no work of its own under min-PC scheduling: a thread that
+reaches a barrier only runs past it once it is the lowest-PC thread, so every
+thread with a smaller PC (everything before the barrier) has run first.  But
+that argument holds only if *all* live threads are at the barrier when it
+executes; a barrier reached while other live threads wait elsewhere (at a
+higher PC, or at another barrier) is a deadlock or undefined behaviour on a
+GPU, so it raises :class:`EmulatorError`.  ``mma.sync`` checks that the 32
+lanes of each warp execute it together.
+
+Memory: one flat global space (buffers 256-byte aligned from 4 GiB up, so a
+pointer truncated to 32 bits is caught), a constant space for module
+``.const`` arrays, and per-CTA shared memory (static ``.shared`` arrays, then
+the ``.extern .shared`` dynamic part; filled with ``0xFF`` bytes so that a
+read of never-written shared memory gives NaNs / -1 instead of plausible
+zeros).  Accesses outside an allocation or misaligned raise an error that
+names the instruction.  Generic addresses are global ones unless they were
+made with ``cvta.shared`` (a separate window) or point into the constant
+space.
+
+Arithmetic follows the PTX ISA: integers wrap at their width with the
+signedness of the instruction type; shift amounts at or above the width
+clamp; integer division by zero does not trap (quotient all ones, remainder
+the dividend: the ISA leaves the values unspecified); float-to-integer
+``cvt`` saturates and maps NaN to 0.  f32 arithmetic is NumPy float32
+(round to nearest even = ``.rn``); directed roundings (``.rz/.rm/.rp``) are
+emulated through float64.  ``fma.f32`` is computed in float64 (exact product)
+and rounded once to float32 from the float64 sum, which can differ from a
+true fused result in the last bit in rare double-rounding cases.  ``.approx``
+transcendental ops are evaluated exactly (float64) and rounded to the
+instruction type: they are *more* accurate than the hardware.  f16/bf16/fp8
+conversions use NumPy and ``ml_dtypes`` (round to nearest even).  Atomics are
+applied lane by lane in thread order.
+
+Anything not implemented raises :class:`EmulatorError` naming the PTX line
+when it would execute; nothing is skipped silently.
+"""
+
+from __future__ import annotations
+
+import itertools
+import operator
+import re
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import ml_dtypes
+import numpy as np
+
+__all__ = ["EmulatorError", "KernelTrap", "RunStats", "Program", "parse", "run"]
+
+
+class EmulatorError(RuntimeError):
+    """The PTX cannot be emulated, or it did something a GPU would fault or hang on."""
+
+
+class KernelTrap(EmulatorError):
+    """The kernel executed ``trap`` (a failed device-side assertion)."""
+
+
+class DataRace(EmulatorError):
+    """Two threads of a CTA accessed the same bytes, one of them writing, with no barrier in between."""
+
+
+# ---------------------------------------------------------------------------
+# Types
+# ---------------------------------------------------------------------------
+
+_VIEW = {
+    "pred": np.bool_,
+    "b8": np.uint8, "u8": np.uint8, "s8": np.int8,
+    "b16": np.uint16, "u16": np.uint16, "s16": np.int16,
+    "f16": np.float16, "bf16": ml_dtypes.bfloat16,
+    "b32": np.uint32, "u32": np.uint32, "s32": np.int32, "f32": np.float32,
+    "b64": np.uint64, "u64": np.uint64, "s64": np.int64, "f64": np.float64,
+    "f16x2": np.uint32, "bf16x2": np.uint32, "tf32": np.uint32,
+    "e4m3x2": np.uint16, "e5m2x2": np.uint16,
+}
+_BITS = {t: (1 if t == "pred" else np.dtype(v).itemsize * 8) for t, v in _VIEW.items()}
+_STORE = {1: np.bool_, 8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
+_SIGNED = {8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
+_FLOATS = {"f16", "bf16", "f32", "f64"}
+_F8 = {"e4m3": (ml_dtypes.float8_e4m3fn, 448.0), "e5m2": (ml_dtypes.float8_e5m2, 57344.0)}
+_F16_MAX = {"f16": 65504.0, "bf16": float(ml_dtypes.finfo(ml_dtypes.bfloat16).max)}
+
+
+def _kind(t: str) -> str:
+    """'p' predicate, 'f' float, 's' signed, 'u' unsigned, 'b' untyped bits."""
+    if t == "pred":
+        return "p"
+    if t in _FLOATS:
+        return "f"
+    return t[0] if t[0] in "sub" else "x"
+
+
+# Address windows of the simulated address spaces.
+GLOBAL_BASE = 1 << 32
+CONST_BASE = 3 << 32
+SHARED_WINDOW = 5 << 32  # generic addresses of shared memory (cvta.shared)
+_SMEM_LIMIT = {"sm_80": 163 * 1024, "sm_86": 99 * 1024, "sm_89": 99 * 1024, "sm_90": 227 * 1024}
+_STATIC_SMEM_LIMIT = 48 * 1024
+
+_CMP_INT = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
+            "ge": np.greater_equal, "lo": np.less, "ls": np.less_equal, "hi": np.greater, "hs": np.greater_equal}
+_CMP_FLOAT = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
+              "ge": np.greater_equal}
+
+
+# ---------------------------------------------------------------------------
+# Memory
+# ---------------------------------------------------------------------------
+
+
+class _Space:
+    """One flat address space: bytes at ``base``..``base+size``, allocations marked valid."""
+
+    def __init__(self, name: str, base: int, size: int, fill: int = 0, races: bool = False):
+        self.name, self.base, self.size = name, base, size
+        n = (size + 15) // 16 * 16 + 16
+        self.data = np.full(n, fill, np.uint8)
+        self.valid = np.zeros(n, bool)
+        self.top = 0
+        # Race detection (per byte): last writer thread and its barrier epoch, last reader (-2: several).
+        self.races = races
+        self.epoch = 0
+        if races:
+            self.writer = np.full(n, -1, np.int16)  # thread ids < 1024
+            self.wepoch = np.full(n, -1, np.int32)
+            self.reader = np.full(n, -1, np.int16)
+            self.repoch = np.full(n, -1, np.int32)
+
+    def _race(self, kind: str, where: str, byte: int, this: int, other: int) -> DataRace:
+        who = "several threads" if other == -2 else f"thread {other}"
+        return DataRace(f"{where}: data race on {self.name} memory at {self.base + byte:#x}: thread {this} "
+                        f"{kind} {who} since the last barrier")
+
+    def _check_read(self, off, nbytes: int, lanes, where: str) -> None:
+        b = (np.atleast_1d(off)[:, None] + np.arange(nbytes)).reshape(-1)
+        ln = np.repeat(np.broadcast_to(np.atleast_1d(lanes), np.atleast_1d(off).shape), nbytes)
+        bad = (self.wepoch[b] == self.epoch) & (self.writer[b] != ln)
+        if bad.any():
+            k = int(np.flatnonzero(bad)[0])
+            raise self._race("reads bytes written by", where, int(b[k]), int(ln[k]), int(self.writer[b[k]]))
+        same = self.repoch[b] == self.epoch
+        new = np.where(same & (self.reader[b] != ln), -2, ln)
+        order = np.argsort(b, kind="stable")
+        bs, ls = b[order], ln[order]
+        dup = (bs[1:] == bs[:-1]) & (ls[1:] != ls[:-1])
+        self.reader[b] = new
+        self.reader[bs[1:][dup]] = -2
+        self.repoch[b] = self.epoch
+
+    def _check_write(self, off, nbytes: int, lanes, bits, where: str) -> None:
+        offs = np.atleast_1d(off)
+        b = (offs[:, None] + np.arange(nbytes)).reshape(-1)
+        ln = np.repeat(np.broadcast_to(np.atleast_1d(lanes), offs.shape), nbytes)
+        for kind, who in (("overwrites bytes written by", self.writer[b] * (self.wepoch[b] == self.epoch)
+                           + -1 * (self.wepoch[b] != self.epoch)),
+                          ("overwrites bytes read by", np.where(self.repoch[b] == self.epoch, self.reader[b], -1))):
+            bad = (who != -1) & (who != ln)
+            if bad.any():
+                k = int(np.flatnonzero(bad)[0])
+                raise self._race(kind, where, int(b[k]), int(ln[k]), int(who[k]))
+        # Several threads storing to the same address in one instruction: a race unless the values agree.
+        if offs.size > 1:
+            vals = np.broadcast_to(np.asarray(bits), offs.shape)
+            order = np.argsort(offs, kind="stable")
+            o, v, lo = offs[order], vals[order], np.broadcast_to(np.atleast_1d(lanes), offs.shape)[order]
+            dup = (o[1:] == o[:-1]) & (v[1:] != v[:-1])
+            if dup.any():
+                k = int(np.flatnonzero(dup)[0])
+                raise self._race("stores a different value than", where, int(o[k]), int(lo[k + 1]), int(lo[k]))
+        self.writer[b] = ln
+        self.wepoch[b] = self.epoch
+
+    def allocate(self, nbytes: int, align: int = 256) -> int:
+        """Reserve ``nbytes`` at the next ``align``-aligned offset; returns the address."""
+        off = (self.top + align - 1) // align * align
+        if off + nbytes > self.size:
+            raise EmulatorError(f"{self.name} space too small for {nbytes} bytes")
+        self.valid[off:off + nbytes] = True
+        self.top = off + nbytes
+        return self.base + off
+
+    def contains(self, addr) -> np.ndarray:
+        a = np.asarray(addr, np.int64)
+        return (a >= self.base) & (a < self.base + self.size)
+
+    def _offsets(self, addr, nbytes: int, where: str) -> np.ndarray:
+        off = np.asarray(addr, np.int64) - self.base
+        bad = (off < 0) | (off + nbytes > self.size)
+        if np.any(bad):
+            a = int(np.asarray(addr, np.int64)[bad].flat[0]) if np.ndim(addr) else int(addr)
+            raise EmulatorError(f"{where}: {self.name} access of {nbytes} bytes at {a:#x} is outside "
+                                f"the {self.name} space [{self.base:#x}, {self.base + self.size:#x})")
+        if np.any(off % nbytes):
+            a = int(np.asarray(off)[np.asarray(off % nbytes) != 0].flat[0]) + self.base
+            raise EmulatorError(f"{where}: misaligned {nbytes}-byte {self.name} access at {a:#x}")
+        ok = self.valid[off] & self.valid[off + nbytes - 1]
+        if not np.all(ok):
+            a = int(np.asarray(off)[~np.asarray(ok)].flat[0]) + self.base
+            raise EmulatorError(f"{where}: {self.name} access of {nbytes} bytes at {a:#x} is not inside "
+                                f"any allocation (out of bounds)")
+        return off
+
+    def load(self, addr, nbytes: int, where: str, lanes=None):
+        """Raw bits (``uint{8*nbytes}``) at the addresses; ``lanes``: the threads (for race checks)."""
+        if self.races and lanes is not None and np.ndim(addr) == 0:
+            addr = np.full(np.shape(lanes), addr, np.int64)
+        off = self._offsets(addr, nbytes, where)
+        if self.races and lanes is not None:
+            self._check_read(off, nbytes, lanes, where)
+        return self.data.view(_STORE[8 * nbytes])[off // nbytes]
+
+    def store(self, addr, nbytes: int, bits, where: str, lanes=None) -> None:
+        if self.races and lanes is not None and np.ndim(addr) == 0:
+            addr = np.full(np.shape(lanes), addr, np.int64)
+        off = self._offsets(addr, nbytes, where)
+        if self.races and lanes is not None:
+            self._check_write(off, nbytes, lanes, bits, where)
+        self.data.view(_STORE[8 * nbytes])[off // nbytes] = bits
+
+
+# ---------------------------------------------------------------------------
+# Parsing
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class _Stmt:
+    """One PTX instruction as text: guard, opcode pieces, operands, source line."""
+
+    line: int
+    text: str
+    guard: str | None
+    guard_neg: bool
+    opcode: str
+    mods: list[str]
+    operands: list[str]
+
+
+@dataclass
+class _Var:
+    """A module or kernel variable (``.shared`` / ``.const`` / ``.global`` / ``.local``)."""
+
+    space: str
+    name: str
+    elem_bits: int
+    count: int | None  # None: ``.extern`` array of unknown size (dynamic shared memory)
+    align: int
+    init: list[int] | None
+
+
+@dataclass
+class Program:
+    """A parsed kernel: parameters, register declarations, variables, statements and labels."""
+
+    name: str
+    params: list[tuple[str, str]]  # (PTX type without the dot, name)
+    reg_decls: dict[str, tuple[str, int | None]]  # name or prefix -> (type, count or None)
+    variables: list[_Var]
+    stmts: list[_Stmt]
+    labels: dict[str, int]
+    target: str
+    reqntid: tuple[int, ...] | None = None
+
+
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_VAR = re.compile(r"^(?:\.extern\s+|\.visible\s+|\.weak\s+)*\.(shared|const|global|local)\s+(.*?)\s*"
+                  r"([$\w]+)\s*(\[\s*(\d*)\s*\])?\s*(?:=\s*\{?([^{}]*)\}?)?$", re.S)
+
+
+def _split_top(s: str, sep: str = ",") -> list[str]:
+    out, depth, cur = [], 0, []
+    for ch in s:
+        if ch in "{[(":
+            depth += 1
+        elif ch in "}])":
+            depth -= 1
+        if ch == sep and depth == 0:
+            out.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    if "".join(cur).strip():
+        out.append("".join(cur).strip())
+    return out
+
+
+def _parse_var(stmt: str) -> _Var | None:
+    m = _VAR.match(stmt.strip())
+    if not m:
+        return None
+    space, attrs, name, brackets, count, init = m.groups()
+    if brackets is None:
+        count = "1"
+    align = 1
+    am = re.search(r"\.align\s+(\d+)", attrs)
+    if am:
+        align = int(am.group(1))
+    tm = re.findall(r"\.([a-z]+\d+)", attrs)
+    if not tm or tm[-1] not in _BITS:
+        raise EmulatorError(f"cannot parse the variable declaration {stmt!r}")
+    values = [int(v, 0) for v in init.split(",")] if init else None
+    return _Var(space, name, _BITS[tm[-1]], int(count) if count else None, max(align, _BITS[tm[-1]] // 8), values)
+
+
+def parse(ptx: str, kernel_name: str) -> Program:
+    """Parse the PTX module text and return kernel ``kernel_name`` as a :class:`Program`."""
+    text = _COMMENT.sub(lambda m: "\n" * m.group(0).count("\n"), ptx)
+    tm = re.search(r"^\s*\.target\s+(\w+)", text, re.M)
+    target = tm.group(1) if tm else "sm_90"
+    em = re.search(r"\.entry\s+" + re.escape(kernel_name) + r"\s*\(", text)
+    if not em:
+        raise EmulatorError(f"no .entry {kernel_name} in the PTX")
+    # Parameter list: up to the matching ')'.
+    depth, i = 1, em.end()
+    while depth:
+        depth += {"(": 1, ")": -1}.get(text[i], 0)
+        i += 1
+    params = []
+    for p in _split_top(text[em.end():i - 1]):
+        pm = re.match(r"\.param\s+(?:\.align\s+\d+\s+)?\.(\w+)\s+([$\w]+)$", p.strip())
+        if not pm:
+            raise EmulatorError(f"unsupported kernel parameter {p!r}")
+        params.append((pm.group(1), pm.group(2)))
+    body_open = text.index("{", i)
+    header = text[i:body_open]
+    rq = re.search(r"\.reqntid\s+([\d\s,]+)", header)
+    reqntid = tuple(int(x) for x in rq.group(1).replace(",", " ").split()) if rq else None
+    depth, j = 1, body_open + 1
+    while depth:
+        depth += {"{": 1, "}": -1}.get(text[j], 0)
+        j += 1
+    body_start_line = text.count("\n", 0, body_open) + 1
+
+    variables: list[_Var] = []
+    # Module-level variables: statements outside every function body.
+    module_text = text[:em.start()] + "\n" + text[j:]
+    for chunk in module_text.split(";"):
+        # A chunk may start with directives that end without ';' (.version, .target, .file).
+        dm = re.search(r"^[ \t]*((?:\.extern\s+|\.visible\s+|\.weak\s+)*\.(?:shared|const|global|local)\b.*)\Z",
+                       chunk, re.M | re.S)
+        if dm:
+            c = dm.group(1).strip()
+            v = _parse_var(c)
+            if v is None:
+                raise EmulatorError(f"cannot parse the module variable {c!r}")
+            variables.append(v)
+
+    reg_decls: dict[str, tuple[str, int | None]] = {}
+    stmts: list[_Stmt] = []
+    labels: dict[str, int] = {}
+    pending, pending_line = "", 0
+    for k, raw in enumerate(text[body_open + 1:j - 1].split("\n")):
+        lineno = body_start_line + k
+        line = raw.strip()
+        if not line or line.startswith((".loc", ".file", ".section")):
+            continue
+        while line:
+            lm = re.match(r"^([$\w]+)\s*:(?!:)", line) if not pending else None
+            if lm:
+                labels[lm.group(1)] = len(stmts)
+                line = line[lm.end():].strip()
+                continue
+            if line[0] in "{}" and not pending:
+                line = line[1:].strip()
+                continue
+            if ";" not in line:
+                if not pending:
+                    pending_line = lineno
+                pending += " " + line
+                break
+            piece, line = line.split(";", 1)
+            line = line.strip()
+            stmt = (pending + " " + piece).strip()
+            sline = pending_line if pending else lineno
+            pending = ""
+            if stmt:
+                _body_statement(stmt, sline, reg_decls, variables, stmts)
+    return Program(kernel_name, params, reg_decls, variables, stmts, labels, target, reqntid)
+
+
+def _body_statement(stmt: str, line: int, reg_decls, variables, stmts) -> None:
+    if stmt.startswith(".reg"):
+        m = re.match(r"\.reg\s+(?:\.v\d\s+)?\.(\w+)\s+(.*)$", stmt)
+        if not m:
+            raise EmulatorError(f"line {line}: cannot parse {stmt!r}")
+        for name in _split_top(m.group(2)):
+            nm = re.match(r"^(%[$\w]+)\s*<\s*(\d+)\s*>$", name)
+            if nm:
+                reg_decls[nm.group(1)] = (m.group(1), int(nm.group(2)))
+            else:
+                reg_decls[name.strip()] = (m.group(1), None)
+        return
+    if stmt.startswith((".shared", ".const", ".global", ".local")):
+        v = _parse_var(stmt)
+        if v is None:
+            raise EmulatorError(f"line {line}: cannot parse {stmt!r}")
+        variables.append(v)
+        return
+    if stmt.startswith(".param"):
+        # Call-site parameter declarations (vprintf): st.param/call to them raise when executed.
+        return
+    if stmt.startswith((".pragma", ".maxnreg", ".maxntid", ".reqntid")):
+        return
+    if stmt.startswith("."):
+        raise EmulatorError(f"line {line}: unsupported directive {stmt!r}")
+    guard, neg = None, False
+    gm = re.match(r"^@(!?)(%[$\w]+)\s+", stmt)
+    if gm:
+        guard, neg = gm.group(2), bool(gm.group(1))
+        stmt_body = stmt[gm.end():]
+    else:
+        stmt_body = stmt
+    parts = stmt_body.split(None, 1)
+    full_op = parts[0]
+    operands = _split_top(parts[1]) if len(parts) > 1 else []
+    pieces = full_op.split(".")
+    stmts.append(_Stmt(line, stmt, guard, neg, pieces[0], pieces[1:], operands))
+
+
+# ---------------------------------------------------------------------------
+# Numeric helpers
+# ---------------------------------------------------------------------------
+
+
+def _parse_imm(tok: str, t: str):
+    """An immediate as a NumPy scalar of the view type of ``t``."""
+    vdt = _VIEW[t]
+    k = _kind(t)
+    s = tok.strip()
+    neg = s.startswith("-")
+    body = s[1:] if neg else s
+    if re.fullmatch(r"0[fF][0-9a-fA-F]{8}", body):
+        val = float(np.uint32(int(body[2:], 16)).view(np.float32))
+        bits, bw = int(body[2:], 16), 32
+    elif re.fullmatch(r"0[dD][0-9a-fA-F]{16}", body):
+        val = float(np.uint64(int(body[2:], 16)).view(np.float64))
+        bits, bw = int(body[2:], 16), 64
+    elif re.fullmatch(r"0[xX][0-9a-fA-F]+U?|\d+U?|0[0-7]+U?|0[bB][01]+U?", body):
+        b = body.rstrip("U")
+        ival = int(b, 8) if re.fullmatch(r"0[0-7]+", b) else int(b, 0)
+        ival = -ival if neg else ival
+        if k == "f":
+            return vdt(float(ival))
+        w = _BITS[t]
+        return np.array(ival & ((1 << w) - 1), _STORE[w]).view(vdt)[()]
+    else:
+        try:
+            val = float(body)
+        except ValueError:
+            raise EmulatorError(f"cannot parse the immediate {tok!r}") from None
+        bits, bw = None, None
+    if neg:
+        val = -val
+    if k == "f":
+        return vdt(val)
+    if bits is not None and bw == _BITS[t] and not neg:
+        return np.array(bits, _STORE[bw]).view(vdt)[()]
+    raise EmulatorError(f"float immediate {tok!r} for a .{t} operand")
+
+
+def _step_toward(bits: np.ndarray, sign_mask: int, toward_zero: np.ndarray) -> np.ndarray:
+    """Move finite float bit patterns one ulp toward zero (or away from it)."""
+    mag = bits & (sign_mask - 1)
+    sign = bits & sign_mask
+    one = np.array(1, bits.dtype)
+    down = np.where(mag == 0, mag, mag - one)
+    up = mag + one
+    return sign | np.where(toward_zero, down, up)
+
+
+def _round_float(x64: np.ndarray, dtype, mode: str) -> np.ndarray:
+    """Round float64 values to ``dtype`` (float32/float16/bfloat16) with rounding ``mode`` (rn rz rm rp)."""
+    x64 = np.asarray(x64, np.float64)
+    r = x64.astype(dtype)
+    if mode in ("rn", None):
+        return r
+    width = np.dtype(dtype).itemsize * 8
+    st = _STORE[width]
+    sign_mask = 1 << (width - 1)
+    r = np.atleast_1d(r).copy()
+    x = np.atleast_1d(x64)
+    rv = r.astype(np.float64)
+    finite_x = np.isfinite(x)
+    if mode == "rz":
+        fix = finite_x & (np.abs(rv) > np.abs(x))
+        toward0 = np.ones_like(fix)
+    elif mode == "rm":
+        fix = finite_x & (rv > x)
+        toward0 = rv > 0  # moving down: toward zero for positives, away for negatives
+    elif mode == "rp":
+        fix = finite_x & (rv < x)
+        toward0 = rv < 0
+    else:
+        raise EmulatorError(f"unsupported rounding mode .{mode}")
+    if fix.any():
+        bits = r.view(st)
+        # rv == 0 moving away from zero: step to the smallest subnormal with the sign of x.
+        zero = rv == 0
+        bits_fixed = _step_toward(bits, sign_mask, toward0)
+        bits_fixed = np.where(zero & ~toward0, np.where(x < 0, st(sign_mask | 1), st(1)), bits_fixed)
+        bits = np.where(fix, bits_fixed, bits)
+        r = bits.astype(st).view(dtype)
+    return r.reshape(np.shape(x64))
+
+
+def _exact_fma(a, b, c):
+    return a * b + c
+
+
+def _float_step(v, dtype, up: bool):
+    """The next representable ``dtype`` value above (``up``) or below ``v``."""
+    width = np.dtype(dtype).itemsize * 8
+    st = _STORE[width]
+    sign = 1 << (width - 1)
+    bits = int(np.asarray(v, dtype).view(st))
+    if np.isnan(float(v)):
+        return v
+    if float(v) == 0:
+        bits = 1 if up else sign | 1
+    elif (float(v) > 0) == up:
+        bits = bits + 1 if (bits & (sign - 1)) != (np.asarray(np.inf, dtype).view(st) & (sign - 1)) else bits
+    else:
+        bits -= 1
+    return np.asarray(bits, st).view(dtype)[()]
+
+
+def _round_fraction(q: Fraction, dtype, mode: str):
+    """The exact value ``q`` rounded to ``dtype`` toward zero (rz), -inf (rm) or +inf (rp)."""
+    c = np.asarray(float(q)).astype(dtype)[()]
+
+    def val(x):
+        return Fraction(float(x)) if np.isfinite(float(x)) else float(x)
+    if mode == "rm" or (mode == "rz" and q >= 0):  # the largest value <= q
+        while val(c) > q:
+            c = _float_step(c, dtype, False)
+        while val(_float_step(c, dtype, True)) <= q and np.isfinite(float(_float_step(c, dtype, True))):
+            c = _float_step(c, dtype, True)
+    else:  # the smallest value >= q
+        while val(c) < q:
+            c = _float_step(c, dtype, True)
+        while val(_float_step(c, dtype, False)) >= q and np.isfinite(float(_float_step(c, dtype, False))):
+            c = _float_step(c, dtype, False)
+    return c
+
+
+def _directed(exact, f64fn, args, dtype, mode: str) -> np.ndarray:
+    """Lane by lane: ``exact`` on Fractions rounded with ``mode``; non-finite cases from ``f64fn``."""
+    arrays = np.broadcast_arrays(*[np.atleast_1d(np.asarray(x).astype(np.float64)) for x in args])
+    approx = np.asarray(f64fn(*arrays), np.float64)
+    out = approx.astype(dtype)
+    for j in range(out.size):
+        xs = [float(a.flat[j]) for a in arrays]
+        if not all(np.isfinite(xs)) or not np.isfinite(approx.flat[j]):
+            continue  # inf / nan / division by zero: the same under every rounding mode
+        out.flat[j] = _round_fraction(exact(*[Fraction(x) for x in xs]), dtype, mode)
+    return out
+
+
+def _ftz32(x):
+    x = np.asarray(x, np.float32)
+    return np.where(np.abs(x) < np.float32(1.1754944e-38), np.copysign(np.float32(0), x), x)
+
+
+def _sat01(x):
+    x = np.asarray(x)
+    return np.where(np.isnan(x), x.dtype.type(0), np.clip(x, 0, 1)).astype(x.dtype)
+
+
+def _idivmod(a, b, signed: bool, dtype):
+    """Truncating integer quotient and remainder; division by zero gives all ones / the dividend."""
+    a = np.asarray(a, dtype)
+    b = np.asarray(b, dtype)
+    zero = b == 0
+    bs = np.where(zero, dtype(1), b).astype(dtype)
+    q = np.floor_divide(a, bs)
+    r = a - q * bs
+    if signed:
+        adjust = (r != 0) & ((a < 0) != (bs < 0))  # floor -> truncation
+        q = np.where(adjust, q + dtype(1), q).astype(dtype)
+        r = (a - q * bs).astype(dtype)
+    q = np.where(zero, dtype(-1) if signed else dtype(np.iinfo(dtype).max), q).astype(dtype)
+    r = np.where(zero, a, r).astype(dtype)
+    return q, r
+
+
+def _mul_hi(a, b, t: str):
+    w = _BITS[t]
+    signed = _kind(t) == "s"
+    if w <= 32:
+        wide = np.int64 if signed else np.uint64
+        p = np.asarray(a).astype(wide) * np.asarray(b).astype(wide)
+        return (p >> wide(w)).astype(_VIEW[t])
+    av = np.atleast_1d(np.asarray(a))
+    bv = np.broadcast_to(np.asarray(b), av.shape) if np.ndim(b) == 0 else np.asarray(b)
+    av = np.broadcast_to(av, bv.shape)
+    out = [((int(x) * int(y)) >> 64) & ((1 << 64) - 1) for x, y in zip(av, bv)]
+    return np.array(out, np.uint64).view(_VIEW[t])
+
+
+def _float_to_int(x, t: str, mode: str):
+    """cvt from float to integer type ``t``: round with ``mode`` (rni rzi rmi rpi), saturate, NaN -> 0."""
+    x = np.asarray(x).astype(np.float64)
+    f = {"rni": np.rint, "rzi": np.trunc, "rmi": np.floor, "rpi": np.ceil}.get(mode)
+    if f is None:
+        raise EmulatorError(f"float-to-integer cvt needs .rni/.rzi/.rmi/.rpi, not .{mode}")
+    r = f(x)
+    info = np.iinfo(_VIEW[t])
+    r = np.where(np.isnan(r), 0, np.clip(r, float(info.min), float(info.max)))
+    if _BITS[t] == 64:
+        # float(max) of a 64-bit type rounds up to 2**63 / 2**64: clamp in integer space.
+        big = r >= float(info.max)
+        out = np.where(big, 0, r).astype(_VIEW[t])
+        return np.where(big, _VIEW[t](info.max), out)
+    return r.astype(_VIEW[t])
+
+
+def _to_f8(x32: np.ndarray, fmt: str, satfinite: bool, relu: bool) -> np.ndarray:
+    dt, fmax = _F8[fmt]
+    x = np.asarray(x32, np.float32)
+    if relu:
+        x = np.where(np.isnan(x), x, np.maximum(x, np.float32(0)))
+    if satfinite:
+        x = np.where(np.isnan(x), x, np.clip(x, -fmax, fmax))
+    return x.astype(dt).view(np.uint8)
+
+
+# ---------------------------------------------------------------------------
+# Decoding
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class _Instr:
+    fn: object  # callable(idx) for ordinary instructions
+    kind: str  # op bra ret bar warp
+    guard: int | None
+    guard_neg: bool
+    target: int
+    where: str
+    opname: str = ""
+
+
+_SPECIALS = ["%tid.x", "%tid.y", "%tid.z", "%ntid.x", "%ntid.y", "%ntid.z", "%ctaid.x", "%ctaid.y", "%ctaid.z",
+             "%nctaid.x", "%nctaid.y", "%nctaid.z", "%laneid", "%warpid", "%nwarpid"]
+_SPECIAL_ALIASES = {"%tid": "%tid.x", "%ntid": "%ntid.x", "%ctaid": "%ctaid.x", "%nctaid": "%nctaid.x"}
+_IGNORED_LDST = {"weak", "volatile", "relaxed", "acquire", "release", "cta", "gpu", "sys", "cluster", "ca", "cg",
+                 "cs", "lu", "cv", "wb", "wt", "nc", "L1::evict_normal", "L1::evict_unchanged", "L1::evict_first",
+                 "L1::evict_last", "L1::no_allocate", "L2::evict_normal", "L2::evict_first", "L2::evict_last",
+                 "L2::64B", "L2::128B", "L2::256B", "unified", "mmio"}
+_SPACES = {"global", "shared", "shared::cta", "param", "const", "local"}
+
+
+class _Machine:
+    """Decoded kernel plus the state of the CTA being run."""
+
+    def __init__(self, prog: Program, threads: int):
+        self.prog = prog
+        self.T = threads
+        self.tids = np.arange(threads)
+        self.epoch = 0
+        self.regs: dict[str, tuple[int, int, str]] = {}  # name -> (index, width, declared type)
+        self.R: list[np.ndarray] = []
+        self.params: dict[str, tuple[int, str]] = {}
+        self.global_space: _Space | None = None
+        self.const_space: _Space | None = None
+        self.shared_space: _Space | None = None
+        self.symbols: dict[str, tuple[str, int]] = {}  # variable -> (space, address)
+        self.param_bytes = b""
+        for s in _SPECIALS:
+            self._new_reg(s, 32, "u32")
+        self.written: set[int] = set()
+        self.read: dict[int, str] = {}
+        self.code: list[_Instr] = []  # decoded by run() once symbols and parameters are placed
+
+    # -- registers ---------------------------------------------------------
+    def _new_reg(self, name: str, width: int, rtype: str) -> tuple[int, int, str]:
+        entry = (len(self.regs), width, rtype)
+        self.regs[name] = entry
+        return entry
+
+    def reg(self, name: str) -> tuple[int, int, str]:
+        name = _SPECIAL_ALIASES.get(name, name)
+        if name in self.regs:
+            return self.regs[name]
+        decl = self.prog.reg_decls.get(name)
+        if decl is not None and decl[1] is None:
+            return self._new_reg(name, _BITS[decl[0]], decl[0])
+        m = re.fullmatch(r"(%[$A-Za-z_]*?)(\d+)", name)
+        if m and m.group(1) in self.prog.reg_decls:
+            rtype, count = self.prog.reg_decls[m.group(1)]
+            if count is not None and int(m.group(2)) < count:
+                return self._new_reg(name, _BITS[rtype], rtype)
+        raise EmulatorError(f"undeclared register {name}")
+
+    def new_epoch(self) -> None:
+        """A barrier (or a new CTA): accesses before it no longer race with accesses after it."""
+        self.epoch += 1
+        for sp in (self.global_space, self.shared_space):
+            if sp is not None:
+                sp.epoch = self.epoch
+
+    def reset_cta(self, ctaid: tuple[int, int, int], grid: tuple[int, int, int]) -> None:
+        T = self.T
+        self.R[:] = [np.zeros(T, _STORE[w]) for _, (i, w, _) in sorted(self.regs.items(), key=lambda kv: kv[1][0])]
+        tid = np.arange(T, dtype=np.uint32)
+        vals = {"%tid.x": tid, "%tid.y": 0, "%tid.z": 0, "%ntid.x": T, "%ntid.y": 1, "%ntid.z": 1,
+                "%ctaid.x": ctaid[0], "%ctaid.y": ctaid[1], "%ctaid.z": ctaid[2], "%nctaid.x": grid[0],
+                "%nctaid.y": grid[1], "%nctaid.z": grid[2], "%laneid": tid % 32, "%warpid": tid // 32,
+                "%nwarpid": (T + 31) // 32}
+        for name, v in vals.items():
+            self.R[self.regs[name][0]][:] = v
+
+    # -- operand access ----------------------------------------------------
+    def rd(self, tok: str, t: str):
+        """A function of the lane index giving operand ``tok`` as values of type ``t``."""
+        tok = tok.strip()
+        if tok.startswith("%"):
+            i, rw, _ = self.reg(tok)
+            self.read.setdefault(i, tok)
+            R = self.R
+            if t == "pred":
+                if rw != 1:
+                    raise EmulatorError(f"{tok} is not a predicate")
+                return lambda idx: R[i][idx]
+            if rw == 1:
+                raise EmulatorError(f"predicate {tok} used as .{t}")
+            tw = _BITS[t]
+            vdt = _VIEW[t]
+            if rw == tw:
+                if np.dtype(vdt) == np.dtype(_STORE[rw]):
+                    return lambda idx: R[i][idx]
+                return lambda idx: R[i][idx].view(vdt)
+            if _kind(t) == "f":
+                raise EmulatorError(f"register {tok} ({rw} bits) used as .{t}")
+            st = _STORE[tw]
+            if rw > tw:
+                return lambda idx: R[i][idx].astype(st).view(vdt)
+            if _kind(t) == "s":
+                sw = _SIGNED[rw]
+                return lambda idx: R[i][idx].view(sw).astype(vdt)
+            return lambda idx: R[i][idx].astype(vdt)
+        if tok in self.symbols:
+            space, addr = self.symbols[tok]
+            v = _parse_imm(str(addr), t)
+            return lambda idx: v
+        if tok.startswith("{"):
+            raise EmulatorError(f"vector operand {tok} not allowed here")
+        v = _parse_imm(tok, t)
+        return lambda idx: v
+
+    def wr(self, tok: str, t: str):
+        """A function ``(idx, values)`` storing values of type ``t`` into register ``tok``."""
+        tok = tok.strip()
+        if not tok.startswith("%"):
+            raise EmulatorError(f"destination {tok!r} is not a register")
+        if tok in self.regs and self.regs[tok][0] < len(_SPECIALS):
+            raise EmulatorError(f"cannot write the special register {tok}")
+        i, rw, _ = self.reg(tok)
+        self.written.add(i)
+        R = self.R
+        if t == "pred":
+            if rw != 1:
+                raise EmulatorError(f"{tok} is not a predicate")
+
+            def wp(idx, v):
+                R[i][idx] = v
+            return wp
+        if rw == 1:
+            raise EmulatorError(f"predicate {tok} written as .{t}")
+        tw = _BITS[t]
+        vdt = _VIEW[t]
+        st = _STORE[tw]
+        if rw == tw:
+            def w(idx, v):
+                R[i][idx] = np.asarray(v).astype(vdt, copy=False).view(st)
+            return w
+        if rw < tw:
+            raise EmulatorError(f"register {tok} ({rw} bits) too narrow for .{t}")
+        rst = _STORE[rw]
+        if _kind(t) == "s":
+            sw = _SIGNED[rw]
+
+            def ws(idx, v):
+                R[i][idx] = np.asarray(v).astype(vdt, copy=False).astype(sw).view(rst)
+            return ws
+
+        def wz(idx, v):
+            R[i][idx] = np.asarray(v).astype(vdt, copy=False).view(st).astype(rst)
+        return wz
+
+    def vec(self, tok: str) -> list[str]:
+        tok = tok.strip()
+        if not (tok.startswith("{") and tok.endswith("}")):
+            raise EmulatorError(f"expected a vector operand, got {tok!r}")
+        return [x.strip() for x in tok[1:-1].split(",")]
+
+    def addr(self, tok: str):
+        """``[reg+off]`` / ``[symbol+off]``: (function of idx giving int64 addresses, symbol space or None)."""
+        m = re.fullmatch(r"\[\s*([%$\w.]+)\s*(?:([+-])\s*(-?(?:0[xX][0-9a-fA-F]+|\d+)))?\s*\]", tok.strip())
+        if not m:
+            raise EmulatorError(f"cannot parse the address {tok!r}")
+        base, sign, off = m.groups()
+        off = int(off, 0) if off else 0
+        if sign == "-":
+            off = -off
+        if base.startswith("%"):
+            i, rw, _ = self.reg(base)
+            self.read.setdefault(i, base)
+            R = self.R
+            if rw not in (32, 64):
+                raise EmulatorError(f"address register {base} has {rw} bits")
+            return (lambda idx: R[i][idx].astype(np.int64) + off), None
+        if base in self.params:
+            poff, _ = self.params[base]
+            return (lambda idx: np.int64(poff + off)), "param"
+        if base in self.symbols:
+            space, a = self.symbols[base]
+            return (lambda idx: np.int64(a + off)), space
+        if re.fullmatch(r"-?\d+|0[xX][0-9a-fA-F]+", base):
+            v = int(base, 0) + off
+            return (lambda idx: np.int64(v)), None
+        raise EmulatorError(f"unknown symbol {base} in address")
+
+    # -- memory routing ----------------------------------------------------
+    def space_for(self, space: str | None, where: str) -> _Space | None:
+        if space in ("global",):
+            return self.global_space
+        if space in ("shared", "shared::cta"):
+            return self.shared_space
+        if space == "const":
+            return self.const_space
+        if space is None:
+            return None
+        raise EmulatorError(f"{where}: unsupported state space .{space}")
+
+    def mem_load(self, space: str | None, addr, nbytes: int, where: str, lanes=None):
+        sp = self.space_for(space, where)
+        if sp is not None:
+            return sp.load(addr, nbytes, where, lanes)
+        return self._generic(addr, nbytes, where, None, lanes)
+
+    def mem_store(self, space: str | None, addr, nbytes: int, bits, where: str, lanes=None) -> None:
+        sp = self.space_for(space, where)
+        if sp is not None:
+            sp.store(addr, nbytes, bits, where, lanes)
+        else:
+            self._generic(addr, nbytes, where, bits, lanes)
+
+    def _generic(self, addr, nbytes, where, bits, lanes):
+        """A generic-address access: shared window, const space, or global."""
+        a = np.asarray(addr, np.int64)
+        in_shared = (a >= SHARED_WINDOW) & (a < SHARED_WINDOW + (1 << 32))
+        in_const = self.const_space.contains(a)
+        if not in_shared.any() and not in_const.any():
+            sp = self.global_space
+            return sp.load(a, nbytes, where, lanes) if bits is None else sp.store(a, nbytes, bits, where, lanes)
+        if lanes is not None:
+            a = np.broadcast_to(a, np.shape(lanes))
+            in_shared = np.broadcast_to(in_shared, a.shape)
+            in_const = np.broadcast_to(in_const, a.shape)
+        if np.ndim(a) == 0:
+            sp, aa = ((self.shared_space, a - SHARED_WINDOW) if in_shared else (self.const_space, a))
+            return sp.load(aa, nbytes, where) if bits is None else sp.store(aa, nbytes, bits, where)
+        out = np.zeros(a.shape, _STORE[8 * nbytes]) if bits is None else None
+        bits_b = None if bits is None else np.broadcast_to(np.asarray(bits), a.shape)
+        for mask, sp, shift in ((in_shared, self.shared_space, SHARED_WINDOW), (in_const, self.const_space, 0),
+                                (~in_shared & ~in_const, self.global_space, 0)):
+            if mask.any():
+                ln = None if lanes is None else np.asarray(lanes)[mask]
+                if bits is None:
+                    out[mask] = sp.load(a[mask] - shift, nbytes, where, ln)
+                else:
+                    sp.store(a[mask] - shift, nbytes, bits_b[mask], where, ln)
+        return out
+
+    # -- decoding ----------------------------------------------------------
+    def _decode(self, s: _Stmt) -> _Instr:
+        where = f"line {s.line}: `{s.text}`"
+        guard = None
+        if s.guard is not None:
+            gi, gw, _ = self.reg(s.guard)
+            if gw != 1:
+                raise EmulatorError(f"{where}: guard {s.guard} is not a predicate")
+            self.read.setdefault(gi, s.guard)
+            guard = gi
+        try:
+            kind, fn, target = "op", None, -1
+            op = s.opcode
+            if op == "bra":
+                label = s.operands[0]
+                if label not in self.prog.labels:
+                    raise EmulatorError(f"unknown label {label}")
+                kind, target = "bra", self.prog.labels[label]
+            elif op in ("ret", "exit"):
+                kind = "ret"
+            elif op in ("bar", "barrier"):
+                if s.mods[-1:] not in (["sync"], ["aligned"]) or len(s.operands) != 1:
+                    raise EmulatorError("only `bar.sync id` (whole CTA) is supported")
+                kind = "bar"
+            elif op == "mma":
+                kind, fn = "warp", self._mma(s)
+            else:
+                handler = getattr(self, "_op_" + op, None)
+                if handler is None:
+                    raise EmulatorError(f"unsupported instruction {op}")
+                fn = handler(s, where)
+        except EmulatorError as e:
+            message = f"{where}: {e}"
+
+            def unsupported(idx, message=message):
+                raise EmulatorError(message)
+            return _Instr(unsupported, "op", guard, s.guard_neg, -1, where, ".".join([s.opcode] + s.mods))
+        return _Instr(fn, kind, guard, s.guard_neg, target, where, ".".join([s.opcode] + s.mods))
+
+    # -- generic shapes ----------------------------------------------------
+    @staticmethod
+    def _type(s: _Stmt) -> str:
+        for m in reversed(s.mods):
+            if m in _VIEW:
+                return m
+        raise EmulatorError("no type suffix")
+
+    def _unary(self, s, t, f, dt=None):
+        d, a = s.operands
+        ra, w = self.rd(a, t), self.wr(d, dt or t)
+        return lambda idx: w(idx, f(ra(idx)))
+
+    def _binary(self, s, t, f, tb=None):
+        d, a, b = s.operands
+        ra, rb, w = self.rd(a, t), self.rd(b, tb or t), self.wr(d, t)
+        return lambda idx: w(idx, f(ra(idx), rb(idx)))
+
+    def _ternary(self, s, t, f, tc=None):
+        d, a, b, c = s.operands
+        ra, rb, rc, w = self.rd(a, t), self.rd(b, t), self.rd(c, tc or t), self.wr(d, tc or t)
+        return lambda idx: w(idx, f(ra(idx), rb(idx), rc(idx)))
+
+    def _float_rounded(self, s, t, f64fn, f32fn, exact=None):
+        """A float op: rounding modifier, .ftz, .sat handled around the float64/float32 function.
+
+        Round to nearest uses ``f32fn`` on float32 (or ``f64fn`` on float64
+        and one rounding); the directed roundings compute ``exact`` on
+        :class:`~fractions.Fraction` values lane by lane and round that.
+        """
+        mods = set(s.mods)
+        rnd = next((m for m in ("rn", "rz", "rm", "rp") if m in mods), "rn")
+        ftz = "ftz" in mods and t == "f32"
+        sat = "sat" in mods
+        vdt = _VIEW[t]
+        if t not in ("f64", "f32", "f16", "bf16"):
+            raise EmulatorError(f"unsupported float type .{t}")
+        if rnd != "rn":
+            if exact is None:
+                raise EmulatorError(f".{rnd} is not supported for {s.opcode}")
+
+            def g(*args):
+                return _directed(exact, f64fn, args, vdt, rnd)
+        elif t == "f64":
+            def g(*args):
+                return f64fn(*[np.asarray(x, np.float64) for x in args])
+        elif t == "f32" and f32fn is not None:
+            def g(*args):
+                return f32fn(*[np.asarray(x, np.float32) for x in args])
+        else:
+            def g(*args):
+                return _round_float(f64fn(*[np.asarray(x).astype(np.float64) for x in args]), vdt, rnd)
+        if ftz:
+            g0 = g
+
+            def g(*args):
+                return _ftz32(g0(*[_ftz32(x) for x in args]))
+        if sat:
+            g1 = g
+
+            def g(*args):
+                return _sat01(np.asarray(g1(*args), vdt))
+        return g
+
+    # -- integer and float arithmetic --------------------------------------
+    def _op_add(self, s, where):
+        t = self._type(s)
+        if _kind(t) == "f":
+            return self._binary(s, t, self._float_rounded(s, t, np.add, np.add, operator.add))
+        if "sat" in s.mods:
+            if t != "s32":
+                raise EmulatorError("add.sat needs .s32")
+            return self._binary(s, t, lambda a, b: np.clip(np.asarray(a, np.int64) + b, -2**31, 2**31 - 1))
+        return self._binary(s, t, np.add)
+
+    def _op_sub(self, s, where):
+        t = self._type(s)
+        if _kind(t) == "f":
+            return self._binary(s, t, self._float_rounded(s, t, np.subtract, np.subtract, operator.sub))
+        if "sat" in s.mods:
+            if t != "s32":
+                raise EmulatorError("sub.sat needs .s32")
+            return self._binary(s, t, lambda a, b: np.clip(np.asarray(a, np.int64) - b, -2**31, 2**31 - 1))
+        return self._binary(s, t, np.subtract)
+
+    def _op_mul(self, s, where):
+        t = self._type(s)
+        if _kind(t) == "f":
+            return self._binary(s, t, self._float_rounded(s, t, np.multiply, np.multiply, operator.mul))
+        if "wide" in s.mods:
+            wt = {"s16": "s32", "u16": "u32", "s32": "s64", "u32": "u64"}[t]
+            d, a, b = s.operands
+            ra, rb, w = self.rd(a, t), self.rd(b, t), self.wr(d, wt)
+            wdt = _VIEW[wt]
+            return lambda idx: w(idx, np.asarray(ra(idx)).astype(wdt) * np.asarray(rb(idx)).astype(wdt))
+        if "hi" in s.mods:
+            return self._binary(s, t, lambda a, b: _mul_hi(a, b, t))
+        if "lo" in s.mods:
+            return self._binary(s, t, np.multiply)
+        raise EmulatorError("integer mul needs .lo, .hi or .wide")
+
+    def _op_mad(self, s, where):
+        t = self._type(s)
+        if _kind(t) == "f":
+            return self._op_fma(s, where)
+        if "wide" in s.mods:
+            wt = {"s16": "s32", "u16": "u32", "s32": "s64", "u32": "u64"}[t]
+            d, a, b, c = s.operands
+            ra, rb, rc, w = self.rd(a, t), self.rd(b, t), self.rd(c, wt), self.wr(d, wt)
+            wdt = _VIEW[wt]
+            return lambda idx: w(idx, np.asarray(ra(idx)).astype(wdt) * np.asarray(rb(idx)).astype(wdt) + rc(idx))
+        if "hi" in s.mods:
+            return self._ternary(s, t, lambda a, b, c: _mul_hi(a, b, t) + c)
+        if "lo" in s.mods:
+            return self._ternary(s, t, lambda a, b, c: a * b + c)
+        raise EmulatorError("integer mad needs .lo, .hi or .wide")
+
+    def _op_fma(self, s, where):
+        t = self._type(s)
+        if t == "f64":
+            def f64(a, b, c):
+                ld = np.longdouble
+                return (np.asarray(a, ld) * np.asarray(b, ld) + np.asarray(c, ld)).astype(np.float64)
+            return self._ternary(s, t, self._float_rounded(s, t, f64, None, _exact_fma))
+        # f32/f16: the product is exact in float64, the sum rounds once there and once more to the type.
+        return self._ternary(s, t, self._float_rounded(s, t, lambda a, b, c: a * b + c, None, _exact_fma))
+
+    def _op_div(self, s, where):
+        t = self._type(s)
+        if _kind(t) == "f":
+            # div.approx / div.full are within a few ulp of the correctly rounded quotient used here.
+            return self._binary(s, t, self._float_rounded(s, t, np.divide, np.divide, operator.truediv))
+        signed = _kind(t) == "s"
+        return self._binary(s, t, lambda a, b: _idivmod(a, b, signed, _VIEW[t])[0])
+
+    def _op_rem(self, s, where):
+        t = self._type(s)
+        signed = _kind(t) == "s"
+        return self._binary(s, t, lambda a, b: _idivmod(a, b, signed, _VIEW[t])[1])
+
+    def _op_abs(self, s, where):
+        t = self._type(s)
+        if _kind(t) == "f":
+            w = _BITS[t]
+            mask = _STORE[w]((1 << (w - 1)) - 1)
+            st = _STORE[w]
+            f = (lambda a: _ftz32(a).view(st) & mask) if "ftz" in s.mods else (lambda a: np.asarray(a).view(st) & mask)
+            return self._unary(s, t, lambda a: np.asarray(f(a), st).view(_VIEW[t]))
+        return self._unary(s, t, np.abs)
+
+    def _op_neg(self, s, where):
+        t = self._type(s)
+        if _kind(t) == "f":
+            w = _BITS[t]
+            st = _STORE[w]
+            sign = st(1 << (w - 1))
+            pre = _ftz32 if "ftz" in s.mods else np.asarray
+            return self._unary(s, t, lambda a: (np.asarray(pre(a)).view(st) ^ sign).view(_VIEW[t]))
+        return self._unary(s, t, np.negative)
+
+    def _op_min(self, s, where):
+        return self._minmax(s, np.fmin, np.minimum)
+
+    def _op_max(self, s, where):
+        return self._minmax(s, np.fmax, np.maximum)
+
+    def _minmax(self, s, fnum, fnan):
+        t = self._type(s)
+        if _kind(t) == "f":
+            f = fnan if "NaN" in s.mods else fnum
+            if "ftz" in s.mods:
+                return self._binary(s, t, lambda a, b: _ftz32(f(_ftz32(a), _ftz32(b))))
+            return self._binary(s, t, f)
+        return self._binary(s, t, fnan)
+
+    def _op_copysign(self, s, where):
+        # PTX: copy the sign bit of a into the value of b (d = |b| with the sign of a).
+        t = self._type(s)
+        w = _BITS[t]
+        st = _STORE[w]
+        sign = st(1 << (w - 1))
+
+        def f(a, b):
+            return ((np.asarray(a).view(st) & sign) | (np.asarray(b).view(st) & ~sign)).view(_VIEW[t])
+        return self._binary(s, t, f)
+
+    def _transcendental(self, s, f64fn):
+        t = self._type(s)
+        if t not in ("f32", "f64"):
+            raise EmulatorError(f"unsupported type .{t}")
+        ftz = "ftz" in s.mods and t == "f32"
+        vdt = _VIEW[t]
+
+        def f(a):
+            x = _ftz32(a) if ftz else a
+            r = f64fn(np.asarray(x, np.float64)).astype(vdt)
+            return _ftz32(r) if ftz else r
+        return self._unary(s, t, f)
+
+    def _op_ex2(self, s, where):
+        return self._transcendental(s, np.exp2)
+
+    def _op_lg2(self, s, where):
+        return self._transcendental(s, np.log2)
+
+    def _op_sin(self, s, where):
+        return self._transcendental(s, np.sin)
+
+    def _op_cos(self, s, where):
+        return self._transcendental(s, np.cos)
+
+    def _op_tanh(self, s, where):
+        return self._transcendental(s, np.tanh)
+
+    def _op_rsqrt(self, s, where):
+        return self._transcendental(s, lambda x: 1.0 / np.sqrt(x))
+
+    def _op_sqrt(self, s, where):
+        t = self._type(s)
+        if "approx" in s.mods:
+            return self._transcendental(s, np.sqrt)
+        return self._unary(s, t, self._float_rounded(s, t, np.sqrt, np.sqrt))
+
+    def _op_rcp(self, s, where):
+        t = self._type(s)
+        if "approx" in s.mods:
+            return self._transcendental(s, lambda x: 1.0 / x)
+        one = _VIEW[t](1)
+        return self._unary(s, t, self._float_rounded(s, t, lambda x: 1.0 / x, lambda x: one / x, lambda x: 1 / x))
+
+    # -- bits and logic ----------------------------------------------------
+    def _logic(self, s, f):
+        t = self._type(s)
+        if _kind(t) not in "bp":
+            raise EmulatorError(f"logic op on .{t}")
+        return self._binary(s, t, f)
+
+    def _op_and(self, s, where):
+        return self._logic(s, np.bitwise_and)
+
+    def _op_or(self, s, where):
+        return self._logic(s, np.bitwise_or)
+
+    def _op_xor(self, s, where):
+        return self._logic(s, np.bitwise_xor)
+
+    def _op_not(self, s, where):
+        t = self._type(s)
+        return self._unary(s, t, np.logical_not if t == "pred" else np.invert)
+
+    def _op_cnot(self, s, where):
+        t = self._type(s)
+        return self._unary(s, t, lambda a: (np.asarray(a) == 0).astype(_VIEW[t]))
+
+    def _op_shl(self, s, where):
+        t = self._type(s)
+        w = _BITS[t]
+        vdt = _VIEW[t]
+
+        def f(a, b):
+            b = np.asarray(b, np.uint32)
+            r = np.left_shift(np.asarray(a, vdt), np.minimum(b, w - 1).astype(vdt))
+            return np.where(b >= w, vdt(0), r).astype(vdt)
+        return self._binary(s, t, f, tb="u32")
+
+    def _op_shr(self, s, where):
+        t = self._type(s)
+        w = _BITS[t]
+        vdt = _VIEW[t]
+        signed = _kind(t) == "s"
+
+        def f(a, b):
+            b = np.asarray(b, np.uint32)
+            r = np.right_shift(np.asarray(a, vdt), np.minimum(b, w - 1).astype(vdt))
+            if signed:  # shifting by >= width fills with the sign: same as shifting by width-1
+                return r.astype(vdt)
+            return np.where(b >= w, vdt(0), r).astype(vdt)
+        return self._binary(s, t, f, tb="u32")
+
+    # -- compare and select ------------------------------------------------
+    def _op_setp(self, s, where):
+        t = self._type(s)
+        cmp = s.mods[0]
+        boolop = next((m for m in s.mods[1:] if m in ("and", "or", "xor")), None)
+        ftz = "ftz" in s.mods
+        k = _kind(t)
+        if k == "f":
+            base = cmp[:-1] if cmp.endswith("u") and cmp[:-1] in _CMP_FLOAT else cmp
+            if cmp not in ("num", "nan") and base not in _CMP_FLOAT:
+                raise EmulatorError(f"unsupported float compare .{cmp}")
+            unordered = cmp != base
+
+            def compare(a, b):
+                a = np.asarray(a).astype(np.float32 if t != "f64" else np.float64)
+                b = np.asarray(b).astype(a.dtype)
+                if ftz:
+                    a, b = _ftz32(a), _ftz32(b)
+                nan = np.isnan(a) | np.isnan(b)
+                if cmp == "num":
+                    return ~nan
+                if cmp == "nan":
+                    return nan
+                r = _CMP_FLOAT[base](a, b)
+                return (r | nan) if unordered else (r & ~nan)
+        else:
+            if cmp not in _CMP_INT:
+                raise EmulatorError(f"unsupported integer compare .{cmp}")
+            if cmp in ("lo", "ls", "hi", "hs") and k == "s":
+                raise EmulatorError(f".{cmp} needs an unsigned type")
+            if k == "b" and cmp not in ("eq", "ne"):
+                raise EmulatorError(f".{cmp} on an untyped .{t} compare")
+            compare = _CMP_INT[cmp]
+        ops = s.operands
+        dests = [x.strip() for x in ops[0].split("|")]
+        ra, rb = self.rd(ops[1], t), self.rd(ops[2], t)
+        wp = self.wr(dests[0], "pred")
+        wq = self.wr(dests[1], "pred") if len(dests) > 1 else None
+        if boolop is None and len(ops) != 3:
+            raise EmulatorError("setp with a fourth operand needs .and/.or/.xor")
+        if boolop is not None:
+            ctok = ops[3].strip()
+            cneg = ctok.startswith("!")
+            rc = self.rd(ctok.lstrip("!"), "pred")
+            combine = {"and": np.logical_and, "or": np.logical_or, "xor": np.logical_xor}[boolop]
+
+        def fn(idx):
+            r = np.asarray(compare(ra(idx), rb(idx)), bool)
+            if boolop is None:
+                p, q = r, ~r
+            else:
+                c = np.asarray(rc(idx), bool)
+                if cneg:
+                    c = ~c
+                p, q = combine(r, c), combine(~r, c)
+            wp(idx, p)
+            if wq is not None:
+                wq(idx, q)
+        return fn
+
+    def _op_selp(self, s, where):
+        t = self._type(s)
+        d, a, b, c = s.operands
+        ra, rb, rc, w = self.rd(a, t), self.rd(b, t), self.rd(c, "pred"), self.wr(d, t)
+        return lambda idx: w(idx, np.where(rc(idx), ra(idx), rb(idx)))
+
+    # -- moves and conversions ---------------------------------------------
+    def _op_mov(self, s, where):
+        t = self._type(s)
+        d, a = s.operands
+        if d.strip().startswith("{"):  # unpack: mov.b32 {lo, hi}, a
+            parts = self.vec(d)
+            w = _BITS[t] // len(parts)
+            ra = self.rd(a, t)
+            ws = [self.wr(p, f"b{w}") if p != "_" else None for p in parts]
+            st = _STORE[w]
+
+            def unpack(idx):
+                v = np.asarray(ra(idx))
+                for k, wk in enumerate(ws):
+                    if wk is not None:
+                        wk(idx, ((v >> v.dtype.type(k * w)) & v.dtype.type((1 << w) - 1)).astype(st))
+            return unpack
+        if a.strip().startswith("{"):  # pack: mov.b32 d, {lo, hi}
+            parts = self.vec(a)
+            w = _BITS[t] // len(parts)
+            rs = [self.rd(p, f"b{w}") for p in parts]
+            wd = self.wr(d, t)
+            wide = _STORE[_BITS[t]]
+
+            def pack(idx):
+                acc = None
+                for k, r in enumerate(rs):
+                    v = np.asarray(r(idx)).astype(wide) << wide(k * w)
+                    acc = v if acc is None else acc | v
+                wd(idx, acc)
+            return pack
+        if a.strip() in self.symbols:
+            space, addr = self.symbols[a.strip()]
+            if space == "local":
+                raise EmulatorError("addresses of .local variables are not supported")
+            v = _VIEW[t](addr)
+            wd = self.wr(d, t)
+            return lambda idx: wd(idx, v)
+        return self._unary(s, t, lambda x: x)
+
+    def _op_cvta(self, s, where):
+        t = self._type(s)
+        to = "to" in s.mods
+        space = next((m for m in s.mods if m in ("global", "shared", "const", "local", "param")), None)
+        if space in ("global", "const"):
+            return self._unary(s, t, lambda x: x)
+        if space == "shared":
+            win = _VIEW[t](SHARED_WINDOW) if t.endswith("64") else None
+            if win is None:
+                raise EmulatorError("cvta.shared needs a 64-bit type")
+            return self._unary(s, t, (lambda x: x - win) if to else (lambda x: x + win))
+        raise EmulatorError(f"cvta for .{space} is not supported")
+
+    def _op_cvt(self, s, where):
+        mods = [m for m in s.mods]
+        types = [m for m in mods if m in _VIEW]
+        flags = set(m for m in mods if m not in _VIEW)
+        if len(types) != 2:
+            raise EmulatorError("cvt needs a destination and a source type")
+        dt, at = types
+        rnd = next((m for m in ("rn", "rz", "rm", "rp", "rna", "rni", "rzi", "rmi", "rpi") if m in flags), None)
+        unknown = flags - {"rn", "rz", "rm", "rp", "rna", "rni", "rzi", "rmi", "rpi", "ftz", "sat", "satfinite",
+                           "relu"}
+        if unknown:
+            raise EmulatorError(f"unsupported cvt modifier(s) {sorted(unknown)}")
+        ftz = "ftz" in flags
+        sat = "sat" in flags
+        kd, ka = _kind(dt), _kind(at)
+        ops = s.operands
+        # Packed conversions of two f32 values: a goes to the upper half, b to the lower.
+        if dt in ("e4m3x2", "e5m2x2", "f16x2", "bf16x2"):
+            if at != "f32" or len(ops) != 3:
+                raise EmulatorError(f"unsupported packed cvt .{dt}.{at}")
+            ra, rb, wd = self.rd(ops[1], "f32"), self.rd(ops[2], "f32"), self.wr(ops[0], dt)
+            relu = "relu" in flags
+            satf = "satfinite" in flags
+            if dt in ("e4m3x2", "e5m2x2"):
+                if rnd != "rn" or not satf:
+                    raise EmulatorError("fp8x2 cvt needs .rn.satfinite")
+                fmt = dt[:4]
+
+                def f8(idx):
+                    hi = _to_f8(ra(idx), fmt, satf, relu).astype(np.uint16)
+                    lo = _to_f8(rb(idx), fmt, satf, relu).astype(np.uint16)
+                    wd(idx, (hi << np.uint16(8)) | lo)
+                return f8
+            half = np.float16 if dt == "f16x2" else ml_dtypes.bfloat16
+
+            def h2(idx):
+                vals = []
+                for r in (ra, rb):
+                    x = np.asarray(r(idx), np.float32)
+                    if relu:
+                        x = np.where(np.isnan(x), x, np.maximum(x, np.float32(0)))
+                    y = _round_float(x, half, rnd or "rn")
+                    if satf:
+                        m = _F16_MAX[dt[:-2]]
+                        y = np.where(np.isnan(x), y, np.clip(y.astype(np.float32), -m, m).astype(half))
+                    vals.append(np.asarray(y, half).view(np.uint16).astype(np.uint32))
+                wd(idx, (vals[0] << np.uint32(16)) | vals[1])
+            return h2
+        if len(ops) != 2:
+            raise EmulatorError("cvt takes two operands here")
+        d, a = ops
+        if dt == "tf32":
+            if at != "f32" or rnd != "rna":
+                raise EmulatorError("only cvt.rna.tf32.f32 is supported")
+            ra, wd = self.rd(a, "u32"), self.wr(d, "u32")
+
+            def tf32(idx):
+                u = np.asarray(ra(idx), np.uint32)
+                special = (u & np.uint32(0x7F800000)) == np.uint32(0x7F800000)
+                rounded = (u + np.uint32(0x1000)) & np.uint32(0xFFFFE000)
+                wd(idx, np.where(special, u, rounded))
+            return tf32
+        ra, wd = self.rd(a, at), self.wr(d, dt)
+        if ka in "sub" and kd in "sub":
+            if rnd is not None:
+                raise EmulatorError("rounding modifier on an integer cvt")
+            if sat:
+                dst = np.iinfo(_VIEW[dt])
+
+                def isat(x):
+                    # Clamp in the source type, where the bounds that matter are representable.
+                    x = np.asarray(x)
+                    src = np.iinfo(x.dtype)
+                    if dst.min > src.min:
+                        x = np.maximum(x, x.dtype.type(dst.min))
+                    if dst.max < src.max:
+                        x = np.minimum(x, x.dtype.type(dst.max))
+                    return x.astype(_VIEW[dt])
+                return lambda idx: wd(idx, isat(ra(idx)))
+            vdt = _VIEW[dt]
+            return lambda idx: wd(idx, np.asarray(ra(idx)).astype(vdt))
+        if ka == "f" and kd in "su":
+            pre = _ftz32 if (ftz and at == "f32") else (lambda x: x)
+            return lambda idx: wd(idx, _float_to_int(pre(ra(idx)), dt, rnd))
+        if ka in "su" and kd == "f":
+            mode = rnd or "rn"
+            vdt = _VIEW[dt]
+            if mode not in ("rn", "rz", "rm", "rp"):
+                raise EmulatorError(f"integer-to-float cvt with .{mode}")
+            if dt == "f64" and mode != "rn":
+                raise EmulatorError("directed rounding to f64 is not supported")
+            if mode == "rn":
+                return lambda idx: wd(idx, np.asarray(ra(idx)).astype(vdt))
+            return lambda idx: wd(idx, _round_float(np.asarray(ra(idx)).astype(np.float64), vdt, mode))
+        if ka == "f" and kd == "f":
+            vdt = _VIEW[dt]
+            ftz_in = ftz and at == "f32"
+            ftz_out = ftz and dt == "f32"
+            if rnd in ("rni", "rzi", "rmi", "rpi"):
+                if dt != at:
+                    raise EmulatorError("integer rounding between different float types")
+                f = {"rni": np.rint, "rzi": np.trunc, "rmi": np.floor, "rpi": np.ceil}[rnd]
+                conv = lambda x: f(np.asarray(x))  # noqa: E731
+            elif _BITS[dt] > _BITS[at] or dt == at:
+                if rnd not in (None,) and dt != at:
+                    raise EmulatorError("rounding modifier on a widening float cvt")
+                conv = lambda x: np.asarray(x).astype(vdt)  # noqa: E731
+            else:
+                if rnd is None:
+                    raise EmulatorError("narrowing float cvt needs a rounding modifier")
+                mode = rnd
+                if at == "f32" and dt in ("f16", "bf16") and mode == "rn":
+                    conv = lambda x: np.asarray(x, np.float32).astype(vdt)  # noqa: E731
+                else:
+                    conv = lambda x: _round_float(np.asarray(x).astype(np.float64), vdt, mode)  # noqa: E731
+                if "satfinite" in flags and dt in _F16_MAX:
+                    m = _F16_MAX[dt]
+                    conv0 = conv
+                    conv = lambda x: np.where(np.isnan(np.asarray(x, np.float64)), conv0(x),  # noqa: E731
+                                              np.clip(conv0(x).astype(np.float64), -m, m).astype(vdt))
+            if sat:
+                conv1 = conv
+                conv = lambda x: _sat01(np.asarray(conv1(x), vdt))  # noqa: E731
+            if ftz_in or ftz_out:
+                conv2 = conv
+                conv = lambda x: (_ftz32 if ftz_out else np.asarray)(conv2(_ftz32(x) if ftz_in else x))  # noqa: E731
+            return lambda idx: wd(idx, conv(ra(idx)))
+        raise EmulatorError(f"unsupported cvt .{dt}.{at}")
+
+    # -- memory ------------------------------------------------------------
+    def _ldst_shape(self, s):
+        space, vec, t = None, 1, None
+        for m in s.mods:
+            if m in _SPACES:
+                space = m
+            elif m in ("v2", "v4", "v8"):
+                vec = int(m[1:])
+            elif m in _VIEW:
+                t = m
+            elif m in _IGNORED_LDST:
+                pass
+            else:
+                raise EmulatorError(f"unsupported {s.opcode} qualifier .{m}")
+        if t is None:
+            raise EmulatorError("no type")
+        return space, vec, t
+
+    def _op_ld(self, s, where):
+        space, vec, t = self._ldst_shape(s)
+        d, a = s.operands
+        get_addr, sym_space = self.addr(a)
+        if space is None and sym_space not in (None,):
+            space = sym_space
+        if space == "local":
+            raise EmulatorError("ld.local is not supported")
+        nb = _BITS[t] // 8
+        dests = self.vec(d) if vec > 1 else [d]
+        if len(dests) != vec:
+            raise EmulatorError("vector width mismatch")
+        ws = [self.wr(x, t) for x in dests]
+        vdt = _VIEW[t]
+        if space == "param":
+            def ldp(idx):
+                off = int(get_addr(idx))
+                raw = self.param_bytes[off:off + nb]
+                if len(raw) != nb or off % nb:
+                    raise EmulatorError(f"{where}: bad .param access at offset {off}")
+                val = np.frombuffer(raw, _STORE[8 * nb])[0].view(vdt)
+                ws[0](idx, val)
+            if vec > 1:
+                raise EmulatorError("vector ld.param is not supported")
+            return ldp
+
+        def ld(idx):
+            base = get_addr(idx)
+            if vec > 1 and np.any(np.asarray(base) % (nb * vec)):
+                raise EmulatorError(f"{where}: misaligned vector access")
+            for k, w in enumerate(ws):
+                w(idx, np.asarray(self.mem_load(space, base + k * nb, nb, where, self.tids[idx])).view(vdt))
+        return ld
+
+    def _op_st(self, s, where):
+        space, vec, t = self._ldst_shape(s)
+        a, v = s.operands
+        get_addr, sym_space = self.addr(a)
+        if space is None and sym_space is not None:
+            space = sym_space
+        if space in ("local", "param"):
+            raise EmulatorError(f"st.{space} is not supported")
+        nb = _BITS[t] // 8
+        srcs = self.vec(v) if vec > 1 else [v]
+        if len(srcs) != vec:
+            raise EmulatorError("vector width mismatch")
+        rs = [self.rd(x, t) for x in srcs]
+        st = _STORE[8 * nb]
+
+        def store(idx):
+            base = get_addr(idx)
+            if vec > 1 and np.any(np.asarray(base) % (nb * vec)):
+                raise EmulatorError(f"{where}: misaligned vector access")
+            for k, r in enumerate(rs):
+                self.mem_store(space, base + k * nb, nb, np.asarray(r(idx)).view(st), where, self.tids[idx])
+        return store
+
+    def _atomic(self, s, where, returns: bool):
+        space, op, t = None, None, None
+        for m in s.mods:
+            if m in ("global", "shared", "shared::cta"):
+                space = m
+            elif m in ("add", "min", "max", "exch", "cas", "and", "or", "xor", "inc", "dec"):
+                op = m
+            elif m in _VIEW:
+                t = m
+            elif m in ("relaxed", "acquire", "release", "acq_rel", "sem", "cta", "gpu", "sys", "noftz"):
+                pass
+            else:
+                raise EmulatorError(f"unsupported {s.opcode} qualifier .{m}")
+        if op is None or t is None:
+            raise EmulatorError(f"{s.opcode} needs an operation and a type")
+        ops = list(s.operands)
+        d = ops.pop(0) if returns else None
+        get_addr, sym_space = self.addr(ops[0])
+        space = space or sym_space
+        rb = self.rd(ops[1], t)
+        rc = self.rd(ops[2], t) if op == "cas" else None
+        if (op == "cas") != (len(ops) == 3):
+            raise EmulatorError("operand count")
+        wd = self.wr(d, t) if returns else None
+        nb = _BITS[t] // 8
+        vdt = _VIEW[t]
+        st = _STORE[8 * nb]
+        k = _kind(t)
+        if op in ("and", "or", "xor") and k != "b":
+            raise EmulatorError(f"atomic .{op} needs a .b type")
+        if op == "add" and t not in ("u32", "s32", "u64", "f32", "f64", "f16", "bf16"):
+            raise EmulatorError(f"atomic add on .{t}")
+
+        def apply(old, b, c):
+            if op == "add":
+                return vdt(old + b)
+            if op == "min":
+                return np.fmin(old, b) if k == "f" else min(old, b)
+            if op == "max":
+                return np.fmax(old, b) if k == "f" else max(old, b)
+            if op == "exch":
+                return b
+            if op == "cas":
+                return c if old == b else old
+            if op == "and":
+                return old & b
+            if op == "or":
+                return old | b
+            if op == "xor":
+                return old ^ b
+            if op == "inc":
+                return vdt(0) if old >= b else vdt(old + vdt(1))
+            if op == "dec":
+                return b if (old == 0 or old > b) else vdt(old - vdt(1))
+            raise AssertionError(op)
+
+        def fn(idx):
+            lanes = np.arange(self.T)[idx]
+            n = len(lanes)
+            addrs = np.broadcast_to(np.asarray(get_addr(idx), np.int64), (n,))
+            bs = np.broadcast_to(np.asarray(rb(idx), vdt), (n,))
+            cs = np.broadcast_to(np.asarray(rc(idx), vdt), (n,)) if rc is not None else bs
+            olds = np.empty(n, vdt)
+            for j in range(n):  # one lane at a time, in thread order
+                old = np.asarray(self.mem_load(space, addrs[j], nb, where)).view(vdt)[()]
+                olds[j] = old
+                new = np.asarray(apply(old, bs[j], cs[j]), vdt)
+                self.mem_store(space, addrs[j], nb, new.view(st), where)
+            if wd is not None:
+                wd(idx, olds)
+        return fn
+
+    def _op_atom(self, s, where):
+        return self._atomic(s, where, True)
+
+    def _op_red(self, s, where):
+        return self._atomic(s, where, False)
+
+    # -- no-ops and traps --------------------------------------------------
+    def _op_membar(self, s, where):
+        return lambda idx: None
+
+    _op_fence = _op_membar
+
+    def _op_griddepcontrol(self, s, where):
+        # Programmatic dependent launch: with one kernel launched at a time there is nothing to wait for.
+        if s.mods not in (["wait"], ["launch_dependents"]):
+            raise EmulatorError("unknown griddepcontrol form")
+        return lambda idx: None
+
+    def _op_trap(self, s, where):
+        def trap(idx):
+            raise KernelTrap(f"{where}: trap executed by thread(s) {np.arange(self.T)[idx][:8].tolist()}")
+        return trap
+
+    # -- warp-level matrix multiply ----------------------------------------
+    def _mma(self, s):
+        want = ["sync", "aligned", "m16n8k16", "row", "col"]
+        if s.mods[:5] != want or len(s.mods) != 9:
+            raise EmulatorError("only mma.sync.aligned.m16n8k16.row.col.<d>.<a>.<b>.<c> is supported")
+        dty, aty, bty, cty = s.mods[5:]
+        if dty != "f32" or cty != "f32" or aty not in ("f16", "bf16") or bty != aty:
+            raise EmulatorError(f"unsupported mma types .{dty}.{aty}.{bty}.{cty}")
+        dv, av, bv, cv = (self.vec(x) for x in s.operands)
+        if (len(dv), len(av), len(bv), len(cv)) != (4, 4, 2, 4):
+            raise EmulatorError("m16n8k16 takes 4 D, 4 A, 2 B and 4 C registers")
+        ra = [self.rd(x, "b32") for x in av]
+        rb = [self.rd(x, "b32") for x in bv]
+        rc = [self.rd(x, "f32") for x in cv]
+        wd = [self.wr(x, "f32") for x in dv]
+        half = np.float16 if aty == "f16" else ml_dtypes.bfloat16
+        T = self.T
+
+        def halves(regs, idx):
+            out = []
+            for r in regs:
+                v = np.asarray(r(idx), np.uint32)
+                out.append((v & np.uint32(0xFFFF)).astype(np.uint16).view(half).astype(np.float64))
+                out.append((v >> np.uint32(16)).astype(np.uint16).view(half).astype(np.float64))
+            return out  # element i of the fragment: register i // 2, low half first
+
+        def mma(idx):
+            lanes = np.arange(T)[idx]
+            n = len(lanes)
+            if n % 32 or np.any(lanes.reshape(-1, 32) != (lanes.reshape(-1, 32)[:, :1] // 32 * 32
+                                                          + np.arange(32))):
+                raise EmulatorError(f"line {s.line}: mma.sync executed by a partial warp (lanes {lanes.tolist()})")
+            lane = lanes % 32
+            group, tig = lane >> 2, lane % 4
+            wi = np.arange(n) // 32
+            nw = n // 32
+            # Fragment layouts from the PTX ISA, "Matrix Fragments for mma.m16n8k16 with floating point type".
+            a = halves(ra, idx)
+            A = np.full((nw, 16, 16), np.nan)
+            for i in range(8):
+                row = group + (8 if i in (2, 3, 6, 7) else 0)
+                col = tig * 2 + (i & 1) + (8 if i >= 4 else 0)
+                A[wi, row, col] = a[i]
+            b = halves(rb, idx)
+            B = np.full((nw, 16, 8), np.nan)
+            for i in range(4):
+                krow = tig * 2 + (i & 1) + (8 if i >= 2 else 0)
+                B[wi, krow, group] = b[i]
+            C = np.full((nw, 16, 8), np.nan)
+            for i in range(4):
+                C[wi, group + (8 if i >= 2 else 0), tig * 2 + (i & 1)] = np.asarray(rc[i](idx), np.float64)
+            D = (A @ B + C).astype(np.float32)
+            for i in range(4):
+                wd[i](idx, D[wi, group + (8 if i >= 2 else 0), tig * 2 + (i & 1)])
+        return mma
+
+
+# ---------------------------------------------------------------------------
+# Running
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class RunStats:
+    """What a run did.
+
+    ``steps``: scheduled instruction executions; ``executed``: opcode (with
+    modifiers) -> times it ran for at least one thread; ``never_written``:
+    registers the kernel reads but no instruction writes.
+    """
+
+    ctas: int = 0
+    steps: int = 0
+    executed: dict[str, int] = field(default_factory=dict)
+    never_written: list[str] = field(default_factory=list)
+
+
+def _pack_param(pty: str, value) -> bytes:
+    """Bytes of one scalar kernel argument, as ``launch`` packs it with ctypes."""
+    t = pty.lstrip(".")
+    if t == "f32":
+        return np.float32(value).tobytes()
+    if t == "f64":
+        return np.float64(value).tobytes()
+    if t == "b16" and isinstance(value, float):
+        return np.float16(value).tobytes()
+    bits = _BITS.get(t, 32)
+    return np.array(int(value) & ((1 << bits) - 1), _STORE[bits]).tobytes()
+
+
+def run(ptx_text: str, kernel_name: str, param_types: list[str], args: list, grid: tuple[int, int, int],
+        threads: int, dynamic_smem: int = 0, *, max_steps: int = 20_000_000, check_races: bool = True) -> RunStats:
+    """Emulate kernel ``kernel_name`` of ``ptx_text`` on the CPU, like ``launch.launch`` runs it on a GPU.
+
+    ``param_types``: PTX ``.param`` types in order; ``args``: NumPy arrays
+    for pointer parameters (copied in, and results copied back into them)
+    and numbers for the others.  ``grid``: CTAs (x, y, z); ``threads``: CTA
+    size (1-D); ``dynamic_smem``: bytes of dynamic shared memory.  Raises
+    :class:`EmulatorError` for unsupported PTX or for faults (out-of-bounds
+    or misaligned access, divergent barrier, partial-warp ``mma.sync``,
+    ``trap``, more than ``max_steps`` steps in one CTA) and, with
+    ``check_races``, :class:`DataRace` for two threads of a CTA touching the
+    same global or shared bytes (one writing) with no barrier in between;
+    atomics are exempt.
+    """
+    prog = parse(ptx_text, kernel_name)
+    if len(prog.params) != len(param_types) or len(args) != len(param_types):
+        raise EmulatorError(f"{kernel_name} takes {len(prog.params)} parameters; got {len(param_types)} types "
+                            f"and {len(args)} arguments")
+    for (ptype, pname), given in zip(prog.params, param_types):
+        if _BITS.get(ptype) != _BITS.get(given.lstrip(".")):
+            raise EmulatorError(f"parameter {pname} is .{ptype} in the PTX but the caller packs {given}")
+    if prog.reqntid is not None and int(np.prod(prog.reqntid)) != threads:
+        raise EmulatorError(f".reqntid {prog.reqntid} but launched with {threads} threads")
+    if threads <= 0 or threads > 1024:
+        raise EmulatorError(f"bad CTA size {threads}")
+    m = _Machine(prog, threads)
+    m.R.extend([None] * len(m.regs))
+
+    # Global and constant memory.
+    arrays = [a for a in args if isinstance(a, np.ndarray)]
+    gvars = [v for v in prog.variables if v.space == "global"]
+    gsize = sum((a.nbytes + 511) // 256 * 256 for a in arrays) + sum(
+        ((v.count or 0) * v.elem_bits // 8 + 511) // 256 * 256 for v in gvars) + 256
+    m.global_space = _Space("global", GLOBAL_BASE, gsize, races=check_races)
+    cvars = [v for v in prog.variables if v.space == "const"]
+    m.const_space = _Space("const", CONST_BASE, sum(((v.count or 1) * v.elem_bits // 8 + 511) // 256 * 256
+                                                       for v in cvars) + 256)
+    for v, sp in [(v, m.global_space) for v in gvars] + [(v, m.const_space) for v in cvars]:
+        nbytes = (v.count or 0) * v.elem_bits // 8
+        addr = sp.allocate(max(nbytes, 1), max(v.align, 16))
+        if v.init:
+            data = np.array([x & ((1 << v.elem_bits) - 1) for x in v.init], _STORE[v.elem_bits]).view(np.uint8)
+            off = addr - sp.base
+            sp.data[off:off + data.size] = data
+        m.symbols[v.name] = (v.space, addr)
+    # Shared memory layout: static arrays, then the dynamic (extern) part.
+    svars = [v for v in prog.variables if v.space == "shared"]
+    static = [v for v in svars if v.count is not None]
+    dynamic = [v for v in svars if v.count is None]
+    layout, top = [], 0
+    for v in static:
+        top = (top + v.align - 1) // v.align * v.align
+        layout.append((v, top, v.count * v.elem_bits // 8))
+        top += v.count * v.elem_bits // 8
+    static_bytes = top
+    if static_bytes > _STATIC_SMEM_LIMIT:
+        raise EmulatorError(f"{static_bytes} bytes of static shared memory (limit {_STATIC_SMEM_LIMIT})")
+    dyn_base = (top + 127) // 128 * 128 if dynamic else top
+    for v in dynamic:
+        layout.append((v, dyn_base, dynamic_smem))
+    if dynamic_smem and not dynamic:
+        raise EmulatorError("dynamic shared memory requested but the kernel declares no .extern .shared array")
+    total_smem = (dyn_base + dynamic_smem) if dynamic else static_bytes
+    limit = _SMEM_LIMIT.get(prog.target)
+    if limit is not None and total_smem > limit:
+        raise EmulatorError(f"{total_smem} bytes of shared memory per CTA exceed the {prog.target} limit {limit}")
+    for v, off, _ in layout:
+        m.symbols[v.name] = ("shared", off)
+    for v in prog.variables:
+        if v.space == "local":
+            m.symbols[v.name] = ("local", 0)
+
+    # Parameters.
+    pbytes = bytearray()
+    buffers = []
+    for (ptype, pname), given, a in zip(prog.params, param_types, args):
+        nb = max(_BITS[ptype] // 8, 1)
+        pbytes.extend(b"\0" * ((-len(pbytes)) % nb))
+        m.params[pname] = (len(pbytes), ptype)
+        if isinstance(a, np.ndarray):
+            host = np.ascontiguousarray(a)
+            addr = m.global_space.allocate(max(host.nbytes, 1), 256)
+            off = addr - GLOBAL_BASE
+            m.global_space.data[off:off + host.nbytes] = host.reshape(-1).view(np.uint8)
+            buffers.append((a, host, off))
+            pbytes.extend(np.uint64(addr).tobytes())
+        else:
+            pbytes.extend(_pack_param(given, a))
+    m.param_bytes = bytes(pbytes)
+
+    # Decode after the symbols and parameters are known.
+    m.code = [m._decode(st) for st in prog.stmts]
+    m.R[:] = [None] * len(m.regs)
+    stats = RunStats()
+    stats.never_written = sorted(tok for i, tok in m.read.items() if i not in m.written and i >= len(_SPECIALS))
+    smem_size = max(total_smem, 16)
+    with np.errstate(all="ignore"):
+        for cz, cy, cx in itertools.product(range(grid[2]), range(grid[1]), range(grid[0])):
+            m.shared_space = _Space("shared", 0, smem_size, fill=0xFF, races=check_races)
+            if total_smem:
+                m.shared_space.valid[:total_smem] = True
+            m.reset_cta((cx, cy, cz), grid)
+            m.new_epoch()
+            stats.steps += _run_cta(m, max_steps, stats.executed)
+            stats.ctas += 1
+    for a, host, off in buffers:
+        host.reshape(-1).view(np.uint8)[:] = m.global_space.data[off:off + host.nbytes]
+        if host is not a:
+            a[...] = host
+    return stats
+
+
+def _run_cta(m: _Machine, max_steps: int, executed: dict[str, int]) -> int:
+    """Run one CTA to completion with min-PC scheduling; returns the number of steps."""
+    code = m.code
+    R = m.R
+    T = m.T
+    n_code = len(code)
+    ALL = slice(None)
+    live = np.ones(T, bool)
+    n_live = T
+    live_idx = ALL  # ALL while every thread is live, else their indices
+    pc = np.zeros(T, np.int64)
+    converged, cur = True, 0
+    steps = 0
+    while n_live:
+        steps += 1
+        if steps > max_steps:
+            raise EmulatorError(f"more than {max_steps} steps in one CTA (endless loop?)")
+        if converged:
+            idx = live_idx
+        else:
+            cur = int(pc[live].min())
+            at = live & (pc == cur)
+            n_at = int(np.count_nonzero(at))
+            if n_at == n_live:
+                converged, idx = True, live_idx
+            else:
+                idx = np.flatnonzero(at)
+        if cur >= n_code:
+            raise EmulatorError("threads ran past the end of the kernel without ret/exit")
+        ins = code[cur]
+        # Lanes the guard lets through.
+        if ins.guard is None:
+            act = idx
+        else:
+            g = R[ins.guard][idx]
+            if ins.guard_neg:
+                g = ~g
+            if idx is ALL:
+                act = ALL if g.all() else np.flatnonzero(g)
+            else:
+                act = idx[g]
+        n_act = T if act is ALL else len(act)
+        if n_act:
+            executed[ins.opname] = executed.get(ins.opname, 0) + 1
+        kind = ins.kind
+        if kind == "op":
+            if n_act:
+                ins.fn(act)
+            nxt, taken = cur + 1, None
+        elif kind == "bra":
+            nxt, taken = cur + 1, ins.target
+        elif kind == "ret":
+            if n_act:
+                live[act] = False
+                n_live = int(np.count_nonzero(live))
+                live_idx = ALL if n_live == T else np.flatnonzero(live)
+            if not converged:
+                rest = np.setdiff1d(idx, act) if act is not ALL else np.empty(0, np.int64)
+                pc[rest] = cur + 1
+                continue
+            cur += 1
+            continue
+        elif kind == "bar":
+            n_idx = T if idx is ALL else len(idx)
+            if n_idx != n_live or n_act != n_idx:
+                waiting = np.flatnonzero(live & (pc != cur)) if not converged else np.empty(0)
+                raise EmulatorError(f"{ins.where}: barrier reached by {n_act} of {n_live} live threads "
+                                    f"(others at PCs {sorted(set(pc[waiting].tolist()))[:8]}): deadlock on a GPU")
+            m.new_epoch()
+            nxt, taken = cur + 1, None
+        elif kind == "warp":  # the mma itself checks that whole warps execute it
+            if n_act:
+                ins.fn(act)
+            nxt, taken = cur + 1, None
+        else:
+            raise AssertionError(kind)
+        if taken is None:
+            if converged:
+                cur = nxt
+            else:
+                pc[idx] = nxt
+            continue
+        # A branch: lanes in act jump, the rest of idx falls through.
+        n_idx = T if idx is ALL else len(idx)
+        if converged:
+            if n_act == n_idx:
+                cur = taken
+            elif n_act == 0:
+                cur = nxt
+            else:
+                pc[:] = 0
+                pc[live_idx] = nxt
+                pc[act] = taken
+                converged = False
+        else:
+            pc[idx] = nxt
+            if n_act:
+                pc[act] = taken
+    return steps

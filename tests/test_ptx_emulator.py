@@ -1,0 +1,387 @@
+"""Our PTX on the CPU emulator (tests/ptx_emulator.py) against the reference interpreter.
+
+The same cases as ``tests/test_gpu.py``, run without a GPU: each corpus kernel
+is lowered for its own target, executed by the PTX emulator on seeded random
+inputs, and every array the kernel can write is compared with the NumPy
+interpreter's result.  The unit tests at the end pin the emulator's own
+semantics (mma.sync fragments, unordered compares, cvt rounding, scheduling
+and fault detection) on hand-written PTX.
+"""
+
+from __future__ import annotations
+
+import re
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from tests import ptx_emulator as emu
+from tests.conftest import require_corpus
+from tests.test_gpu import CASES, _auto_arrays, _compare, _make
+
+interp = pytest.importorskip("tile_lsp.analysis.interpreter")
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.kernel for c in CASES])
+def test_lowered_kernel_matches_the_interpreter_on_the_emulator(case):
+    corpus = require_corpus()
+    from tile_lsp.codegen import lower_text
+
+    path = corpus / "kernels" / f"{case.kernel}.mlir"
+    text = path.read_text()
+    gpu = re.search(r"sm_\d+", case.kernel).group(0)
+    result = lower_text(text, gpu, file_name=path.name)
+    assert result.ok, result.diagnostics
+    roles = interp.infer_array_params(text)
+    rng = np.random.default_rng(1234)
+    arrays = [_make(*a, rng) for a in case.arrays] if case.arrays else _auto_arrays(roles, rng)
+    ours = [a.copy() for a in arrays]
+    ref = [a.copy() for a in arrays]
+    interp.run_kernel(text, None, interp.bind_arrays(roles, ref, case.scalars), case.grid)
+    info = result.kernels[0]
+    emu.run(result.ptx, info.name, [p for p, _ in info.params], interp.bind_arrays(roles, ours, case.scalars),
+            case.grid, info.threads, info.dynamic_smem)
+    for i, (got, want) in enumerate(zip(ours, ref)):
+        _compare(f"{case.kernel} array #{i}", got, want, case)
+
+
+# ---------------------------------------------------------------------------
+# The emulator itself, on hand-written PTX
+# ---------------------------------------------------------------------------
+
+
+def _kernel(body: str, params: str = ".param .u64 out", regs: str = "", header: str = "") -> str:
+    return f"""
+.version 8.7
+.target sm_90
+.address_size 64
+{header}
+.visible .entry k({params})
+{{
+    .reg .pred %p<8>;
+    .reg .b16 %h<16>;
+    .reg .b32 %r<32>;
+    .reg .b64 %rd<16>;
+    .reg .f32 %f<32>;
+    .reg .f64 %fd<8>;
+    {regs}
+{body}
+}}
+"""
+
+
+_PRELUDE = """
+    ld.param.u64 %rd0, [out];
+    mov.u32 %r0, %tid.x;
+    mul.wide.u32 %rd1, %r0, 4;
+    add.s64 %rd2, %rd0, %rd1;
+"""
+
+
+def _run_f32(body: str, n: int, x=None, out_dtype=np.float32) -> np.ndarray:
+    """Run ``body`` on ``n`` threads; %rd2 points to element tid of an output array, %f0 holds x[tid]."""
+    out = np.zeros(n, out_dtype)
+    if x is None:
+        x = np.zeros(n, np.float32)
+    load = """
+    ld.param.u64 %rd5, [inp];
+    add.s64 %rd6, %rd5, %rd1;
+    ld.global.f32 %f0, [%rd6];
+"""
+    ptx = _kernel(_PRELUDE + load + body + "\n    ret;", params=".param .u64 out, .param .u64 inp")
+    emu.run(ptx, "k", [".u64", ".u64"], [out, np.asarray(x, np.float32)], (1, 1, 1), n)
+    return out
+
+
+def test_mma_m16n8k16_fragments_follow_the_ptx_isa():
+    # Each lane loads its fragments from A (16x16, row-major), B (16x8, stored as B^T row-major = "col")
+    # and C (16x8) with the layouts of the PTX ISA, and stores D with the C layout.
+    rng = np.random.default_rng(0)
+    A = rng.integers(-4, 5, (16, 16)).astype(np.float16)
+    B = rng.integers(-4, 5, (16, 8)).astype(np.float16)
+    C = rng.integers(-8, 9, (16, 8)).astype(np.float32)
+    # Host-side fragment packing from the ISA formulas, one row of words per lane.
+    afrag = np.zeros((32, 4), np.uint32)
+    bfrag = np.zeros((32, 2), np.uint32)
+    cfrag = np.zeros((32, 4), np.float32)
+    for lane in range(32):
+        g, t = lane >> 2, lane % 4
+        a = [A[g + (8 if i in (2, 3, 6, 7) else 0), t * 2 + (i & 1) + (8 if i >= 4 else 0)] for i in range(8)]
+        b = [B[t * 2 + (i & 1) + (8 if i >= 2 else 0), g] for i in range(4)]
+        for r in range(4):
+            afrag[lane, r] = int(a[2 * r].view(np.uint16)) | int(a[2 * r + 1].view(np.uint16)) << 16
+        for r in range(2):
+            bfrag[lane, r] = int(b[2 * r].view(np.uint16)) | int(b[2 * r + 1].view(np.uint16)) << 16
+        cfrag[lane] = [C[g + (8 if i >= 2 else 0), t * 2 + (i & 1)] for i in range(4)]
+    out = np.zeros((32, 4), np.float32)
+    body = """
+    ld.param.u64 %rd0, [out];
+    ld.param.u64 %rd3, [fa];
+    ld.param.u64 %rd4, [fb];
+    ld.param.u64 %rd5, [fc];
+    mov.u32 %r0, %laneid;
+    mul.wide.u32 %rd1, %r0, 16;
+    add.s64 %rd6, %rd3, %rd1;
+    ld.global.v4.b32 {%r1, %r2, %r3, %r4}, [%rd6];
+    add.s64 %rd7, %rd5, %rd1;
+    ld.global.v4.f32 {%f1, %f2, %f3, %f4}, [%rd7];
+    mul.wide.u32 %rd8, %r0, 8;
+    add.s64 %rd9, %rd4, %rd8;
+    ld.global.v2.b32 {%r5, %r6}, [%rd9];
+    mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f5, %f6, %f7, %f8}, {%r1, %r2, %r3, %r4}, {%r5, %r6}, {%f1, %f2, %f3, %f4};
+    add.s64 %rd10, %rd0, %rd1;
+    st.global.v4.f32 [%rd10], {%f5, %f6, %f7, %f8};
+    ret;
+"""
+    ptx = _kernel(body, params=".param .u64 out, .param .u64 fa, .param .u64 fb, .param .u64 fc")
+    emu.run(ptx, "k", [".u64"] * 4, [out, afrag, bfrag, cfrag], (1, 1, 1), 32)
+    want = A.astype(np.float32) @ B.astype(np.float32) + C
+    got = np.zeros((16, 8), np.float32)
+    for lane in range(32):
+        g, t = lane >> 2, lane % 4
+        for i in range(4):
+            got[g + (8 if i >= 2 else 0), t * 2 + (i & 1)] = out[lane, i]
+    np.testing.assert_array_equal(got, want)
+
+
+def test_mma_needs_the_whole_warp():
+    body = """
+    mov.u32 %r0, %laneid;
+    setp.lt.u32 %p1, %r0, 16;
+    @%p1 bra $skip;
+    mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f5, %f6, %f7, %f8}, {%r1, %r2, %r3, %r4}, {%r5, %r6}, {%f1, %f2, %f3, %f4};
+$skip:
+    ret;
+"""
+    with pytest.raises(emu.EmulatorError, match="partial warp"):
+        emu.run(_kernel(body), "k", [".u64"], [np.zeros(1, np.float32)], (1, 1, 1), 32)
+
+
+def test_setp_unordered_and_ordered_compares():
+    nan = np.float32("nan")
+    pairs = [(1.0, 2.0), (2.0, 1.0), (1.0, 1.0), (nan, 1.0), (1.0, nan), (nan, nan)]
+    n = len(pairs)
+    ops = ["eq", "ne", "lt", "le", "gt", "ge", "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan"]
+    out = np.zeros((n, len(ops)), np.uint32)
+    lines = []
+    for j, op in enumerate(ops):
+        lines.append(f"    setp.{op}.f32 %p1, %f0, %f1;\n    selp.u32 %r5, 1, 0, %p1;\n"
+                     f"    st.global.u32 [%rd2+{4 * j}], %r5;")
+    body = f"""
+    ld.param.u64 %rd0, [out];
+    ld.param.u64 %rd3, [xy];
+    mov.u32 %r0, %tid.x;
+    mul.wide.u32 %rd1, %r0, 8;
+    add.s64 %rd4, %rd3, %rd1;
+    ld.global.v2.f32 {{%f0, %f1}}, [%rd4];
+    mul.wide.u32 %rd5, %r0, {4 * len(ops)};
+    add.s64 %rd2, %rd0, %rd5;
+{chr(10).join(lines)}
+    ret;
+"""
+    xy = np.array(pairs, np.float32)
+    emu.run(_kernel(body, params=".param .u64 out, .param .u64 xy"), "k", [".u64", ".u64"], [out, xy], (1, 1, 1), n)
+    with np.errstate(invalid="ignore"):
+        for i, (a, b) in enumerate(pairs):
+            un = np.isnan(a) or np.isnan(b)
+            want = [a == b, (a != b) and not un, a < b, a <= b, a > b, a >= b,
+                    a == b or un, a != b, a < b or un, a <= b or un, a > b or un, a >= b or un, not un, un]
+            assert out[i].tolist() == [int(w) for w in want], (a, b)
+
+
+def test_setp_with_boolean_combination_and_two_destinations():
+    body = """
+    setp.lt.u32 %p1, %r0, 3;
+    setp.ge.and.u32 %p2|%p3, %r0, 2, %p1;
+    selp.u32 %r5, 1, 0, %p2;
+    selp.u32 %r6, 2, 0, %p3;
+    or.b32 %r7, %r5, %r6;
+    st.global.u32 [%rd2], %r7;
+    ret;
+"""
+    out = np.zeros(5, np.uint32)
+    emu.run(_kernel(_PRELUDE + body), "k", [".u64"], [out], (1, 1, 1), 5)
+    # p2 = (tid >= 2) & (tid < 3); p3 = !(tid >= 2) & (tid < 3)
+    assert out.tolist() == [2, 2, 1, 0, 0]
+
+
+def test_cvt_float_to_int_rounding_and_saturation():
+    x = np.array([2.5, -2.5, 3.5, -0.5, 1e10, -1e10, np.nan, 0.7], np.float32)
+    results = {}
+    for mode in ("rni", "rzi", "rmi", "rpi"):
+        body = f"    cvt.{mode}.s32.f32 %r5, %f0;\n    st.global.s32 [%rd2], %r5;"
+        results[mode] = _run_f32(body, len(x), x, np.int32).tolist()
+    big, small = 2**31 - 1, -2**31
+    assert results["rni"] == [2, -2, 4, 0, big, small, 0, 1]
+    assert results["rzi"] == [2, -2, 3, 0, big, small, 0, 0]
+    assert results["rmi"] == [2, -3, 3, -1, big, small, 0, 0]
+    assert results["rpi"] == [3, -2, 4, 0, big, small, 0, 1]
+    sat8 = _run_f32("    cvt.rzi.sat.s8.f32 %h1, %f0;\n    cvt.s32.s8 %r5, %h1;\n    st.global.s32 [%rd2], %r5;",
+                    len(x), x, np.int32)
+    assert sat8.tolist() == [2, -2, 3, 0, 127, -128, 0, 0]
+
+
+def test_cvt_float_narrowing_roundings():
+    # 1 + 2**-11 + 2**-20 lies just above the midpoint between two f16 neighbours of 1.
+    x = np.array([1 + 2**-11 + 2**-20, -(1 + 2**-11 + 2**-20), 1 + 2**-11, 70000.0, -70000.0], np.float32)
+    up = float(np.float16(1 + 2**-10))
+    res = {}
+    for mode in ("rn", "rz", "rm", "rp"):
+        body = f"    cvt.{mode}.f16.f32 %h1, %f0;\n    cvt.f32.f16 %f1, %h1;\n    st.global.f32 [%rd2], %f1;"
+        res[mode] = _run_f32(body, len(x), x).tolist()
+    assert res["rn"] == [up, -up, 1.0, np.inf, -np.inf]  # the tie 1 + 2**-11 rounds to even
+    assert res["rz"] == [1.0, -1.0, 1.0, 65504.0, -65504.0]
+    assert res["rm"] == [1.0, -up, 1.0, 65504.0, -np.inf]
+    assert res["rp"] == [up, -1.0, up, np.inf, -65504.0]
+    bf = _run_f32("    cvt.rn.bf16.f32 %h1, %f0;\n    st.global.b16 [%rd2], %h1;", len(x), x, np.uint32)
+    want = x.astype(ml_dtypes.bfloat16).view(np.uint16)
+    assert (bf.view(np.uint16)[::2] == want).all()
+
+
+def test_cvt_fp8x2_packs_a_high_and_b_low_with_satfinite():
+    x = np.array([1.0, 1000.0, -3.3, np.nan], np.float32)
+    body = """
+    mov.f32 %f1, 0f3F000000;
+    cvt.rn.satfinite.e4m3x2.f32 %h1, %f1, %f0;
+    cvt.u32.u16 %r5, %h1;
+    st.global.u32 [%rd2], %r5;
+"""
+    out = _run_f32(body, len(x), x, np.uint32)
+    lo = (out & 0xFF).astype(np.uint8).view(ml_dtypes.float8_e4m3fn).astype(np.float32)
+    hi = (out >> 8).astype(np.uint8).view(ml_dtypes.float8_e4m3fn).astype(np.float32)
+    assert (hi == 0.5).all()
+    assert lo[:3].tolist() == [1.0, 448.0, float(np.float32(-3.3).astype(ml_dtypes.float8_e4m3fn))]
+    assert np.isnan(lo[3])
+
+
+def test_integer_semantics_wraparound_division_and_shifts():
+    body = """
+    ld.param.u64 %rd0, [out];
+    mov.u32 %r1, 0x7fffffff;
+    add.s32 %r2, %r1, 1;
+    st.global.s32 [%rd0], %r2;
+    mov.u32 %r3, -7;
+    div.s32 %r4, %r3, 2;
+    st.global.s32 [%rd0+4], %r4;
+    rem.s32 %r5, %r3, 2;
+    st.global.s32 [%rd0+8], %r5;
+    div.u32 %r6, %r3, 2;
+    st.global.u32 [%rd0+12], %r6;
+    div.s32 %r7, %r3, 0;
+    st.global.s32 [%rd0+16], %r7;
+    shl.b32 %r8, %r1, 40;
+    st.global.u32 [%rd0+20], %r8;
+    shr.s32 %r9, %r3, 99;
+    st.global.s32 [%rd0+24], %r9;
+    shr.u32 %r10, %r3, 32;
+    st.global.u32 [%rd0+28], %r10;
+    mul.hi.s32 %r11, %r3, %r1;
+    st.global.s32 [%rd0+32], %r11;
+    mul.wide.s32 %rd3, %r3, %r1;
+    st.global.s64 [%rd0+40], %rd3;
+    cvt.u64.s32 %rd4, %r3;
+    st.global.u64 [%rd0+48], %rd4;
+    ret;
+"""
+    out = np.zeros(14, np.int32)
+    emu.run(_kernel(body), "k", [".u64"], [out], (1, 1, 1), 1)
+    assert out[:10].tolist() == [-2**31, -3, -1, (2**32 - 7) // 2, -1, 0, -1, 0, (-7 * (2**31 - 1)) >> 32, 0]
+    assert out[10:12].view(np.int64)[0] == -7 * (2**31 - 1)
+    assert out[12:14].view(np.uint64)[0] == 2**64 - 7
+
+
+def test_copysign_takes_the_sign_of_the_first_operand():
+    x = np.array([-1.0, 2.0], np.float32)
+    out = _run_f32("    mov.f32 %f1, 0f40400000;\n    copysign.f32 %f2, %f0, %f1;\n    st.global.f32 [%rd2], %f2;",
+                   2, x)
+    assert out.tolist() == [-3.0, 3.0]
+
+
+def test_divergent_loop_and_barrier_scheduling():
+    # Thread t loops t times (divergent trip counts), all threads then meet at a barrier and read a
+    # neighbour's shared-memory slot written before it.
+    body = """
+    mov.u32 %r1, 0;
+$loop:
+    setp.ge.u32 %p1, %r1, %r0;
+    @%p1 bra $done;
+    add.u32 %r1, %r1, 1;
+    bra $loop;
+$done:
+    mov.u32 %r2, buf;
+    shl.b32 %r3, %r0, 2;
+    add.u32 %r4, %r2, %r3;
+    st.shared.u32 [%r4], %r1;
+    bar.sync 0;
+    add.u32 %r5, %r0, 1;
+    and.b32 %r5, %r5, 63;
+    shl.b32 %r5, %r5, 2;
+    add.u32 %r6, %r2, %r5;
+    ld.shared.u32 %r7, [%r6];
+    st.global.u32 [%rd2], %r7;
+    ret;
+"""
+    out = np.zeros(64, np.uint32)
+    emu.run(_kernel(_PRELUDE + body, header=".shared .align 4 .b8 buf[256];"), "k", [".u64"], [out], (1, 1, 1), 64)
+    assert out.tolist() == [(t + 1) % 64 for t in range(64)]
+
+
+def test_divergent_barrier_is_reported():
+    body = """
+    setp.lt.u32 %p1, %r0, 32;
+    @%p1 bra $skip;
+    bar.sync 0;
+$skip:
+    ret;
+"""
+    with pytest.raises(emu.EmulatorError, match="barrier"):
+        emu.run(_kernel(_PRELUDE + body), "k", [".u64"], [np.zeros(64, np.float32)], (1, 1, 1), 64)
+
+
+def test_out_of_bounds_and_misaligned_accesses_are_reported():
+    with pytest.raises(emu.EmulatorError, match="out of bounds|outside"):
+        _run_f32("    st.global.f32 [%rd2+4096], %f0;", 4)
+    with pytest.raises(emu.EmulatorError, match="misaligned"):
+        _run_f32("    st.global.f32 [%rd2+2], %f0;", 4)
+
+
+def test_atomics_apply_in_thread_order():
+    body = """
+    mov.u32 %r1, 1;
+    atom.global.add.u32 %r2, [%rd0], %r1;
+    st.global.u32 [%rd2+4], %r2;
+    atom.global.cas.b32 %r3, [%rd0+256], %r0, 7;
+    ret;
+"""
+    out = np.zeros(65, np.uint32)
+    ptx = _kernel("    ld.param.u64 %rd0, [out];\n    mov.u32 %r0, %tid.x;\n    mul.wide.u32 %rd1, %r0, 4;\n"
+                  "    add.s64 %rd2, %rd0, %rd1;\n" + body)
+    emu.run(ptx, "k", [".u64"], [out], (1, 1, 1), 63)
+    assert out[0] == 63
+    assert out[1:64].tolist() == list(range(63))  # old values in thread order
+    assert out[64] == 7  # thread 0 swapped 0 -> 7; later compares fail
+
+
+def test_unsupported_instructions_raise_when_executed():
+    with pytest.raises(emu.EmulatorError, match="popc"):
+        _run_f32("    popc.b32 %r5, %r0;", 2)
+
+
+def test_shared_memory_race_without_barrier_is_reported():
+    body = """
+    mov.u32 %r2, buf;
+    shl.b32 %r3, %r0, 2;
+    add.u32 %r4, %r2, %r3;
+    st.shared.u32 [%r4], %r0;
+    add.u32 %r5, %r4, 4;
+    ld.shared.u32 %r7, [%r5];
+    st.global.u32 [%rd2], %r7;
+    ret;
+"""
+    ptx = _kernel(_PRELUDE + body, header=".shared .align 4 .b8 buf[260];")
+    with pytest.raises(emu.DataRace, match="thread 0 reads bytes written by thread 1"):
+        emu.run(ptx, "k", [".u64"], [np.zeros(64, np.uint32)], (1, 1, 1), 64)
+    out = np.zeros(64, np.uint32)
+    emu.run(ptx, "k", [".u64"], [out], (1, 1, 1), 64, check_races=False)  # lockstep: the racy value
+    assert out[:63].tolist() == list(range(1, 64))
