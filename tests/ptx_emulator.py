@@ -26,6 +26,14 @@ higher PC, or at another barrier) is a deadlock or undefined behaviour on a
 GPU, so it raises :class:`EmulatorError`.  ``mma.sync`` checks that the 32
 lanes of each warp execute it together.
 
+Because lockstep execution hides missing barriers, global and shared memory
+also record, per byte, the last writing and reading thread and the barrier
+interval ("epoch") of the access: two threads of one CTA touching the same
+bytes in the same interval, one of them writing, raise :class:`DataRace`
+(atomics are exempt; several threads storing the same value in one
+instruction are allowed).  CTAs run one after another, so races between CTAs
+are not detected.
+
 Memory: one flat global space (buffers 256-byte aligned from 4 GiB up, so a
 pointer truncated to 32 bits is caught), a constant space for module
 ``.const`` arrays, and per-CTA shared memory (static ``.shared`` arrays, then
@@ -65,7 +73,7 @@ from fractions import Fraction
 import ml_dtypes
 import numpy as np
 
-__all__ = ["EmulatorError", "KernelTrap", "RunStats", "Program", "parse", "run"]
+__all__ = ["EmulatorError", "KernelTrap", "Program", "RunStats", "parse", "run"]
 
 
 class EmulatorError(RuntimeError):
@@ -283,9 +291,9 @@ class Program:
     reqntid: tuple[int, ...] | None = None
 
 
-_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 _VAR = re.compile(r"^(?:\.extern\s+|\.visible\s+|\.weak\s+)*\.(shared|const|global|local)\s+(.*?)\s*"
-                  r"([$\w]+)\s*(\[\s*(\d*)\s*\])?\s*(?:=\s*\{?([^{}]*)\}?)?$", re.S)
+                  r"([$\w]+)\s*(\[\s*(\d*)\s*\])?\s*(?:=\s*\{?([^{}]*)\}?)?$", re.DOTALL)
 
 
 def _split_top(s: str, sep: str = ",") -> list[str]:
@@ -326,7 +334,7 @@ def _parse_var(stmt: str) -> _Var | None:
 def parse(ptx: str, kernel_name: str) -> Program:
     """Parse the PTX module text and return kernel ``kernel_name`` as a :class:`Program`."""
     text = _COMMENT.sub(lambda m: "\n" * m.group(0).count("\n"), ptx)
-    tm = re.search(r"^\s*\.target\s+(\w+)", text, re.M)
+    tm = re.search(r"^\s*\.target\s+(\w+)", text, re.MULTILINE)
     target = tm.group(1) if tm else "sm_90"
     em = re.search(r"\.entry\s+" + re.escape(kernel_name) + r"\s*\(", text)
     if not em:
@@ -358,7 +366,7 @@ def parse(ptx: str, kernel_name: str) -> Program:
     for chunk in module_text.split(";"):
         # A chunk may start with directives that end without ';' (.version, .target, .file).
         dm = re.search(r"^[ \t]*((?:\.extern\s+|\.visible\s+|\.weak\s+)*\.(?:shared|const|global|local)\b.*)\Z",
-                       chunk, re.M | re.S)
+                       chunk, re.MULTILINE | re.DOTALL)
         if dm:
             c = dm.group(1).strip()
             v = _parse_var(c)
@@ -450,12 +458,12 @@ def _parse_imm(tok: str, t: str):
     s = tok.strip()
     neg = s.startswith("-")
     body = s[1:] if neg else s
-    if re.fullmatch(r"0[fF][0-9a-fA-F]{8}", body):
-        val = float(np.uint32(int(body[2:], 16)).view(np.float32))
-        bits, bw = int(body[2:], 16), 32
-    elif re.fullmatch(r"0[dD][0-9a-fA-F]{16}", body):
-        val = float(np.uint64(int(body[2:], 16)).view(np.float64))
-        bits, bw = int(body[2:], 16), 64
+    if re.fullmatch(r"0[fF][0-9a-fA-F]{8}", body):  # f32 bits
+        bits, bw = int("0x" + body[2:], 0), 32
+        val = float(np.uint32(bits).view(np.float32))
+    elif re.fullmatch(r"0[dD][0-9a-fA-F]{16}", body):  # f64 bits
+        bits, bw = int("0x" + body[2:], 0), 64
+        val = float(np.uint64(bits).view(np.float64))
     elif re.fullmatch(r"0[xX][0-9a-fA-F]+U?|\d+U?|0[0-7]+U?|0[bB][01]+U?", body):
         b = body.rstrip("U")
         ival = int(b, 8) if re.fullmatch(r"0[0-7]+", b) else int(b, 0)
@@ -761,8 +769,7 @@ class _Machine:
                 return lambda idx: R[i][idx].view(sw).astype(vdt)
             return lambda idx: R[i][idx].astype(vdt)
         if tok in self.symbols:
-            space, addr = self.symbols[tok]
-            v = _parse_imm(str(addr), t)
+            v = _parse_imm(str(self.symbols[tok][1]), t)
             return lambda idx: v
         if tok.startswith("{"):
             raise EmulatorError(f"vector operand {tok} not allowed here")
@@ -1334,7 +1341,7 @@ class _Machine:
     def _op_cvt(self, s, where):
         mods = [m for m in s.mods]
         types = [m for m in mods if m in _VIEW]
-        flags = set(m for m in mods if m not in _VIEW)
+        flags = {m for m in mods if m not in _VIEW}
         if len(types) != 2:
             raise EmulatorError("cvt needs a destination and a source type")
         dt, at = types
@@ -1433,30 +1440,30 @@ class _Machine:
                 if dt != at:
                     raise EmulatorError("integer rounding between different float types")
                 f = {"rni": np.rint, "rzi": np.trunc, "rmi": np.floor, "rpi": np.ceil}[rnd]
-                conv = lambda x: f(np.asarray(x))  # noqa: E731
+                conv = lambda x: f(np.asarray(x))
             elif _BITS[dt] > _BITS[at] or dt == at:
                 if rnd not in (None,) and dt != at:
                     raise EmulatorError("rounding modifier on a widening float cvt")
-                conv = lambda x: np.asarray(x).astype(vdt)  # noqa: E731
+                conv = lambda x: np.asarray(x).astype(vdt)
             else:
                 if rnd is None:
                     raise EmulatorError("narrowing float cvt needs a rounding modifier")
                 mode = rnd
                 if at == "f32" and dt in ("f16", "bf16") and mode == "rn":
-                    conv = lambda x: np.asarray(x, np.float32).astype(vdt)  # noqa: E731
+                    conv = lambda x: np.asarray(x, np.float32).astype(vdt)
                 else:
-                    conv = lambda x: _round_float(np.asarray(x).astype(np.float64), vdt, mode)  # noqa: E731
+                    conv = lambda x: _round_float(np.asarray(x).astype(np.float64), vdt, mode)
                 if "satfinite" in flags and dt in _F16_MAX:
                     m = _F16_MAX[dt]
                     conv0 = conv
-                    conv = lambda x: np.where(np.isnan(np.asarray(x, np.float64)), conv0(x),  # noqa: E731
+                    conv = lambda x: np.where(np.isnan(np.asarray(x, np.float64)), conv0(x),
                                               np.clip(conv0(x).astype(np.float64), -m, m).astype(vdt))
             if sat:
                 conv1 = conv
-                conv = lambda x: _sat01(np.asarray(conv1(x), vdt))  # noqa: E731
+                conv = lambda x: _sat01(np.asarray(conv1(x), vdt))
             if ftz_in or ftz_out:
                 conv2 = conv
-                conv = lambda x: (_ftz32 if ftz_out else np.asarray)(conv2(_ftz32(x) if ftz_in else x))  # noqa: E731
+                conv = lambda x: (_ftz32 if ftz_out else np.asarray)(conv2(_ftz32(x) if ftz_in else x))
             return lambda idx: wd(idx, conv(ra(idx)))
         raise EmulatorError(f"unsupported cvt .{dt}.{at}")
 
