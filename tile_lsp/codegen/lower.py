@@ -423,7 +423,7 @@ def after_access(token: Value) -> bool:
     one), or from a block argument (a loop-carried token; assumed so).  ``make_token`` orders after
     nothing.
 
-    cuda_tile orders memory ops of one tile block by tokens (cuda-tile ``Ops.td``, "Memory model");
+    cuda_tile orders the memory ops of one tile block by tokens (the ``*_tko`` ops of cuda-tile ``Ops.td``);
     the tile block is a CTA whose threads each access their own elements, and two accesses of one
     element may fall to different threads (another view, ``dim_map`` or tile shape), so the later
     access waits at ``bar.sync 0``, which also orders the CTA's memory accesses (PTX ISA
