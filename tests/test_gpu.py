@@ -128,10 +128,14 @@ def _compare(name, got, want, case):
                                    rtol=case.rtol, atol=case.atol, err_msg=name, equal_nan=True)
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.kernel for c in CASES])
-def test_lowered_kernel_matches_the_interpreter_on_the_gpu(case):
+def lower_and_reference(case: Case):
+    """Lower ``case``'s corpus kernel for its own target and run the interpreter on seeded inputs.
+
+    Returns ``(result, ours, ref, args)``: the lowering result, the arrays for
+    our PTX to write (fresh copies of the inputs), the interpreter's arrays
+    after its run, and ``ours`` bound as kernel arguments (scalars included).
+    """
     corpus = require_corpus()
-    _gpu()
     from tile_lsp.codegen import lower_text
 
     path = corpus / "kernels" / f"{case.kernel}.mlir"
@@ -145,11 +149,19 @@ def test_lowered_kernel_matches_the_interpreter_on_the_gpu(case):
     ours = [a.copy() for a in arrays]
     ref = [a.copy() for a in arrays]
     interp.run_kernel(text, None, interp.bind_arrays(roles, ref, case.scalars), case.grid)
+    return result, ours, ref, interp.bind_arrays(roles, ours, case.scalars)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.kernel for c in CASES])
+def test_lowered_kernel_matches_the_interpreter_on_the_gpu(case):
+    require_corpus()
+    _gpu()
+    result, ours, ref, args = lower_and_reference(case)
     info = result.kernels[0]
     module = launch.Module(result.ptx.encode())
     try:
         launch.launch(module, info.name, [p for p, _ in info.params],
-                      interp.bind_arrays(roles, ours, case.scalars), case.grid, info.threads, info.dynamic_smem)
+                      args, case.grid, info.threads, info.dynamic_smem)
     finally:
         module.unload()
     for i, (got, want) in enumerate(zip(ours, ref)):

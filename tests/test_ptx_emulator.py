@@ -15,17 +15,12 @@ race and fault detection) on hand-written PTX.
 
 from __future__ import annotations
 
-import re
-
 import ml_dtypes
 import numpy as np
 import pytest
 
 from tests import ptx_emulator as emu
-from tests.conftest import require_corpus
-from tests.test_gpu import CASES, Case, _auto_arrays, _compare, _make
-
-interp = pytest.importorskip("tile_lsp.analysis.interpreter")
+from tests.test_gpu import CASES, Case, _compare, lower_and_reference
 
 
 # More corpus kernels, for instructions the GPU cases do not reach (f64, i64, directed roundings, fp8 and
@@ -61,23 +56,9 @@ ALL_CASES = CASES + EXTRA_CASES
 
 @pytest.mark.parametrize("case", ALL_CASES, ids=[c.kernel for c in ALL_CASES])
 def test_lowered_kernel_matches_the_interpreter_on_the_emulator(case):
-    corpus = require_corpus()
-    from tile_lsp.codegen import lower_text
-
-    path = corpus / "kernels" / f"{case.kernel}.mlir"
-    text = path.read_text()
-    gpu = re.search(r"sm_\d+", case.kernel).group(0)
-    result = lower_text(text, gpu, file_name=path.name)
-    assert result.ok, result.diagnostics
-    roles = interp.infer_array_params(text)
-    rng = np.random.default_rng(1234)
-    arrays = [_make(*a, rng) for a in case.arrays] if case.arrays else _auto_arrays(roles, rng)
-    ours = [a.copy() for a in arrays]
-    ref = [a.copy() for a in arrays]
-    interp.run_kernel(text, None, interp.bind_arrays(roles, ref, case.scalars), case.grid)
+    result, ours, ref, args = lower_and_reference(case)
     info = result.kernels[0]
-    emu.run(result.ptx, info.name, [p for p, _ in info.params], interp.bind_arrays(roles, ours, case.scalars),
-            case.grid, info.threads, info.dynamic_smem)
+    emu.run(result.ptx, info.name, [p for p, _ in info.params], args, case.grid, info.threads, info.dynamic_smem)
     for i, (got, want) in enumerate(zip(ours, ref)):
         _compare(f"{case.kernel} array #{i}", got, want, case)
 

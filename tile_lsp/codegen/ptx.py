@@ -95,6 +95,14 @@ def mem_type(t: T.Type) -> str:
     return f".b{w}"
 
 
+def num_elements(shape: tuple[int, ...]) -> int:
+    """Elements of a static tile shape (1 for a 0-d tile)."""
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
 @dataclass
 class TileValue:
     """A lowered tile: ``shape``, element type and one register per slot."""
@@ -105,10 +113,7 @@ class TileValue:
 
     @property
     def n(self) -> int:
-        n = 1
-        for d in self.shape:
-            n *= d
-        return n
+        return num_elements(self.shape)
 
 
 @dataclass
@@ -123,10 +128,7 @@ class StagedTile:
 
     @property
     def n(self) -> int:
-        n = 1
-        for d in self.shape:
-            n *= d
-        return n
+        return num_elements(self.shape)
 
     @property
     def end(self) -> int:
