@@ -924,7 +924,15 @@ def _reduce(eng, o, env):
 
 @op("scan")
 def _scan(eng, o, env):
-    """Ops.td ScanOp: inclusive prefix along ``dim`` (``reverse``: from the end), from the identity."""
+    """Ops.td ScanOp: inclusive prefix along ``dim`` (``reverse``: from the end), from the identity.
+
+    The body is called as ``f(accumulator, element)`` per operand pair:
+    Ops.td's formula ``result[j] = f(result[j-1], X[j])`` and its example
+    ``(%acc, %elem)``, and what NVIDIA's tileiras 13.5 compiles (checked on an
+    H100 with ``tests/kernels/custom_scans_f32_16x128.sm_90.mlir``, a scan
+    whose body yields one of its arguments).  Ops.td's prose that lists the
+    arguments as ``[current_iter, prev_iter]`` disagrees with both.
+    """
     dim = _int_attr(o, "dim")
     rev = bool(getattr(o.attr("reverse"), "value", False))
     xs = [np.moveaxis(_arr(env[v]), dim, 0) for v in o.operands]
@@ -935,7 +943,7 @@ def _scan(eng, o, env):
     for k in (range(n - 1, -1, -1) if rev else range(n)):
         args = []
         for x, acc in zip(xs, accs):
-            args += [x[k], acc]
+            args += [acc, x[k]]
         accs = [_arr(r) for r in eng.call_body(o, args, env)]
         for out, acc in zip(outs, accs):
             out[k] = acc
