@@ -557,3 +557,82 @@ def test_mma_scaled_fp4_unpacks_nibbles_and_scales_blocks():
     fa = codes_a.view(ml_dtypes.float4_e2m1fn).astype(np.float64) * np.repeat(sa.astype(np.float64), 16, axis=1)
     fb = codes_b.view(ml_dtypes.float4_e2m1fn).astype(np.float64) * np.repeat(sb.astype(np.float64), 16, axis=0)
     np.testing.assert_allclose(c, fa @ fb, rtol=1e-6, atol=1e-6)
+
+
+# ---------------------------------------------------------------------------
+# concurrent tile blocks (schedules) and the order of a scan body's arguments
+# ---------------------------------------------------------------------------
+
+
+def _permute_inputs():
+    rng = np.random.default_rng(5)
+    return [rng.standard_normal((8, 8, 16)).astype(np.float32), np.zeros((16, 8, 8), np.float32),
+            np.zeros(1024, np.float32)]
+
+
+def test_lockstep_blocks_see_each_others_stores():
+    # Each block stores its tile to array #1, then loads a region of array #1 that the other block
+    # stores too.  In lockstep both stores come before both loads: the same result as running the
+    # blocks one after the other on an array #1 that already holds what the stores write.
+    name = "permute_reshape_3d_f32_4x8x16.sm_90"
+    seq = _permute_inputs()
+    _run(name, seq, grid=(2, 1, 1))
+    lock = _permute_inputs()
+    _run(name, lock, grid=(2, 1, 1), schedule=0)
+    prefilled = _permute_inputs()
+    prefilled[1][...] = seq[1]
+    _run(name, prefilled, grid=(2, 1, 1))
+    np.testing.assert_array_equal(lock[0], prefilled[0])
+    assert np.count_nonzero(lock[0] != seq[0]) == 128  # block 0's reads of block 1's rows
+    np.testing.assert_array_equal(lock[1], seq[1])
+
+
+def test_atomic_add_and_max_results_depend_on_the_schedule():
+    # Blocks b and b+2 add 1 to tile b % 2 of the counts, then every block takes max(count, 7) of tile 0.
+    name = "tiled_view_stencil_f32_t64_h32.sm_90"
+    x = np.random.default_rng(3).standard_normal(256).astype(np.float32)
+    results = {}
+    for schedule in (None, 0, 1, 2, 3, 4, 5, 6, 7, 8):
+        counts = np.zeros(128, np.int32)
+        _run(name, [x.copy(), np.zeros(256, np.float32), counts], grid=(4, 1, 1), schedule=schedule)
+        assert (counts[:64] == counts[0]).all() and (counts[64:] == 2).all()
+        results[schedule] = int(counts[0])
+    assert results[None] == 8  # add, max, add: 1 -> 7 -> 8
+    assert results[0] == 7  # lockstep: both adds before every max
+    assert set(results.values()) <= {7, 8, 9} and len(set(results.values())) > 1
+
+
+def test_a_failing_block_stops_a_concurrent_run():
+    x = -np.ones(128, np.float32)  # the kernel asserts its input is non-negative
+    with pytest.raises(InterpreterError, match="assertion failed"):
+        _run("debug_print_assert_f32_t128.sm_90", [x, np.zeros(128, np.float32)], grid=(4, 1, 1), schedule=1,
+             printed=[])
+
+
+def test_spin_lock_kernel_under_random_schedules():
+    for schedule in (0, 1, 2):
+        a = RNG.standard_normal((64, 64)).astype(np.float32)
+        b = RNG.standard_normal((64, 64)).astype(np.float32)
+        c = np.zeros((64, 64), np.float32)
+        locks, counts = np.zeros(4, np.int32), np.zeros(4, np.int32)
+        _run("split_k_locked_f32_s2_32x32x32.sm_90", [a, b, c, locks, counts], grid=(2, 2, 2), schedule=schedule)
+        np.testing.assert_allclose(c, a.astype(np.float64) @ b, rtol=1e-5, atol=1e-5)
+        np.testing.assert_array_equal(locks, 0)
+
+
+def test_scan_body_gets_the_accumulator_then_the_element():
+    # tests/kernels/custom_scans: scan 1 yields its second argument, scan 2 its first, scan 3 is
+    # acc - x along dim 0 in reverse.  f(acc, x) as Ops.td's formula and NVIDIA's tileiras have it.
+    text = (Path(__file__).parent / "kernels" / "custom_scans_f32_16x128.sm_90.mlir").read_text()
+    x = RNG.standard_normal((32, 128)).astype(np.float32)
+    outs = [np.zeros((32, 128), np.float32) for _ in range(3)]
+    run_kernel(text, None, bind_arrays(infer_array_params(text), [x] + outs), (2, 1, 1))
+    np.testing.assert_array_equal(outs[0], x)  # f(acc, x) = x: the element itself
+    np.testing.assert_array_equal(outs[1], np.full_like(x, 5.0))  # f(acc, x) = acc: the identity
+    want = np.zeros_like(x)
+    for blk in range(2):
+        acc = np.zeros(128, np.float32)
+        for i in range(15, -1, -1):
+            acc = acc - x[blk * 16 + i]
+            want[blk * 16 + i] = acc
+    np.testing.assert_array_equal(outs[2], want)

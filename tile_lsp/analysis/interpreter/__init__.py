@@ -2,7 +2,8 @@
 
 :func:`run_kernel` runs one ``cuda_tile.entry`` of an analysed module (or of
 Tile IR text) on NumPy arrays, for every tile block of a grid, one block
-after the other.  It is independent of the PTX lowering it checks: the
+after the other (or concurrently, interleaved at memory operations, under a
+seeded schedule).  It is independent of the PTX lowering it checks: the
 semantics come from NVIDIA cuda-tile ``Ops.td`` and ``Types.td`` (see
 :mod:`.ops`), the numerics from :mod:`.numerics`, memory from :mod:`.memory`.
 
@@ -70,7 +71,8 @@ def load_module(module) -> Module:
 
 
 def run_kernel(module, kernel: str | None, args: list, grid: tuple[int, int, int], *,
-               memory=(), printed: list | None = None, max_loop_iterations: int = 10_000_000) -> None:
+               memory=(), printed: list | None = None, max_loop_iterations: int = 10_000_000,
+               schedule: int | None = None) -> None:
     """Run entry ``kernel`` of ``module`` on ``args`` for every tile block of ``grid``.
 
     ``module``: an analysed module or Tile IR text (:func:`load_module`).
@@ -81,12 +83,15 @@ def run_kernel(module, kernel: str | None, args: list, grid: tuple[int, int, int
     ``tile<fN>``.  ``grid``: tile blocks in x, y, z.  ``memory``: more
     arrays the kernel may reach through addresses it reads from memory
     (``int_to_ptr`` of a list of arrays).  ``printed``: a list that receives
-    the text of each ``print_tko``.  Raises :class:`InterpreterError`.
+    the text of each ``print_tko``.  ``schedule``: ``None`` runs the tile
+    blocks one after the other; an int runs them concurrently, interleaved at
+    memory operations in the order that seed gives (``0``: lockstep round
+    robin; see :class:`~.engine.BlockScheduler`).  Raises :class:`InterpreterError`.
     """
     mod = load_module(module)
     eng = Engine(mod, max_loop_iterations=max_loop_iterations)
     try:
-        eng.run(eng.find_entry(kernel), list(args), grid, memory)
+        eng.run(eng.find_entry(kernel), list(args), grid, memory, schedule)
     finally:
         if printed is not None:
             printed.extend(eng.printed)

@@ -1,7 +1,12 @@
 """Execution engine of the reference interpreter: values, regions, control flow, tile blocks.
 
 The engine walks the IR of one ``cuda_tile.entry`` per tile block of the
-grid, blocks one after the other (x fastest, then y, then z).  Each op is
+grid, by default blocks one after the other (x fastest, then y, then z).
+With a ``schedule`` (:meth:`Engine.run`) the blocks run concurrently,
+interleaved at their memory operations (:class:`BlockScheduler`): on a GPU
+the tile blocks of a grid run at once, and a kernel whose blocks touch the
+same memory (a data race between blocks, or atomics whose final value
+depends on their order) has several correct results, one per schedule.  Each op is
 executed by the handler registered for its name in :data:`OPS` (filled by
 :mod:`.ops`); a handler gets the engine, the op and the environment (SSA
 value -> runtime value) and returns the op's results, or a :class:`Signal`
@@ -16,6 +21,8 @@ Runtime values: tiles are NumPy arrays (see :mod:`.numerics`), tokens are
 
 from __future__ import annotations
 
+import random
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -114,6 +121,94 @@ def op(*names: str):
     return deco
 
 
+#: ops that read or write global memory: the points where concurrent tile blocks are interleaved
+MEMORY_OPS = frozenset({"load_view_tko", "store_view_tko", "load_ptr_tko", "store_ptr_tko", "atomic_rmw_tko",
+                        "atomic_cas_tko", "atomic_red_view_tko"})
+
+
+class _Aborted(BaseException):
+    """Raised in a waiting tile block when another block of the grid failed (a BaseException, so that
+    no op handler's ``except Exception`` turns it into an error of that block)."""
+
+
+class BlockScheduler:
+    """Runs the tile blocks of a grid concurrently, one at a time, switching at memory operations.
+
+    Each block runs on its own thread, but only the block holding the baton
+    executes; before each op of :data:`MEMORY_OPS` it passes the baton on.
+    ``seed`` chooses the next block: ``0`` is lockstep round robin (block
+    ``k`` does its ``n``-th memory operation after every block before it did
+    its ``n``-th: what a GPU does when all blocks are resident, roughly), any
+    other value a seeded random choice among the blocks still running.  The
+    same seed gives the same interleaving.  Memory operations are atomic at
+    tile granularity (a whole tile is loaded or stored in one step): this
+    models the order of operations between blocks, not the order of elements
+    within one operation.  The first exception of any block stops the run and
+    is re-raised by :meth:`run`.
+    """
+
+    def __init__(self, seed: int):
+        self.seed = seed
+        self._rng = random.Random(seed)
+        self._cond = threading.Condition()
+        self._turn: int | None = None
+        self._live: list[int] = []
+        self._error: BaseException | None = None
+
+    def _pick_after(self, me: int) -> int | None:
+        """The block to run after block ``me`` (which may have finished); caller holds the lock."""
+        if not self._live:
+            return None
+        if self.seed == 0:
+            later = [b for b in self._live if b > me]
+            return later[0] if later else self._live[0]
+        return self._rng.choice(self._live)
+
+    def switch(self, me: int) -> None:
+        """Called by block ``me`` before a memory operation: let the schedule pick who runs next."""
+        with self._cond:
+            self._turn = self._pick_after(me)
+            self._cond.notify_all()
+            self._wait(me)
+
+    def _wait(self, me: int) -> None:
+        while self._turn != me and self._error is None:
+            self._cond.wait()
+        if self._error is not None:
+            raise _Aborted()
+
+    def run(self, bodies: list[Callable[[], None]]) -> None:
+        """Run ``bodies`` (one per tile block, in grid order) to completion under the schedule."""
+        def worker(i: int, body: Callable[[], None]) -> None:
+            try:
+                with self._cond:
+                    self._wait(i)
+                with np.errstate(all="ignore"):
+                    body()
+            except _Aborted:
+                return
+            except BaseException as e:  # noqa: BLE001 - handed to the caller of run()
+                with self._cond:
+                    if self._error is None:
+                        self._error = e
+                    self._cond.notify_all()
+                return
+            with self._cond:
+                self._live.remove(i)
+                self._turn = self._pick_after(i)
+                self._cond.notify_all()
+
+        self._live = list(range(len(bodies)))
+        self._turn = 0 if bodies else None
+        threads = [threading.Thread(target=worker, args=(i, b), daemon=True) for i, b in enumerate(bodies)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if self._error is not None:
+            raise self._error
+
+
 class Engine:
     """Runs entries of one analysed module.
 
@@ -127,10 +222,20 @@ class Engine:
         self.max_loop_iterations = max_loop_iterations
         self.printed: list[str] = []
         self.memory = Memory()
-        self.block_id = (0, 0, 0)
+        self._block = threading.local()
+        self._scheduler: BlockScheduler | None = None
         self.grid = (1, 1, 1)
         self.globals: dict[str, int] = {}
         self.cache: dict[int, Any] = {}  # per-op constant data (keyed by id(op))
+
+    @property
+    def block_id(self) -> tuple[int, int, int]:
+        """The (x, y, z) index of the tile block being executed (per thread under a schedule)."""
+        return getattr(self._block, "id", (0, 0, 0))
+
+    @block_id.setter
+    def block_id(self, value: tuple[int, int, int]) -> None:
+        self._block.id = value
 
     # -- entry points ---------------------------------------------------------
 
@@ -167,8 +272,14 @@ class Engine:
         names = ", ".join(e.symbol_name or "?" for e in entries) or "none"
         raise InterpreterError(f"no entry named '{kernel}' (entries: {names})")
 
-    def run(self, entry: Operation, args: list, grid: tuple[int, int, int], extra_memory=()) -> None:
-        """Run ``entry`` on ``args`` for every tile block of ``grid``."""
+    def run(self, entry: Operation, args: list, grid: tuple[int, int, int], extra_memory=(),
+            schedule: int | None = None) -> None:
+        """Run ``entry`` on ``args`` for every tile block of ``grid``.
+
+        ``schedule``: ``None`` runs the blocks one after the other (x fastest);
+        an int runs them concurrently under :class:`BlockScheduler` with that
+        seed (``0``: lockstep round robin).
+        """
         from tile_lsp.analysis.interpreter.ops import bind_arguments, load_globals
 
         grid = tuple(int(g) for g in grid)
@@ -185,24 +296,37 @@ class Engine:
         if body is None:
             raise InterpreterError("entry has no body", entry)
         bound = bind_arguments(self, entry, body, args)
-        with np.errstate(all="ignore"):
-            for z in range(grid[2]):
-                for y in range(grid[1]):
-                    for x in range(grid[0]):
-                        self.block_id = (x, y, z)
-                        env: dict = dict(zip(body.arguments, bound))
-                        sig = self.exec_block(body, env)
-                        if sig.kind not in ("return", "end"):
-                            raise InterpreterError(f"entry body ended with '{sig.kind}'", entry)
+        blocks = [(x, y, z) for z in range(grid[2]) for y in range(grid[1]) for x in range(grid[0])]
+
+        def run_block(index: int, block_id: tuple[int, int, int]) -> None:
+            self.block_id = block_id
+            self._block.index = index
+            sig = self.exec_block(body, dict(zip(body.arguments, bound)))
+            if sig.kind not in ("return", "end"):
+                raise InterpreterError(f"entry body ended with '{sig.kind}'", entry)
+
+        if schedule is None or len(blocks) == 1:
+            with np.errstate(all="ignore"):
+                for i, b in enumerate(blocks):
+                    run_block(i, b)
+            return
+        self._scheduler = BlockScheduler(schedule)
+        try:
+            self._scheduler.run([lambda i=i, b=b: run_block(i, b) for i, b in enumerate(blocks)])
+        finally:
+            self._scheduler = None
 
     # -- execution ------------------------------------------------------------
 
     def exec_block(self, block: Block, env: dict) -> Signal:
         """Execute ``block``'s ops in order; returns the signal of its terminator."""
+        sched = self._scheduler
         for o in block.operations:
             handler = OPS.get(o.short_name) if o.dialect == "cuda_tile" else None
             if handler is None:
                 raise InterpreterError(f"operation '{o.name}' is not supported by the interpreter", o)
+            if sched is not None and o.short_name in MEMORY_OPS:
+                sched.switch(self._block.index)
             try:
                 res = handler(self, o, env)
             except InterpreterError:
