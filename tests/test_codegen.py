@@ -332,6 +332,48 @@ def test_target_type_incompatibility_uses_tileiras_wording():
     assert good.ok and "cvt.rn.satfinite.e4m3x2.f32" in good.ptx
 
 
+def _transpose_kernel(rows: int, cols: int) -> str:
+    return f"""\
+cuda_tile.module @m {{
+  entry @transpose(%arg0: tile<ptr<f32>>, %arg1: tile<ptr<f32>>) {{
+    %0 = make_token : token
+    %a = make_tensor_view %arg0, shape = [{rows}, {cols}], strides = [{cols}, 1] : tensor_view<{rows}x{cols}xf32, strides=[{cols},1]>
+    %b = make_tensor_view %arg1, shape = [{cols}, {rows}], strides = [{rows}, 1] : tensor_view<{cols}x{rows}xf32, strides=[{rows},1]>
+    %pa = make_partition_view %a : partition_view<tile=({rows}x{cols}), tensor_view<{rows}x{cols}xf32, strides=[{cols},1]>>
+    %pb = make_partition_view %b : partition_view<tile=({cols}x{rows}), tensor_view<{cols}x{rows}xf32, strides=[{rows},1]>>
+    %c0 = constant <i32: 0> : tile<i32>
+    %t, %tok = load_view_tko weak %pa[%c0, %c0] token = %0 : partition_view<tile=({rows}x{cols}), tensor_view<{rows}x{cols}xf32, strides=[{cols},1]>>, tile<i32> -> tile<{rows}x{cols}xf32>, token
+    %p = permute %t [1, 0] : tile<{rows}x{cols}xf32> -> tile<{cols}x{rows}xf32>
+    %s = store_view_tko weak %p, %pb[%c0, %c0] token = %tok : tile<{cols}x{rows}xf32>, partition_view<tile=({cols}x{rows}), tensor_view<{cols}x{rows}xf32, strides=[{rows},1]>>, tile<i32> -> token
+    return
+  }}
+}}
+"""
+
+
+def test_staging_beyond_the_targets_shared_memory_is_a_diagnostic_at_the_op():
+    # The permute of a 128x256 f32 tile stages 128 KiB: within sm_80's 163 KB and sm_90/sm_100's 227 KB,
+    # beyond the 99 KB of sm_86, sm_89 and sm_120; 256x256 (256 KiB) fits no target.
+    from tile_lsp.codegen.target import TARGETS
+
+    text = _transpose_kernel(128, 256)
+    assert [d for d in analyze_text(text).diagnostics if d.severity == Severity.ERROR] == []
+    for sm, target in TARGETS.items():
+        result = lower_text(text, target.name)
+        if target.max_smem >= 128 * 1024:
+            assert result.ok, (target.name, result.diagnostics)
+            assert result.kernels[0].dynamic_smem == 128 * 1024
+        else:
+            assert not result.ok and result.ptx is None
+            assert [(d.message, d.range.start.line) for d in result.diagnostics] == [
+                (f"staging needs 131072 bytes of shared memory per CTA; {target.name} allows at most "
+                 f"{target.max_smem} bytes (99 KB)", 9)]  # the permute
+    assert {t.name for t in TARGETS.values() if t.max_smem < 128 * 1024} == {"sm_86", "sm_89", "sm_120"}
+    big = lower_text(_transpose_kernel(256, 256), "sm_90")
+    assert [d.message for d in big.diagnostics] == [
+        "staging needs 262144 bytes of shared memory per CTA; sm_90 allows at most 232448 bytes (227 KB)"]
+
+
 def test_bad_input_and_bad_target_are_diagnostics():
     r = lower_text("cuda_tile.module @m { entry @k() { %x = addf } }", "sm_90")
     assert r.ptx is None and r.diagnostics and all(d.severity == Severity.ERROR for d in r.diagnostics)

@@ -75,3 +75,22 @@ async def test_show_ptx_uses_the_target_gpu_setting(client: LanguageClient):
     answer = _plain(await client.workspace_execute_command_async(types.ExecuteCommandParams(
         command="tile.showPTX", arguments=[uri])))
     assert answer["ok"] is True and ".target sm_86" in answer["content"]
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_show_ptx_refuses_staging_beyond_the_targets_shared_memory(client: LanguageClient):
+    from tests.test_codegen import _transpose_kernel
+
+    uri = "file:///ws/transpose.mlir"
+    _open(client, uri, _transpose_kernel(128, 256))
+    answer = _plain(await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="tile.showPTX", arguments=[uri])))
+    assert answer["ok"] is True  # sm_90 by default: 128 KiB of 227 KB
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        settings={"tileLsp": {"targetGpu": "sm_120"}}))
+    answer = _plain(await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="tile.showPTX", arguments=[uri])))
+    assert answer["ok"] is False and answer["content"] == ""
+    assert answer["message"] == ("line 10: staging needs 131072 bytes of shared memory per CTA; sm_120 allows at "
+                                 "most 101376 bytes (99 KB)")
+    assert answer["diagnostics"][0]["line"] == 9

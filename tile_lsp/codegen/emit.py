@@ -9,7 +9,9 @@ name, one ``.param`` per entry argument in order (pointers ``.u64``, i32
 instruction to the IR line and column of the op it comes from.
 The staging buffer is a static ``.shared`` array up to 48 KiB and the
 dynamic ``.extern .shared`` array beyond (the launcher then requests
-:attr:`KernelInfo.dynamic_smem` bytes).
+:attr:`KernelInfo.dynamic_smem` bytes); a kernel whose staging needs more
+than the target's :attr:`~tile_lsp.codegen.target.Target.max_smem` is a
+:class:`~tile_lsp.codegen.ptx.LoweringError` at the op that needs the most.
 """
 
 from __future__ import annotations
@@ -73,6 +75,9 @@ def _lower_entry(entry: Operation, plan: KernelPlan, target: Target, decls: dict
         f.body.append("\tret;")
 
     smem = f.smem_bytes
+    if smem > target.max_smem:
+        raise LoweringError(f"staging needs {smem} bytes of shared memory per CTA; {target.name} allows at most "
+                            f"{target.max_smem} bytes ({target.max_smem // 1024} KB)", f.smem_op)
     dynamic = smem > STATIC_SMEM_LIMIT
     sym = "__tile_lsp_dsmem" if dynamic else "__tile_lsp_smem"
     lines = [f".visible .entry {lw.name}("]

@@ -71,6 +71,7 @@ class KernelLowering:
         name = entry.attr("sym_name")
         self.name = name.value if isinstance(name, A.StringAttr) else "kernel"
         self.f = Function(self.name, threads)
+        self.op: Operation | None = None  # the op being lowered
         self.loop_stack: list[dict] = []
         self.yield_stack: list[list[TileValue]] = []
         self.tid = "%r_tid"
@@ -308,7 +309,11 @@ class KernelLowering:
         return self.f.cache[key]
 
     def reserve(self, nbytes: int) -> None:
-        self.f.smem_bytes = max(self.f.smem_bytes, nbytes)
+        """Make the staging scratch at least ``nbytes`` long; the op being lowered is remembered as the
+        one that needs the most (for the shared-memory limit's diagnostic)."""
+        if nbytes > self.f.smem_bytes:
+            self.f.smem_bytes = nbytes
+            self.f.smem_op = self.op
 
     def stage(self, tiles: list[TileValue], base: int = 0, sync_before: bool = True) -> list[int]:
         """Write ``tiles`` to shared memory at their linear index; returns each one's byte offset.
@@ -396,6 +401,7 @@ class KernelLowering:
         if h is None:
             raise LoweringError(f"the PTX lowering does not support '{op.name}' yet", op)
         self.f.loc = self.loc_of(op)
+        self.op = op
         if "token" in op.operand_segments and any(after_access(t) for t in op.operand_group("token")):
             self.f.emit("bar.sync 0")
         try:

@@ -185,6 +185,7 @@ class Function:
     loc: str | None = None
     last_loc: str | None = None
     smem_bytes: int = 0
+    smem_op: object = None  # the Operation that needs smem_bytes of staging
 
     def reg(self, cls: str) -> str:
         """A fresh register of class ``cls`` (a :data:`REG_CLASSES` key)."""

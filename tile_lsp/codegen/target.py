@@ -23,13 +23,18 @@ class Target:
     the ``.version`` directive written; ``features``: names the lowering tests
     (``"fp8"``: cvt to/from e4m3/e5m2, ``"gdc"``: griddepcontrol,
     ``"e8m0"``: the f8E8M0FNU type); ``unsupported_types``: element types
-    tileiras rejects for this target.
+    tileiras rejects for this target; ``max_smem``: the most shared memory
+    one CTA can have, in bytes (static plus opt-in dynamic: CUDA C
+    Programming Guide, "Technical Specifications per Compute Capability",
+    maximum shared memory per thread block: 163 KB on sm_80, 99 KB on
+    sm_86/sm_89/sm_120, 227 KB on sm_90/sm_100).
     """
 
     sm: int
     ptx_version: str
     features: frozenset[str]
     unsupported_types: frozenset[str]
+    max_smem: int
 
     @property
     def name(self) -> str:
@@ -40,12 +45,12 @@ _ALL = frozenset({"fp8", "gdc", "e8m0", "fp4"})
 
 #: The targets of the lowering (issue: sm_80, sm_86, sm_89, sm_90, sm_100, sm_120).
 TARGETS: dict[int, Target] = {
-    80: Target(80, "8.7", frozenset(), frozenset({"f8E4M3FN", "f8E5M2", "f8E8M0FNU", "f4E2M1FN"})),
-    86: Target(86, "8.7", frozenset(), frozenset({"f8E4M3FN", "f8E5M2", "f8E8M0FNU", "f4E2M1FN"})),
-    89: Target(89, "8.7", frozenset({"fp8"}), frozenset({"f8E8M0FNU", "f4E2M1FN"})),
-    90: Target(90, "8.7", frozenset({"fp8", "gdc"}), frozenset({"f8E8M0FNU", "f4E2M1FN"})),
-    100: Target(100, "8.8", _ALL, frozenset()),
-    120: Target(120, "8.8", _ALL, frozenset()),
+    80: Target(80, "8.7", frozenset(), frozenset({"f8E4M3FN", "f8E5M2", "f8E8M0FNU", "f4E2M1FN"}), 163 * 1024),
+    86: Target(86, "8.7", frozenset(), frozenset({"f8E4M3FN", "f8E5M2", "f8E8M0FNU", "f4E2M1FN"}), 99 * 1024),
+    89: Target(89, "8.7", frozenset({"fp8"}), frozenset({"f8E8M0FNU", "f4E2M1FN"}), 99 * 1024),
+    90: Target(90, "8.7", frozenset({"fp8", "gdc"}), frozenset({"f8E8M0FNU", "f4E2M1FN"}), 227 * 1024),
+    100: Target(100, "8.8", _ALL, frozenset(), 227 * 1024),
+    120: Target(120, "8.8", _ALL, frozenset(), 99 * 1024),
 }
 
 DEFAULT_SM = 90
