@@ -99,17 +99,83 @@ class Module:
         self._cu.cuModuleUnload(self.handle)
 
 
+class DeviceArray:
+    """A device copy of a NumPy array that lives across launches (for arrays reached through pointer tables).
+
+    ``ptr``: the device address (int); :meth:`copy_back` copies the device
+    bytes into the host array; :meth:`free` releases the memory (idempotent).
+    Raises :class:`GpuUnavailable` / :class:`LaunchError`.
+    """
+
+    def __init__(self, host: np.ndarray):
+        cu = _driver()
+        context()
+        self._cu = cu
+        if not host.flags.c_contiguous:
+            raise LaunchError("DeviceArray needs a C-contiguous array")
+        self.host = host
+        self._dptr = _check(cu.cuMemAlloc(max(1, host.nbytes)), "cuMemAlloc")
+        self.ptr = int(self._dptr)
+        if host.nbytes:
+            _check(cu.cuMemcpyHtoD(self._dptr, host.ctypes.data, host.nbytes), "cuMemcpyHtoD")
+
+    def copy_back(self) -> None:
+        if self.host.nbytes and self._dptr is not None:
+            _check(self._cu.cuMemcpyDtoH(self.host.ctypes.data, self._dptr, self.host.nbytes), "cuMemcpyDtoH")
+
+    def free(self) -> None:
+        if self._dptr is not None:
+            self._cu.cuMemFree(self._dptr)
+            self._dptr = None
+
+
+def _dims3(v, what: str) -> tuple[int, int, int]:
+    t = (int(v), 1, 1) if isinstance(v, (int, np.integer)) else tuple(int(x) for x in v)
+    t = t + (1,) * (3 - len(t))
+    if len(t) != 3 or min(t) < 1:
+        raise ValueError(f"{what} must be 1 to 3 positive integers, got {v!r}")
+    return t
+
+
+def _launch_ex(cu, func, grid, block, dynamic_smem, ptrs, cluster) -> None:
+    """``cuLaunchKernelEx`` with a cluster-dimension launch attribute (``cluster``: CTAs per cluster in x, y, z)."""
+    config = cu.CUlaunchConfig()
+    config.gridDimX, config.gridDimY, config.gridDimZ = grid
+    config.blockDimX, config.blockDimY, config.blockDimZ = block
+    config.sharedMemBytes = dynamic_smem
+    config.hStream = 0
+    attr = cu.CUlaunchAttribute()
+    attr.id = cu.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+    attr.value.clusterDim.x, attr.value.clusterDim.y, attr.value.clusterDim.z = cluster
+    config.attrs = [attr]
+    config.numAttrs = 1
+    _check(cu.cuLaunchKernelEx(config, func, ctypes.addressof(ptrs), 0), "cuLaunchKernelEx")
+
+
 def launch(module: Module, name: str, param_types: list[str], args: list, grid: tuple[int, int, int],
-           threads: int, dynamic_smem: int = 0, *, timed_runs: int = 0) -> LaunchResult:
+           threads, dynamic_smem: int = 0, *, timed_runs: int = 0, cluster=None) -> LaunchResult:
     """Run kernel ``name`` once (results copied back into the argument arrays), then ``timed_runs`` more.
 
     ``param_types``: PTX ``.param`` types in order; ``args``: one per
-    parameter (NumPy arrays for ``.u64`` pointer parameters).  The timed
-    runs work on the first run's outputs (they only measure time).  Raises
-    :class:`GpuUnavailable` or :class:`LaunchError`.
+    parameter (NumPy arrays for ``.u64`` pointer parameters, copied to the
+    device and back; a :class:`DeviceArray` passes its device address as
+    is; numbers for scalars).  ``grid``: CTAs in x, y, z.  ``threads``: the
+    CTA size, an int (x) or 1-3 ints (x, y, z): for a cubin, the kernel's
+    ``EIATTR_REQNTID`` (``cuobjdump -elf``), not the driver's
+    MAX_THREADS_PER_BLOCK.  ``dynamic_smem``: bytes of dynamic shared
+    memory (over 48 KiB sets the function's opt-in limit first).
+    ``cluster``: CTAs per cluster (x, y, z) for kernels compiled for thread
+    block clusters (sm_90+), launched with ``cuLaunchKernelEx``; ``None`` or
+    (1, 1, 1) launches with ``cuLaunchKernel``.  The timed runs work on the
+    first run's outputs (they only measure time; ``elapsed_ms`` is their
+    mean in milliseconds).  Raises :class:`GpuUnavailable`,
+    :class:`LaunchError`, or ``ValueError`` for bad grid/threads/cluster.
     """
     cu = _driver()
     func = module.function(name)
+    block = _dims3(threads, "threads")
+    gx, gy, gz = _dims3(grid, "grid")
+    cl = _dims3(cluster, "cluster") if cluster is not None else (1, 1, 1)
     if dynamic_smem > 48 * 1024:
         _check(cu.cuFuncSetAttribute(
             func, cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, dynamic_smem),
@@ -118,13 +184,15 @@ def launch(module: Module, name: str, param_types: list[str], args: list, grid: 
     values = []
     try:
         for pty, a in zip(param_types, args):
-            if isinstance(a, np.ndarray):
+            if isinstance(a, DeviceArray):
+                values.append(ctypes.c_uint64(a.ptr))
+            elif isinstance(a, np.ndarray):
                 host = np.ascontiguousarray(a)
                 nbytes = max(1, host.nbytes)
                 dptr = _check(cu.cuMemAlloc(nbytes), "cuMemAlloc")
+                buffers.append((a, host, dptr))
                 if host.nbytes:
                     _check(cu.cuMemcpyHtoD(dptr, host.ctypes.data, host.nbytes), "cuMemcpyHtoD")
-                buffers.append((a, host, dptr))
                 values.append(ctypes.c_uint64(int(dptr)))
             else:
                 ctype = _SCALARS.get(pty, ctypes.c_uint32)
@@ -132,14 +200,16 @@ def launch(module: Module, name: str, param_types: list[str], args: list, grid: 
                     a = int(np.array(a, dtype=np.float16).view(np.uint16))
                 values.append(ctype(a))
         ptrs = (ctypes.c_void_p * max(1, len(values)))(*[ctypes.addressof(v) for v in values])
-        gx, gy, gz = grid
 
-        def run_once():
-            _check(cu.cuLaunchKernel(func, gx, gy, gz, threads, 1, 1, dynamic_smem, 0,
-                                     ctypes.addressof(ptrs), 0), "cuLaunchKernel")
-            _check(cu.cuCtxSynchronize(), "kernel execution")
+        def start_one():
+            if cl != (1, 1, 1):
+                _launch_ex(cu, func, (gx, gy, gz), block, dynamic_smem, ptrs, cl)
+            else:
+                _check(cu.cuLaunchKernel(func, gx, gy, gz, *block, dynamic_smem, 0,
+                                         ctypes.addressof(ptrs), 0), "cuLaunchKernel")
 
-        run_once()
+        start_one()
+        _check(cu.cuCtxSynchronize(), "kernel execution")
         for a, host, dptr in buffers:
             if host.nbytes:
                 _check(cu.cuMemcpyDtoH(host.ctypes.data, dptr, host.nbytes), "cuMemcpyDtoH")
@@ -149,8 +219,7 @@ def launch(module: Module, name: str, param_types: list[str], args: list, grid: 
         if timed_runs:
             start = time.perf_counter()
             for _ in range(timed_runs):
-                _check(cu.cuLaunchKernel(func, gx, gy, gz, threads, 1, 1, dynamic_smem, 0,
-                                         ctypes.addressof(ptrs), 0), "cuLaunchKernel")
+                start_one()
             _check(cu.cuCtxSynchronize(), "kernel execution")
             elapsed = (time.perf_counter() - start) * 1000 / timed_runs
         return LaunchResult(elapsed)

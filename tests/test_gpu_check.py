@@ -1,0 +1,106 @@
+"""The parts of bench/gpu_check.py that need no GPU: cubin facts, input generation, prepare, comparison."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+import pytest
+
+from tests.conftest import ROOT, require_corpus, require_nvidia_tool
+
+if str(ROOT / "bench") not in sys.path:
+    sys.path.insert(0, str(ROOT / "bench"))  # a spawned pool worker imports gpu_check by name
+import gpu_check as gc  # noqa: E402
+interp = pytest.importorskip("tile_lsp.analysis.interpreter")
+
+VALID = ["static_shape_copy_f16_static1024x512_64x64.sm_90", "list_weighted_sum_f32_list_t256.sm_90",
+         "advanced_index_rows_f32_r16_c64.sm_90", "gather_scatter_1d_f32_i32_b256.sm_90",
+         "matmul_tiled_f16_128x128x32.sm_90", "split_k_locked_f32_s2_32x32x32.sm_90"]
+
+
+def _kernel(name):
+    require_corpus()
+    k = next((k for k in gc.runnable_kernels() if k["name"] == name), None)
+    assert k is not None, name
+    return k
+
+
+def test_parse_cuobjdump_elf_reads_the_cta_size_of_a_real_cubin(tmp_path):
+    require_nvidia_tool("tileiras")
+    k = _kernel("ew_float_arith_f32_b256.sm_80")
+    m = gc.prepare(tmp_path, kernels=[k, _kernel("matmul_tiled_f16_128x128x32.sm_90"),
+                                      _kernel("flash_attention_f16_causal_d64_128x64.sm_90")], jobs=2)
+    rows = {r["name"]: r for r in m["kernels"]}
+    assert all(r["cubin"] for r in rows.values()), rows
+    assert json.loads((tmp_path / "manifest.json").read_text())["kernels"][0]["compiled_for"] == "sm_90"
+    for r in rows.values():
+        (f,) = r["functions"].values()
+        assert f["reqntid"] == [128, 1, 1]
+        assert f["cluster"] is None
+        assert f["param_sizes"] and set(f["param_sizes"]) <= {4, 8}
+    mm = next(iter(rows["matmul_tiled_f16_128x128x32.sm_90"]["functions"].values()))
+    assert mm["static_smem"] > 0
+
+
+def test_parse_cuobjdump_elf_on_text():
+    text = """
+   11  10100   c400  0 80                       NOBITS       43    0       10 .nv.shared.kern
+.nv.info.kern
+\tAttribute:\tEIATTR_KPARAM_INFO
+\tFormat:\tEIFMT_SVAL
+\tValue:\tIndex : 0x0\tOrdinal : 0x1\tOffset  : 0x8\tSize    : 0x4
+\tAttribute:\tEIATTR_KPARAM_INFO
+\tFormat:\tEIFMT_SVAL
+\tValue:\tIndex : 0x0\tOrdinal : 0x0\tOffset  : 0x0\tSize    : 0x8
+\tAttribute:\tEIATTR_REQNTID
+\tFormat:\tEIFMT_SVAL
+\tValue:\t0x100 0x1 0x1 
+\tAttribute:\tEIATTR_CTA_PER_CLUSTER
+\tFormat:\tEIFMT_SVAL
+\tValue:\t0x2 0x1 0x1 
+"""
+    f = gc.parse_cuobjdump_elf(text)["kern"]
+    assert f["reqntid"] == [256, 1, 1] and f["cluster"] == [2, 1, 1]
+    assert f["static_smem"] == 0xC400 and f["param_sizes"] == [8, 4]
+
+
+@pytest.mark.parametrize("name", VALID)
+def test_inputs_are_valid_for_the_interpreter_on_a_multi_cta_grid(name):
+    k = _kernel(name)
+    text = open(k["mlir"]).read()
+    (entry,) = gc._entries(text)
+    inputs = gc.make_inputs(text, name, entry)
+    assert inputs.grid[0] >= 2
+    arrays, memory = inputs.copies()
+    gc.bind_tables(inputs, arrays, memory, lambda i: int(memory[i].ctypes.data))
+    before = [a.copy() for a in arrays] + [m.copy() for m in memory]
+    (outcome,) = gc.reference(text, arrays, inputs.scalars, inputs.grid, memory, kernel=entry,
+                              args=gc.bind_args(inputs, arrays))
+    assert any(not np.array_equal(a, b) for a, b in zip(outcome, before)), "the kernel wrote nothing"
+    if "list_weighted_sum" in name:
+        assert inputs.tables and len(memory) == 3
+    if "advanced_index" in name:
+        idx = arrays[1]
+        assert idx.min() >= 0 and idx.max() < arrays[0].shape[0]
+    if "static_shape" in name:
+        assert arrays[0].shape == (1024, 512) and inputs.grid[:2] == (2, 2)
+
+
+def test_compare_accepts_any_outcome_per_element():
+    want1 = [np.array([1.0, 2.0, 3.0], np.float32)]
+    want2 = [np.array([1.0, 5.0, 4.0], np.float32)]
+    got = [np.array([1.0, 5.0, 3.0], np.float32)]
+    assert gc.compare(got, [want1])["arrays"][0]["bad"] == 1
+    assert gc.compare(got, [want1, want2])["agree"]
+    bad = gc.compare([np.array([7, 8], np.int32)], [[np.array([7, 9], np.int32)]])["arrays"][0]
+    assert bad["bad"] == 1 and bad["max_abs_err"] == 1.0
+
+
+def test_cpu_job_dry_run_row():
+    k = _kernel("softmax_rows_f32_16x256.sm_90")
+    row = gc.cpu_job(dict(k, entry=gc._entries(open(k["mlir"]).read())[0]))
+    assert "skip" not in row and "lower_error" not in row, row
+    assert row["info"]["threads"] > 0 and ".entry" in row["ptx"]
+    assert len(row["outcomes"]) == 1
