@@ -7,7 +7,8 @@ their PTX parameter type (``.b16`` floats as f16 bits).
 
 Execution model
 ---------------
-The CTAs of the grid run one after another.  Inside a CTA every thread runs
+By default the CTAs of the grid run one after another (``run(schedule=None)``;
+see "Concurrent CTAs" below for the other mode).  Inside a CTA every thread runs
 at once, vectorised with NumPy: a register is an array with one lane per
 thread (raw bits: ``uint16/32/64``, ``bool`` for predicates), each thread has
 its own program counter, and every step executes the instruction at the
@@ -31,8 +32,49 @@ also record, per byte, the last writing and reading thread and the barrier
 interval ("epoch") of the access: two threads of one CTA touching the same
 bytes in the same interval, one of them writing, raise :class:`DataRace`
 (atomics are exempt; several threads storing the same value in one
-instruction are allowed).  CTAs run one after another, so races between CTAs
-are not detected.
+instruction are allowed).  Run one after another, CTAs cannot race with each
+other; a concurrent run records their conflicts instead (below).
+
+Concurrent CTAs
+---------------
+``run(schedule=seed)`` with an int seed makes every CTA of the grid live at
+once, as on a GPU with all CTAs resident.  Each CTA has its own registers
+(its own lanes of the register arrays), PCs, shared memory, barrier epoch
+and ``%ctaid``, and runs as a generator (:func:`_cta_steps`).  A scheduler
+runs one CTA at a time and switches CTA at *scheduling points*: just before
+an ``ld``/``st``/``atom``/``red`` on ``.global`` or on a generic address
+(generic addresses count even when they resolve to shared memory), a
+``bar.sync``, or a ``membar``/``fence`` executes (whether or not its guard
+lets a thread through, so CTAs on the same path stay aligned), and at CTA
+exit.  Seed ``0`` is round-robin lockstep: CTA 0, 1, ..., n-1, 0, ... each
+runs to its next scheduling point in turn (what a GPU with all CTAs resident
+usually does; it reproduces the H100 results of ``permute_reshape_3d`` and
+``tiled_view_stencil``).  A seed >= 1 picks the next CTA with
+``random.Random(seed)``.  Switching costs no copying.
+
+Global memory is weakly ordered between CTAs.  A *weak* global store (plain
+``st``, i.e. without ``.relaxed``/``.acquire``/``.release``/``.volatile``) goes
+into its CTA's store buffer: the CTA's own loads see it at once (byte-accurate
+store forwarding), other CTAs only once it is drained to global memory.
+Under seed 0 a CTA's buffer drains completely at its next scheduling point;
+under a seed >= 1, at every scheduling point each buffered store of every
+CTA drains with probability p (drawn once per run from [0.1, 0.5)), so other
+CTAs see stores late and out of order (a newer buffered store to the same
+bytes supersedes an older one, so each byte's stores stay in program order).
+The whole buffer drains at any ``membar``/``fence`` (whatever its scope), at
+a ``.release`` store, a ``.release``/``.acq_rel`` atomic, at CTA exit, and
+before an atomic or a strong store to bytes the buffer holds.  Atomics and
+strong (scoped or volatile) stores act on global memory directly; loads
+read global memory (plus the CTA's own buffer) when they execute.  Shared
+memory is per CTA and unbuffered.
+
+Race and fault detection work per CTA as above (barrier epochs are numbered
+across CTAs, so a race check only matches accesses of its own CTA).  Two CTAs
+touching the same global bytes, at least one of them with a weak store,
+do not raise: ``RunStats.cross_cta_conflicts`` lists them (deduplicated by
+array and the two PTX lines, at most 20), telling a test that the kernel's
+result depends on the schedule.  ``max_steps`` holds per CTA; a grid of one
+CTA runs as in sequential mode.
 
 Memory: one flat global space (buffers 256-byte aligned from 4 GiB up, so a
 pointer truncated to 32 bits is caught), a constant space for module
@@ -66,6 +108,7 @@ from __future__ import annotations
 
 import itertools
 import operator
+import random
 import re
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -229,8 +272,11 @@ class _Space:
                                 f"any allocation (out of bounds)")
         return off
 
-    def load(self, addr, nbytes: int, where: str, lanes=None):
-        """Raw bits (``uint{8*nbytes}``) at the addresses; ``lanes``: the threads (for race checks)."""
+    def load(self, addr, nbytes: int, where: str, lanes=None, order: str = "weak"):
+        """Raw bits (``uint{8*nbytes}``) at the addresses; ``lanes``: the threads (for race checks).
+
+        ``order`` (``weak``, ``strong``, ``release``, ``atomic``) matters only to :class:`_WeakGlobal`.
+        """
         if self.races and lanes is not None and np.ndim(addr) == 0:
             addr = np.full(np.shape(lanes), addr, np.int64)
         off = self._offsets(addr, nbytes, where)
@@ -238,13 +284,223 @@ class _Space:
             self._check_read(off, nbytes, lanes, where)
         return self.data.view(_STORE[8 * nbytes])[off // nbytes]
 
-    def store(self, addr, nbytes: int, bits, where: str, lanes=None) -> None:
+    def check_store(self, addr, nbytes: int, bits, where: str, lanes=None) -> np.ndarray:
+        """Fault and race checks of a store (recording it as the bytes' last write); returns the offsets."""
         if self.races and lanes is not None and np.ndim(addr) == 0:
             addr = np.full(np.shape(lanes), addr, np.int64)
         off = self._offsets(addr, nbytes, where)
         if self.races and lanes is not None:
             self._check_write(off, nbytes, lanes, bits, where)
+        return off
+
+    def store(self, addr, nbytes: int, bits, where: str, lanes=None, order: str = "weak") -> None:
+        """Store raw bits at the addresses (see :meth:`load` for ``lanes`` and ``order``)."""
+        off = self.check_store(addr, nbytes, bits, where, lanes)
         self.data.view(_STORE[8 * nbytes])[off // nbytes] = bits
+
+
+class _Cta:
+    """The state of one CTA in a concurrent run (``run(schedule=...)``).
+
+    Its registers are lanes ``base .. base+T`` of the machine's register
+    arrays; ``gen`` is its :func:`_cta_steps` generator (PCs, live mask and
+    step count live in that frame); ``shared`` is its shared memory; ``buf``
+    its store buffer of weak global stores, oldest first, as ``(seq, byte
+    offsets, byte values)``; ``owner[b]``/``own[b]``: the newest buffered
+    store covering global byte ``b`` (-1: none) and its value (store
+    forwarding).
+    """
+
+    __slots__ = ("index", "ctaid", "base", "shared", "gen", "buf", "seq", "owner", "own")
+
+    def __init__(self, index: int, ctaid: tuple[int, int, int], base: int, shared: _Space):
+        self.index, self.ctaid, self.base, self.shared = index, ctaid, base, shared
+        self.gen = None
+        self.buf: list[tuple[int, np.ndarray, np.ndarray]] = []
+        self.seq = 0
+        self.owner: np.ndarray | None = None
+        self.own: np.ndarray | None = None
+
+
+class _WeakGlobal:
+    """Global memory as the CTAs of a concurrent run see it: shared bytes plus a store buffer per CTA.
+
+    It stands in for the global :class:`_Space` (same ``load``/``store``
+    interface) and acts for the running CTA ``cur``.  A weak store (``order``
+    ``weak``) is fault- and race-checked at once but only buffered; the
+    CTA's own loads see it (byte-accurate forwarding), other CTAs once it is
+    drained.  Other stores drain the buffer first (all of it for ``release``,
+    only if it holds bytes they overlap otherwise) and write through;
+    ``atomic`` accesses go straight to memory (:meth:`atomic` drained and
+    recorded them beforehand).  A newer buffered store to the same bytes
+    supersedes an older one, so draining in any order keeps each byte's
+    writes in program order.  Two CTAs touching the same bytes, one of them
+    with a weak store, are recorded in ``conflicts``.
+    """
+
+    MAX_CONFLICTS = 20
+
+    def __init__(self, space: _Space, regions: list[tuple[int, int, str]]):
+        self.space = space
+        self.name, self.base, self.size = space.name, space.base, space.size
+        self.cur: _Cta | None = None
+        self.pending: dict[int, _Cta] = {}  # CTAs with buffered stores, in the order they buffered
+        n = space.data.size
+        # Per byte: the CTA that stored it weakly / accessed it at all (-1: none, -2: several), and where.
+        self.weak_cta = np.full(n, -1, np.int32)
+        self.any_cta = np.full(n, -1, np.int32)
+        self.weak_at = np.zeros(n, np.int32)
+        self.any_at = np.zeros(n, np.int32)
+        self.wheres: list[str] = []
+        self.where_id: dict[str, int] = {}
+        self.regions = sorted(regions)  # (offset, bytes, label) of the arrays and .global variables
+        self.conflicts: list[str] = []
+        self._seen: set = set()
+        self._bytes = {nb: np.arange(nb) for nb in (1, 2, 4, 8, 16)}
+
+    @property
+    def epoch(self) -> int:
+        return self.space.epoch
+
+    @epoch.setter
+    def epoch(self, value: int) -> None:
+        self.space.epoch = value
+
+    def contains(self, addr) -> np.ndarray:
+        return self.space.contains(addr)
+
+    def _byte_offsets(self, off, nbytes: int) -> np.ndarray:
+        return (np.atleast_1d(np.asarray(off, np.int64))[:, None] + self._bytes[nbytes]).reshape(-1)
+
+    # -- accesses ----------------------------------------------------------
+    def load(self, addr, nbytes: int, where: str, lanes=None, order: str = "weak"):
+        v = self.space.load(addr, nbytes, where, lanes)
+        if order == "atomic":
+            return v
+        b = self._byte_offsets(np.broadcast_to(np.asarray(addr, np.int64), np.shape(v)) - self.base, nbytes)
+        self._record(b, where, False, False)
+        c = self.cur
+        if c.buf:
+            hit = c.owner[b] >= 0
+            if hit.any():  # store forwarding from this CTA's buffer
+                raw = self.space.data[b]
+                raw[hit] = c.own[b[hit]]
+                return raw.view(_STORE[8 * nbytes]).reshape(np.shape(v))
+        return v
+
+    def store(self, addr, nbytes: int, bits, where: str, lanes=None, order: str = "weak") -> None:
+        st = _STORE[8 * nbytes]
+        if order == "atomic":
+            self.space.store(addr, nbytes, bits, where)
+            return
+        off = self.space.check_store(addr, nbytes, bits, where, lanes)
+        off, bits = np.broadcast_arrays(np.atleast_1d(off), np.atleast_1d(np.asarray(bits, st)))
+        b = self._byte_offsets(off, nbytes)
+        weak = order == "weak"
+        self._record(b, where, True, weak)
+        c = self.cur
+        if weak:
+            if c.owner is None:
+                c.owner = np.full(self.space.data.size, -1, np.int32)
+                c.own = np.zeros(self.space.data.size, np.uint8)
+            vals = np.ascontiguousarray(bits).view(np.uint8)
+            c.seq += 1
+            c.owner[b] = c.seq
+            c.own[b] = vals
+            c.buf.append((c.seq, b, vals))
+            self.pending.setdefault(c.index, c)
+            return
+        if order == "release" or (c.buf and (c.owner[b] >= 0).any()):
+            self.drain(c)
+        self.space.data.view(st)[off // nbytes] = bits
+
+    def atomic(self, addrs, nbytes: int, release: bool, where: str) -> None:
+        """Before an atomic of the running CTA: drain its buffer (same-address coherence, release) and record it."""
+        a = np.atleast_1d(np.asarray(addrs, np.int64))
+        a = a[(a >= self.base) & (a < self.base + self.size)]
+        c = self.cur
+        if not a.size:
+            if release:
+                self.drain(c)
+            return
+        b = self._byte_offsets(a - self.base, nbytes)
+        if release or (c.buf and (c.owner[b] >= 0).any()):
+            self.drain(c)
+        self._record(b, where, True, False)
+
+    # -- store buffers -----------------------------------------------------
+    def _drain_entry(self, c: _Cta, entry) -> None:
+        seq, b, vals = entry
+        newest = c.owner[b] == seq  # bytes a newer buffered store of the CTA has not superseded
+        if newest.all():
+            self.space.data[b] = vals
+            c.owner[b] = -1
+        else:
+            bb = b[newest]
+            self.space.data[bb] = vals[newest]
+            c.owner[bb] = -1
+
+    def drain(self, c: _Cta) -> None:
+        """Make all of ``c``'s buffered stores visible (fence, release, exit)."""
+        for entry in c.buf:
+            self._drain_entry(c, entry)
+        c.buf.clear()
+        self.pending.pop(c.index, None)
+
+    def drain_some(self, rng, p: float) -> None:
+        """Drain each buffered store of every CTA with probability ``p`` (late and out-of-order visibility)."""
+        for c in list(self.pending.values()):
+            keep = []
+            for entry in c.buf:
+                if rng.random() < p:
+                    self._drain_entry(c, entry)
+                else:
+                    keep.append(entry)
+            c.buf[:] = keep
+            if not keep:
+                del self.pending[c.index]
+
+    # -- cross-CTA conflicts -----------------------------------------------
+    def _record(self, b: np.ndarray, where: str, write: bool, weak: bool) -> None:
+        """Note an access of the running CTA to global bytes ``b``; report a conflict with another CTA's."""
+        c = self.cur.index
+        wid = self.where_id.get(where)
+        if wid is None:
+            wid = self.where_id[where] = len(self.wheres)
+            self.wheres.append(where)
+        # A weak store conflicts with any other CTA's access, any access with another CTA's weak store.
+        other, at = (self.any_cta, self.any_at) if weak else (self.weak_cta, self.weak_at)
+        o = other[b]
+        bad = (o != -1) & (o != c)
+        if bad.any() and len(self.conflicts) < self.MAX_CONFLICTS:
+            self._report(b, bad, o, at, wid, write, weak)
+        for cta, at_ in ((self.any_cta, self.any_at),) + (((self.weak_cta, self.weak_at),) if weak else ()):
+            prev = cta[b]
+            cta[b] = np.where((prev == -1) | (prev == c), c, -2)
+            at_[b] = wid
+
+    def _report(self, b, bad, o, at, wid: int, write: bool, weak: bool) -> None:
+        k = int(np.flatnonzero(bad)[0])
+        first, other, other_wid = int(b[k]), int(o[k]), int(at[b[k]])
+        label, start = f"global bytes at {self.base:#x}", 0
+        for roff, rbytes, rlabel in self.regions:
+            if roff <= first < roff + rbytes:
+                label, start = rlabel, roff
+                break
+        key = (label, wid, other_wid)
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        hit = b[bad]
+        lo, hi = int(hit.min()) - start, int(hit.max()) - start + 1
+        what = "weakly stores" if weak else ("writes (atomic or strong)" if write else "loads")
+        others = "other CTAs" if other == -2 else f"CTA {other}"
+        theirs = "accessed" if weak else "weakly stored"
+
+        def line(w):
+            return w.split(":", 1)[0]
+        self.conflicts.append(f"{label} bytes [{lo}, {hi}): CTA {self.cur.index} {what} them at "
+                              f"{line(self.wheres[wid])}, {others} {theirs} them at {line(self.wheres[other_wid])}")
 
 
 # ---------------------------------------------------------------------------
@@ -667,6 +923,7 @@ class _Instr:
     target: int
     where: str
     opname: str = ""
+    sched: bool = False  # a scheduling point of a concurrent run (global access, barrier, fence)
 
 
 _SPECIALS = ["%tid.x", "%tid.y", "%tid.z", "%ntid.x", "%ntid.y", "%ntid.z", "%ctaid.x", "%ctaid.y", "%ctaid.z",
@@ -700,6 +957,7 @@ class _Machine:
         self.written: set[int] = set()
         self.read: dict[int, str] = {}
         self.code: list[_Instr] = []  # decoded by run() once symbols and parameters are placed
+        self.weak: _WeakGlobal | None = None  # set (as global_space too) for a concurrent run
 
     # -- registers ---------------------------------------------------------
     def _new_reg(self, name: str, width: int, rtype: str) -> tuple[int, int, str]:
@@ -728,16 +986,27 @@ class _Machine:
             if sp is not None:
                 sp.epoch = self.epoch
 
-    def reset_cta(self, ctaid: tuple[int, int, int], grid: tuple[int, int, int]) -> None:
+    def alloc_regs(self, n_ctas: int = 1) -> None:
+        """Zeroed registers for ``n_ctas`` CTAs: CTA k owns lanes ``k*T .. (k+1)*T`` of every register."""
+        n = n_ctas * self.T
+        self.R[:] = [np.zeros(n, _STORE[w]) for _, (i, w, _) in sorted(self.regs.items(), key=lambda kv: kv[1][0])]
+        self.tids = np.tile(np.arange(self.T), n_ctas)  # lane -> thread index in its CTA
+
+    def set_specials(self, ctaid: tuple[int, int, int], grid: tuple[int, int, int], lanes=slice(None)) -> None:
+        """The special registers (%tid, %ctaid, ...) of the CTA ``ctaid`` whose lanes are ``lanes``."""
         T = self.T
-        self.R[:] = [np.zeros(T, _STORE[w]) for _, (i, w, _) in sorted(self.regs.items(), key=lambda kv: kv[1][0])]
         tid = np.arange(T, dtype=np.uint32)
         vals = {"%tid.x": tid, "%tid.y": 0, "%tid.z": 0, "%ntid.x": T, "%ntid.y": 1, "%ntid.z": 1,
                 "%ctaid.x": ctaid[0], "%ctaid.y": ctaid[1], "%ctaid.z": ctaid[2], "%nctaid.x": grid[0],
                 "%nctaid.y": grid[1], "%nctaid.z": grid[2], "%laneid": tid % 32, "%warpid": tid // 32,
                 "%nwarpid": (T + 31) // 32}
         for name, v in vals.items():
-            self.R[self.regs[name][0]][:] = v
+            self.R[self.regs[name][0]][lanes] = v
+
+    def reset_cta(self, ctaid: tuple[int, int, int], grid: tuple[int, int, int]) -> None:
+        """Fresh registers for the next CTA of a sequential run."""
+        self.alloc_regs()
+        self.set_specials(ctaid, grid)
 
     # -- operand access ----------------------------------------------------
     def rd(self, tok: str, t: str):
@@ -861,27 +1130,29 @@ class _Machine:
             return None
         raise EmulatorError(f"{where}: unsupported state space .{space}")
 
-    def mem_load(self, space: str | None, addr, nbytes: int, where: str, lanes=None):
+    def mem_load(self, space: str | None, addr, nbytes: int, where: str, lanes=None, order: str = "weak"):
         sp = self.space_for(space, where)
         if sp is not None:
-            return sp.load(addr, nbytes, where, lanes)
-        return self._generic(addr, nbytes, where, None, lanes)
+            return sp.load(addr, nbytes, where, lanes, order)
+        return self._generic(addr, nbytes, where, None, lanes, order)
 
-    def mem_store(self, space: str | None, addr, nbytes: int, bits, where: str, lanes=None) -> None:
+    def mem_store(self, space: str | None, addr, nbytes: int, bits, where: str, lanes=None,
+                  order: str = "weak") -> None:
         sp = self.space_for(space, where)
         if sp is not None:
-            sp.store(addr, nbytes, bits, where, lanes)
+            sp.store(addr, nbytes, bits, where, lanes, order)
         else:
-            self._generic(addr, nbytes, where, bits, lanes)
+            self._generic(addr, nbytes, where, bits, lanes, order)
 
-    def _generic(self, addr, nbytes, where, bits, lanes):
+    def _generic(self, addr, nbytes, where, bits, lanes, order="weak"):
         """A generic-address access: shared window, const space, or global."""
         a = np.asarray(addr, np.int64)
         in_shared = (a >= SHARED_WINDOW) & (a < SHARED_WINDOW + (1 << 32))
         in_const = self.const_space.contains(a)
         if not in_shared.any() and not in_const.any():
             sp = self.global_space
-            return sp.load(a, nbytes, where, lanes) if bits is None else sp.store(a, nbytes, bits, where, lanes)
+            return (sp.load(a, nbytes, where, lanes, order) if bits is None
+                    else sp.store(a, nbytes, bits, where, lanes, order))
         if lanes is not None:
             a = np.broadcast_to(a, np.shape(lanes))
             in_shared = np.broadcast_to(in_shared, a.shape)
@@ -896,9 +1167,9 @@ class _Machine:
             if mask.any():
                 ln = None if lanes is None else np.asarray(lanes)[mask]
                 if bits is None:
-                    out[mask] = sp.load(a[mask] - shift, nbytes, where, ln)
+                    out[mask] = sp.load(a[mask] - shift, nbytes, where, ln, order)
                 else:
-                    sp.store(a[mask] - shift, nbytes, bits_b[mask], where, ln)
+                    sp.store(a[mask] - shift, nbytes, bits_b[mask], where, ln, order)
         return out
 
     # -- decoding ----------------------------------------------------------
@@ -1485,8 +1756,18 @@ class _Machine:
             raise EmulatorError("no type")
         return space, vec, t
 
+    @staticmethod
+    def _order(s) -> str:
+        """How a concurrent run orders an ld/st: ``release``, ``strong`` (scoped/volatile) or ``weak``."""
+        if "release" in s.mods:
+            return "release"
+        if any(m in ("relaxed", "acquire", "volatile", "mmio") for m in s.mods):
+            return "strong"
+        return "weak"
+
     def _op_ld(self, s, where):
         space, vec, t = self._ldst_shape(s)
+        order = self._order(s)
         d, a = s.operands
         get_addr, sym_space = self.addr(a)
         if space is None and sym_space not in (None,):
@@ -1516,11 +1797,12 @@ class _Machine:
             if vec > 1 and np.any(np.asarray(base) % (nb * vec)):
                 raise EmulatorError(f"{where}: misaligned vector access")
             for k, w in enumerate(ws):
-                w(idx, np.asarray(self.mem_load(space, base + k * nb, nb, where, self.tids[idx])).view(vdt))
+                w(idx, np.asarray(self.mem_load(space, base + k * nb, nb, where, self.tids[idx], order)).view(vdt))
         return ld
 
     def _op_st(self, s, where):
         space, vec, t = self._ldst_shape(s)
+        order = self._order(s)
         a, v = s.operands
         get_addr, sym_space = self.addr(a)
         if space is None and sym_space is not None:
@@ -1539,11 +1821,12 @@ class _Machine:
             if vec > 1 and np.any(np.asarray(base) % (nb * vec)):
                 raise EmulatorError(f"{where}: misaligned vector access")
             for k, r in enumerate(rs):
-                self.mem_store(space, base + k * nb, nb, np.asarray(r(idx)).view(st), where, self.tids[idx])
+                self.mem_store(space, base + k * nb, nb, np.asarray(r(idx)).view(st), where, self.tids[idx], order)
         return store
 
     def _atomic(self, s, where, returns: bool):
         space, op, t = None, None, None
+        release = "release" in s.mods or "acq_rel" in s.mods
         for m in s.mods:
             if m in ("global", "shared", "shared::cta"):
                 space = m
@@ -1599,17 +1882,19 @@ class _Machine:
             raise AssertionError(op)
 
         def fn(idx):
-            lanes = np.arange(self.T)[idx]
+            lanes = self.tids[idx]
             n = len(lanes)
             addrs = np.broadcast_to(np.asarray(get_addr(idx), np.int64), (n,))
             bs = np.broadcast_to(np.asarray(rb(idx), vdt), (n,))
             cs = np.broadcast_to(np.asarray(rc(idx), vdt), (n,)) if rc is not None else bs
             olds = np.empty(n, vdt)
+            if self.weak is not None and space not in ("shared", "shared::cta"):
+                self.weak.atomic(addrs, nb, release, where)
             for j in range(n):  # one lane at a time, in thread order
-                old = np.asarray(self.mem_load(space, addrs[j], nb, where)).view(vdt)[()]
+                old = np.asarray(self.mem_load(space, addrs[j], nb, where, order="atomic")).view(vdt)[()]
                 olds[j] = old
                 new = np.asarray(apply(old, bs[j], cs[j]), vdt)
-                self.mem_store(space, addrs[j], nb, new.view(st), where)
+                self.mem_store(space, addrs[j], nb, new.view(st), where, order="atomic")
             if wd is not None:
                 wd(idx, olds)
         return fn
@@ -1622,7 +1907,11 @@ class _Machine:
 
     # -- no-ops and traps --------------------------------------------------
     def _op_membar(self, s, where):
-        return lambda idx: None
+        # Sequential CTAs: nothing to order.  Concurrent: every fence (whatever its scope) drains the store buffer.
+        weak = self.weak
+        if weak is None:
+            return lambda idx: None
+        return lambda idx: weak.drain(weak.cur)
 
     _op_fence = _op_membar
 
@@ -1634,7 +1923,7 @@ class _Machine:
 
     def _op_trap(self, s, where):
         def trap(idx):
-            raise KernelTrap(f"{where}: trap executed by thread(s) {np.arange(self.T)[idx][:8].tolist()}")
+            raise KernelTrap(f"{where}: trap executed by thread(s) {self.tids[idx][:8].tolist()}")
         return trap
 
     # -- warp-level matrix multiply ----------------------------------------
@@ -1653,7 +1942,6 @@ class _Machine:
         rc = [self.rd(x, "f32") for x in cv]
         wd = [self.wr(x, "f32") for x in dv]
         half = np.float16 if aty == "f16" else ml_dtypes.bfloat16
-        T = self.T
 
         def halves(regs, idx):
             out = []
@@ -1664,7 +1952,7 @@ class _Machine:
             return out  # element i of the fragment: register i // 2, low half first
 
         def mma(idx):
-            lanes = np.arange(T)[idx]
+            lanes = self.tids[idx]
             n = len(lanes)
             if n % 32 or np.any(lanes.reshape(-1, 32) != (lanes.reshape(-1, 32)[:, :1] // 32 * 32
                                                           + np.arange(32))):
@@ -1703,15 +1991,21 @@ class _Machine:
 class RunStats:
     """What a run did.
 
-    ``steps``: scheduled instruction executions; ``executed``: opcode (with
-    modifiers) -> times it ran for at least one thread; ``never_written``:
-    registers the kernel reads but no instruction writes.
+    ``steps``: scheduled instruction executions (all CTAs); ``executed``:
+    opcode (with modifiers) -> times it ran for at least one thread;
+    ``never_written``: registers the kernel reads but no instruction writes;
+    ``cross_cta_conflicts`` (concurrent runs only, at most 20, one per pair
+    of PTX lines and array): two CTAs touched the same global bytes and at
+    least one of them with a weak (plain) store, so the result may depend on
+    the schedule, e.g. ``"array out bytes [0, 4): CTA 1 loads them at line
+    31, CTA 0 weakly stored them at line 29"``.
     """
 
     ctas: int = 0
     steps: int = 0
     executed: dict[str, int] = field(default_factory=dict)
     never_written: list[str] = field(default_factory=list)
+    cross_cta_conflicts: list[str] = field(default_factory=list)
 
 
 def _pack_param(pty: str, value) -> bytes:
@@ -1728,7 +2022,8 @@ def _pack_param(pty: str, value) -> bytes:
 
 
 def run(ptx_text: str, kernel_name: str, param_types: list[str], args: list, grid: tuple[int, int, int],
-        threads: int, dynamic_smem: int = 0, *, max_steps: int = 20_000_000, check_races: bool = True) -> RunStats:
+        threads: int, dynamic_smem: int = 0, *, max_steps: int = 20_000_000, check_races: bool = True,
+        schedule: int | None = None) -> RunStats:
     """Emulate kernel ``kernel_name`` of ``ptx_text`` on the CPU, like ``launch.launch`` runs it on a GPU.
 
     ``param_types``: PTX ``.param`` types in order; ``args``: NumPy arrays
@@ -1741,6 +2036,22 @@ def run(ptx_text: str, kernel_name: str, param_types: list[str], args: list, gri
     ``check_races``, :class:`DataRace` for two threads of a CTA touching the
     same global or shared bytes (one writing) with no barrier in between;
     atomics are exempt.
+
+    ``schedule``: ``None`` runs the CTAs one after another.  An int runs
+    them concurrently (see "Concurrent CTAs" in the module docstring): all
+    CTAs are live at once and a scheduler switches between them at
+    scheduling points (reaching a global or generic ``ld``/``st``/``atom``/
+    ``red``, a ``bar.sync``, a ``membar``/``fence``; CTA exit).  ``0`` is
+    round-robin lockstep (CTA 0, 1, ..., 0, ... each to its next scheduling
+    point) with every weak global store visible to the other CTAs from the
+    storing CTA's next scheduling point on; a seed >= 1 picks the next CTA
+    at random (``random.Random(seed)``) and drains buffered weak stores late
+    and out of order.  Each CTA sees its own stores at once; fences,
+    release operations, overlapping atomics and CTA exit drain its store
+    buffer.  Accesses of different CTAs to the same global bytes, one of
+    them a weak store, do not raise: they are listed in
+    ``RunStats.cross_cta_conflicts``.  ``max_steps`` holds per CTA; a
+    one-CTA grid runs as with ``None``.
     """
     prog = parse(ptx_text, kernel_name)
     if len(prog.params) != len(param_types) or len(args) != len(param_types):
@@ -1818,35 +2129,127 @@ def run(ptx_text: str, kernel_name: str, param_types: list[str], args: list, gri
             pbytes.extend(_pack_param(given, a))
     m.param_bytes = bytes(pbytes)
 
+    ctaids = [(cx, cy, cz) for cz, cy, cx in itertools.product(range(grid[2]), range(grid[1]), range(grid[0]))]
+    concurrent = schedule is not None and len(ctaids) > 1
+    memory = m.global_space
+    if concurrent:
+        pnames = [pname for (_, pname), a in zip(prog.params, args) if isinstance(a, np.ndarray)]
+        regions = [(off, host.nbytes, f"array {pname}") for (_, host, off), pname in zip(buffers, pnames)]
+        regions += [(addr - GLOBAL_BASE, (v.count or 0) * v.elem_bits // 8, f".global {v.name}")
+                    for v in gvars for space, addr in [m.symbols[v.name]]]
+        m.weak = m.global_space = _WeakGlobal(memory, regions)
+
     # Decode after the symbols and parameters are known.
     m.code = [m._decode(st) for st in prog.stmts]
+    if concurrent:
+        for ins, st in zip(m.code, prog.stmts):
+            ins.sched = ins.kind == "bar" or _touches_global(st, m)
     m.R[:] = [None] * len(m.regs)
     stats = RunStats()
     stats.never_written = sorted(tok for i, tok in m.read.items() if i not in m.written and i >= len(_SPECIALS))
     smem_size = max(total_smem, 16)
+
+    def new_shared() -> _Space:
+        sp = _Space("shared", 0, smem_size, fill=0xFF, races=check_races)
+        if total_smem:
+            sp.valid[:total_smem] = True
+        return sp
     with np.errstate(all="ignore"):
-        for cz, cy, cx in itertools.product(range(grid[2]), range(grid[1]), range(grid[0])):
-            m.shared_space = _Space("shared", 0, smem_size, fill=0xFF, races=check_races)
-            if total_smem:
-                m.shared_space.valid[:total_smem] = True
-            m.reset_cta((cx, cy, cz), grid)
-            m.new_epoch()
-            stats.steps += _run_cta(m, max_steps, stats.executed)
-            stats.ctas += 1
+        if not concurrent:
+            for ctaid in ctaids:
+                m.shared_space = new_shared()
+                m.reset_cta(ctaid, grid)
+                m.new_epoch()
+                gen = _cta_steps(m, 0, max_steps, stats.executed)
+                try:
+                    next(gen)
+                except StopIteration as done:
+                    stats.steps += done.value
+                else:
+                    raise AssertionError("a sequential CTA stopped at a scheduling point")
+                stats.ctas += 1
+        else:
+            m.alloc_regs(len(ctaids))
+            ctas = []
+            for k, ctaid in enumerate(ctaids):
+                c = _Cta(k, ctaid, k * threads, new_shared())
+                m.set_specials(ctaid, grid, slice(c.base, c.base + threads))
+                m.shared_space = c.shared
+                m.new_epoch()  # epochs are numbered across CTAs: a race check only matches its own CTA's
+                c.gen = _cta_steps(m, c.base, max_steps, stats.executed)
+                ctas.append(c)
+            _schedule(m, ctas, schedule, stats)
+            stats.cross_cta_conflicts = list(m.weak.conflicts)
     for a, host, off in buffers:
-        host.reshape(-1).view(np.uint8)[:] = m.global_space.data[off:off + host.nbytes]
+        host.reshape(-1).view(np.uint8)[:] = memory.data[off:off + host.nbytes]
         if host is not a:
             a[...] = host
     return stats
 
 
-def _run_cta(m: _Machine, max_steps: int, executed: dict[str, int]) -> int:
-    """Run one CTA to completion with min-PC scheduling; returns the number of steps."""
+def _touches_global(s: _Stmt, m: _Machine) -> bool:
+    """Whether ``s`` is a fence or an ld/st/atom/red whose address is global or generic (maybe global)."""
+    if s.opcode in ("membar", "fence"):
+        return True
+    if s.opcode not in ("ld", "st", "atom", "red") or not s.operands:
+        return False
+    if "global" in s.mods:
+        return True
+    if any(x in s.mods for x in ("shared", "shared::cta", "const", "param", "local")):
+        return False
+    addr = s.operands[1 if s.opcode in ("ld", "atom") and len(s.operands) > 1 else 0]
+    am = re.match(r"\[\s*([%$\w.]+)", addr.strip())
+    base = am.group(1) if am else ""
+    if base in m.params:
+        return False
+    if base in m.symbols:
+        return m.symbols[base][0] == "global"
+    return True
+
+
+def _schedule(m: _Machine, ctas: list[_Cta], seed: int, stats: RunStats) -> None:
+    """Run the CTAs' generators to completion, switching CTA at every scheduling point."""
+    rng = random.Random(seed)
+    weak = m.weak
+    space = weak.space
+    p = 0.1 + 0.4 * rng.random()  # seeds >= 1: chance that a buffered store drains at a scheduling point
+    live = list(ctas)
+    i = 0
+    while live:
+        i = i % len(live) if seed == 0 else rng.randrange(len(live))
+        c = live[i]
+        m.shared_space = c.shared
+        space.epoch = c.shared.epoch
+        weak.cur = c
+        try:
+            next(c.gen)
+        except StopIteration as done:  # CTA exit: its stores become visible
+            stats.steps += done.value
+            stats.ctas += 1
+            weak.drain(c)
+            c.gen = None
+            live.pop(i)
+        else:
+            i += 1
+        if seed == 0:
+            weak.drain(c)
+        elif weak.pending:
+            weak.drain_some(rng, p)
+
+
+def _cta_steps(m: _Machine, base: int, max_steps: int, executed: dict[str, int]):
+    """Run one CTA with min-PC scheduling: a generator that returns the number of steps.
+
+    The CTA's registers are lanes ``base .. base+T`` of ``m.R``.  It yields
+    before each instruction marked ``sched`` (only a concurrent run marks
+    any), whether or not its guard lets a thread through.
+    """
     code = m.code
     R = m.R
     T = m.T
     n_code = len(code)
-    ALL = slice(None)
+    ALL = slice(None)  # all threads, in CTA-local indices (live, pc)
+    GALL = ALL if len(R[0]) == T else slice(base, base + T)  # the same lanes in the register arrays
     live = np.ones(T, bool)
     n_live = T
     live_idx = ALL  # ALL while every thread is live, else their indices
@@ -1870,11 +2273,13 @@ def _run_cta(m: _Machine, max_steps: int, executed: dict[str, int]) -> int:
         if cur >= n_code:
             raise EmulatorError("threads ran past the end of the kernel without ret/exit")
         ins = code[cur]
+        if ins.sched:
+            yield
         # Lanes the guard lets through.
         if ins.guard is None:
             act = idx
         else:
-            g = R[ins.guard][idx]
+            g = R[ins.guard][GALL if idx is ALL else (idx + base if base else idx)]
             if ins.guard_neg:
                 g = ~g
             if idx is ALL:
@@ -1887,7 +2292,7 @@ def _run_cta(m: _Machine, max_steps: int, executed: dict[str, int]) -> int:
         kind = ins.kind
         if kind == "op":
             if n_act:
-                ins.fn(act)
+                ins.fn(GALL if act is ALL else (act + base if base else act))
             nxt, taken = cur + 1, None
         elif kind == "bra":
             nxt, taken = cur + 1, ins.target
@@ -1912,7 +2317,7 @@ def _run_cta(m: _Machine, max_steps: int, executed: dict[str, int]) -> int:
             nxt, taken = cur + 1, None
         elif kind == "warp":  # the mma itself checks that whole warps execute it
             if n_act:
-                ins.fn(act)
+                ins.fn(GALL if act is ALL else (act + base if base else act))
             nxt, taken = cur + 1, None
         else:
             raise AssertionError(kind)
