@@ -104,3 +104,53 @@ def test_cpu_job_dry_run_row():
     assert "skip" not in row and "lower_error" not in row, row
     assert row["info"]["threads"] > 0 and ".entry" in row["ptx"]
     assert len(row["outcomes"]) == 1
+
+
+class _FakeGpu:
+    """Stands in for GpuRunner: 'ours' returns the reference, 'tileiras' a perturbed copy."""
+
+    restarts = 0
+
+    def __init__(self, outcome):
+        self.outcome = outcome
+        self.jobs = []
+
+    def run(self, job, timeout):
+        self.jobs.append(job)
+        theirs = [a.copy() for a in self.outcome]
+        theirs[-1].flat[0] += 100
+        return {"ours": {"arrays": [a.copy() for a in self.outcome], "ms": 0.01},
+                "tileiras": {"arrays": theirs, "ms": 0.02}}
+
+
+def test_finish_row_compares_three_ways(tmp_path):
+    import argparse
+
+    k = _kernel("saxpy_scalar_f32_b512.sm_90")
+    text = open(k["mlir"]).read()
+    row = gc.cpu_job(dict(k, entry=gc._entries(text)[0]))
+    fake = _FakeGpu(row["outcomes"][0])
+    manifest = {k["name"]: {"cubin": "x.cubin", "functions": {row["entry"]: {
+        "reqntid": [128, 1, 1], "cluster": None, "static_smem": 0, "param_sizes": []}}}}
+    (tmp_path / "x.cubin").write_bytes(b"\0")
+    gc._finish_row(row, fake, manifest, tmp_path, argparse.Namespace(kernel_timeout=5))
+    assert row["status"] == "agree", row
+    assert row["ours_vs_ref"]["agree"] and not row["tileiras_vs_ref"]["agree"]
+    assert row["ours_vs_tileiras"]["arrays"][0]["bad"] == 1
+    assert fake.jobs[0]["tileiras"]["block"] == (128, 1, 1)
+    assert "inputs" not in row and "ptx" not in row
+
+
+def test_gpu_runner_child_process_answers_without_a_gpu():
+    k = _kernel("saxpy_scalar_f32_b512.sm_90")
+    row = gc.cpu_job(dict(k, entry=gc._entries(open(k["mlir"]).read())[0]))
+    info = row["info"]
+    runner = gc.GpuRunner()
+    try:
+        res = runner.run({"inputs": row["inputs"], "ours": {
+            "image": row["ptx"].encode(), "name": info["name"], "params": info["params"],
+            "block": (info["threads"], 1, 1)}}, timeout=60)
+    finally:
+        runner.close()
+    assert "ours" in res, res
+    assert "arrays" in res["ours"] or "Gpu" in res["ours"]["error"] or "Launch" in res["ours"]["error"], res

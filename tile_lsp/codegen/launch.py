@@ -52,7 +52,10 @@ def context():
     global _CONTEXT
     cu = _driver()
     if _CONTEXT is None:
-        err = cu.cuInit(0)[0]
+        try:
+            err = cu.cuInit(0)[0]
+        except Exception as e:  # cuda-bindings 13 raises when libcuda (the driver) is missing
+            raise GpuUnavailable(f"cuInit failed: {type(e).__name__}: {e}") from e
         if err != cu.CUresult.CUDA_SUCCESS:
             raise GpuUnavailable(f"cuInit failed ({err})")
         err, count = cu.cuDeviceGetCount()
