@@ -514,24 +514,29 @@ def _case_scalars(name: str):
 # ------------------------------------------------------------------ reference and comparison
 
 
-def reference(text: str, arrays: list, scalars: list, grid, memory: list, *, kernel: str | None = None,
-              args: list | None = None) -> list[list]:
-    """The acceptable outcomes of the kernel on these inputs: a list of array-lists.
+def reference(text: str, inputs: Inputs, *, kernel: str | None = None) -> list[list]:
+    """The acceptable outcomes of the kernel on ``inputs``: a list of array-lists.
 
-    Each outcome lists ``arrays`` then ``memory`` after the run.  Today one
-    outcome: the sequential interpreter (CTAs one after the other).  Runs on
-    ``arrays`` / ``memory`` in place (pass copies; pointer tables in
-    ``arrays`` must already hold the addresses of ``memory``); ``args``: the
-    bound argument list (default: ``arrays`` bound by
-    :func:`~tile_lsp.analysis.interpreter.bind_arrays`).  Raises
+    Each outcome lists ``inputs.arrays`` then ``inputs.memory`` after a run of
+    the interpreter on fresh copies, under every schedule that matters
+    (:func:`~tile_lsp.analysis.interpreter.schedule_outcomes`: blocks one
+    after the other, in lockstep, and random interleavings where those two
+    differ).  Address columns of pointer tables are reset to the inputs'
+    values, so that runs compare on what the kernel wrote.  Raises
     ``InterpreterError``.
     """
     from tile_lsp.analysis import interpreter as interp
 
-    if args is None:
-        args = interp.bind_arrays(interp.infer_array_params(text, kernel), arrays, scalars)
-    interp.run_kernel(text, kernel, args, tuple(grid), memory=memory)
-    return [[a.copy() for a in arrays] + [m.copy() for m in memory]]
+    def run(schedule):
+        arrays, memory = inputs.copies()
+        bind_tables(inputs, arrays, memory, lambda i: int(memory[i].ctypes.data))
+        interp.run_kernel(text, kernel, bind_args(inputs, arrays), tuple(inputs.grid), memory=memory,
+                          schedule=schedule)
+        for k in inputs.tables:
+            arrays[int(k)][:, 0] = inputs.arrays[int(k)][:, 0]
+        return arrays + memory
+
+    return interp.schedule_outcomes(run)
 
 
 def tolerance(dtype) -> tuple[float, float]:
@@ -617,10 +622,8 @@ def cpu_job(job: dict) -> dict:
     row["times_ms"]["inputs"] = round((t1 - t0) * 1e3, 1)
     for attempt in (0, 1):
         try:
-            arrays, memory = inputs.copies()
-            bind_tables(inputs, arrays, memory, lambda i: int(memory[i].ctypes.data))
-            row["outcomes"] = reference(text, arrays, inputs.scalars, inputs.grid, memory, kernel=job["entry"],
-                                        args=bind_args(inputs, arrays))
+            row["outcomes"] = reference(text, inputs, kernel=job["entry"])
+            row["reference_outcomes"] = len(row["outcomes"])  # > 1: the result depends on the order of the CTAs
             unchanged = [i for i, (a, b) in enumerate(zip(row["outcomes"][0], inputs.arrays + inputs.memory))
                          if np.array_equal(a, b, equal_nan=a.dtype.kind == "f")]
             if len(unchanged) == len(row["outcomes"][0]):

@@ -162,38 +162,19 @@ def _compare(name, got, wants, case):
                                    rtol=case.rtol, atol=case.atol, err_msg=name, equal_nan=True)
 
 
-#: Interpreter schedules every reference runs: tile blocks one after the other, then in lockstep.
-BASE_SCHEDULES = (None, 0)
-#: Seeds of the random interleavings run when the base schedules disagree.
-RANDOM_SCHEDULES = (1, 2, 3, 4, 5, 6)
 #: Kernels of our own (for behaviour the corpus does not cover), beside the corpus kernels.
 OWN_KERNELS = Path(__file__).parent / "kernels"
 
 
 def reference_outcomes(text: str, roles, arrays: list[np.ndarray], scalars: list, grid) -> list[list[np.ndarray]]:
-    """The interpreter's results for ``arrays`` under every schedule that matters, distinct ones only.
-
-    Runs the blocks one after the other and in lockstep; if the two differ
-    (the result depends on the order of the blocks' memory operations), also
-    under the seeds of :data:`RANDOM_SCHEDULES`.  Each outcome is a list of
-    arrays parallel to ``arrays`` (which are not modified).
-    """
+    """The interpreter's results for ``arrays`` under every schedule that matters, distinct ones only
+    (:func:`~tile_lsp.analysis.interpreter.schedule_outcomes`); ``arrays`` are not modified."""
     def run(schedule):
         out = [a.copy() for a in arrays]
         interp.run_kernel(text, None, interp.bind_arrays(roles, out, scalars), grid, schedule=schedule)
         return out
 
-    def same(a, b):
-        return all(np.array_equal(x, y, equal_nan=np.issubdtype(x.dtype, np.floating)) for x, y in zip(a, b))
-
-    outcomes = [run(s) for s in BASE_SCHEDULES]
-    if same(*outcomes):
-        return outcomes[:1]
-    for s in RANDOM_SCHEDULES:
-        o = run(s)
-        if not any(same(o, p) for p in outcomes):
-            outcomes.append(o)
-    return outcomes
+    return interp.schedule_outcomes(run)
 
 
 def kernel_path(kernel: str) -> Path:

@@ -74,10 +74,8 @@ def test_inputs_are_valid_for_the_interpreter_on_a_multi_cta_grid(name):
     inputs = gc.make_inputs(text, name, entry)
     assert inputs.grid[0] >= 2
     arrays, memory = inputs.copies()
-    gc.bind_tables(inputs, arrays, memory, lambda i: int(memory[i].ctypes.data))
-    before = [a.copy() for a in arrays] + [m.copy() for m in memory]
-    (outcome,) = gc.reference(text, arrays, inputs.scalars, inputs.grid, memory, kernel=entry,
-                              args=gc.bind_args(inputs, arrays))
+    before = arrays + memory
+    (outcome,) = gc.reference(text, inputs, kernel=entry)
     assert any(not np.array_equal(a, b) for a, b in zip(outcome, before)), "the kernel wrote nothing"
     if "list_weighted_sum" in name:
         assert inputs.tables and len(memory) == 3

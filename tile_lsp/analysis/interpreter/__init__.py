@@ -21,6 +21,10 @@ buffer, a failed ``assert``, a bad argument list, IR with errors) raise
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import numpy as np
+
 from tile_lsp.analysis.interpreter import ops as _ops  # noqa: F401  (fills the op table)
 from tile_lsp.analysis.interpreter.engine import (
     Engine,
@@ -37,7 +41,7 @@ from tile_lsp.analysis.ir import Module
 
 __all__ = [
     "Engine", "InterpreterError", "ParamRole", "TensorView", "TileView", "bind_arrays",
-    "infer_array_params", "load_module", "run_kernel", "supported_ops",
+    "infer_array_params", "load_module", "run_kernel", "schedule_outcomes", "supported_ops",
 ]
 
 
@@ -95,6 +99,39 @@ def run_kernel(module, kernel: str | None, args: list, grid: tuple[int, int, int
     finally:
         if printed is not None:
             printed.extend(eng.printed)
+
+
+#: Schedules every :func:`schedule_outcomes` runs: tile blocks one after the other, then in lockstep.
+BASE_SCHEDULES = (None, 0)
+#: Seeds of the random interleavings :func:`schedule_outcomes` adds when the base schedules disagree.
+RANDOM_SCHEDULES = (1, 2, 3, 4, 5, 6)
+
+
+def schedule_outcomes(run: Callable[[int | None], list[np.ndarray]],
+                      random_schedules: tuple[int, ...] = RANDOM_SCHEDULES) -> list[list[np.ndarray]]:
+    """The distinct results of ``run(schedule)`` over the schedules that matter.
+
+    ``run`` runs the kernel on fresh copies of its inputs under ``schedule``
+    (see :func:`run_kernel`) and returns the arrays it may write.  The tile
+    blocks run one after the other and in lockstep (:data:`BASE_SCHEDULES`);
+    when those two agree the kernel is taken as schedule-independent and one
+    outcome is returned, otherwise the random interleavings of
+    ``random_schedules`` are added.  Outcomes are compared bit for bit (NaNs
+    equal).  A kernel whose result depends on the schedule has one correct
+    result per order of its blocks' memory operations (a GPU runs blocks at
+    once): an element is right when it equals that element of any outcome.
+    """
+    def same(a: list[np.ndarray], b: list[np.ndarray]) -> bool:
+        return all(np.array_equal(x, y, equal_nan=x.dtype.kind in "fc") for x, y in zip(a, b))
+
+    outcomes = [run(s) for s in BASE_SCHEDULES]
+    if same(*outcomes):
+        return outcomes[:1]
+    for s in random_schedules:
+        o = run(s)
+        if not any(same(o, p) for p in outcomes):
+            outcomes.append(o)
+    return outcomes
 
 
 def infer_array_params(module, kernel: str | None = None) -> list[ParamRole]:
