@@ -2227,7 +2227,7 @@ def _schedule(m: _Machine, ctas: list[_Cta], seed: int, stats: RunStats) -> None
             stats.steps += done.value
             stats.ctas += 1
             weak.drain(c)
-            c.gen = None
+            c.gen = c.owner = c.own = None
             live.pop(i)
         else:
             i += 1
