@@ -102,8 +102,11 @@ def _make_tile_view(lw: KernelLowering, op: Operation) -> None:
         lw.set(op.results[0], TileViewValue("strided", tv, tuple(ty.tile_shape), tuple(dm), ty.padding_value,
                                             tuple(int(s) for s in ty.traversal_strides)))
     else:
+        # The scalar indices of a gather_scatter_view count elements, not tiles: index s of a dense
+        # dimension starts the tile at element s (what tileiras 13.5 compiles, checked on an H200 with
+        # bench/gpu_probe.py: advanced_index_rows with dense index 1 reads columns 1..64).
         lw.set(op.results[0], TileViewValue("gather", tv, tuple(ty.tile_shape), tuple(range(rank)),
-                                            ty.padding_value, tuple(ty.tile_shape), ty.sparse_dim))
+                                            ty.padding_value, (1,) * rank, ty.sparse_dim))
 
 
 @handler("get_index_space_shape")

@@ -1179,11 +1179,17 @@ def _make_strided_view(eng, o, env):
 
 @op("make_gather_scatter_view")
 def _make_gs_view(eng, o, env):
-    """Ops.td MakeGatherScatterViewOp / Types.td gather_scatter_view: rows of ``sparse_dim`` chosen by a 1-d index."""
+    """Ops.td MakeGatherScatterViewOp / Types.td gather_scatter_view: rows of ``sparse_dim`` chosen by a 1-d index.
+
+    The scalar indices of the other dimensions count elements, not tiles
+    (step 1): index ``s`` starts the tile at element ``s``.  Types.td does not
+    say; NVIDIA's tileiras 13.5 compiles it so (bench/gpu_probe.py on an H200:
+    ``advanced_index_rows`` with dense index 1 reads columns 1..64, not 64..127).
+    """
     gv = _res_type(o)
     tv = env[o.operands[0]]
     r = len(gv.tile_shape)
-    return [TileView("gather_scatter", tv, tuple(gv.tile_shape), tuple(range(r)), tuple(gv.tile_shape),
+    return [TileView("gather_scatter", tv, tuple(gv.tile_shape), tuple(range(r)), (1,) * r,
                      gv.padding_value, gv.sparse_dim)]
 
 
