@@ -8,7 +8,9 @@ carries alternative readings (NumPy models of the same kernel under another
 semantics), each is compared with the cubin too.  The probes cover the
 questions the H100 runs raised:
 
-* ``custom_scans``: the order of a scan body's arguments (``tests/kernels``);
+* ``custom_scans``: the order of a scan body's arguments (``tests/kernels``:
+  "first non-zero" bodies, associative with identity 0 but not commutative),
+  against both readings;
 * ``advanced_index_*``: what the dense index of a ``gather_scatter_view``
   counts (tiles or elements), and rows outside the tensor;
 * ``permute_reshape_3d`` / ``tiled_view_stencil``: kernels whose tile blocks
@@ -76,6 +78,33 @@ def _gather_model(dense_is_tile: bool):
     return model
 
 
+def _coalesce_model(acc_first: bool):
+    """custom_scans under one binding of the body's arguments: ``f(acc, x)`` (``acc_first``) or ``f(x, acc)``.
+
+    Scans 1 and 2 (dim 1, forward and reverse) yield the first non-zero of
+    (lhs, rhs), scan 3 (dim 0) the first non-zero of (rhs, lhs); the identity is 0.
+    """
+    def first_nonzero(a, b):
+        return np.where(a != 0, a, b)
+
+    def scan(x, axis, reverse, body):
+        x = np.moveaxis(x, axis, 0)
+        out = np.empty_like(x)
+        acc = np.zeros_like(x[0])
+        for k in (range(x.shape[0] - 1, -1, -1) if reverse else range(x.shape[0])):
+            lhs, rhs = (acc, x[k]) if acc_first else (x[k], acc)
+            acc = body(lhs, rhs)
+            out[k] = acc
+        return np.moveaxis(out, 0, axis)
+
+    def model(inputs, scalars, grid):
+        x = inputs[0]
+        return [x, scan(x.reshape(-1, 16, 128), 2, False, first_nonzero).reshape(x.shape),
+                scan(x.reshape(-1, 16, 128), 2, True, first_nonzero).reshape(x.shape),
+                scan(x.reshape(-1, 16, 128), 1, False, lambda a, b: first_nonzero(b, a)).reshape(x.shape)]
+    return model
+
+
 def probes() -> list[Probe]:
     """The probes (see the module docstring)."""
     F32 = "float32"
@@ -84,8 +113,9 @@ def probes() -> list[Probe]:
     in_range = np.arange(32, dtype=np.int32)[::-1] % 40
     outside = np.array([0, 39, 40, 41, -1, -40, 5, 6] * 4, np.int32)
     return [
-        Probe("custom_scans", "custom_scans_f32_16x128.sm_90", [((32, 128), F32, "normal")]
-              + [((32, 128), F32, "zeros")] * 3, (2, 1, 1)),
+        Probe("custom_scans", "custom_scans_f32_16x128.sm_90", [((32, 128), F32, "sparse")]
+              + [((32, 128), F32, "zeros")] * 3, (2, 1, 1),
+              models={"f(accumulator, element)": _coalesce_model(True), "f(element, accumulator)": _coalesce_model(False)}),
         Probe("advanced_index_dense0", adv, [((40, 128), F32, "normal"), ((32,), "int32", "rows40"),
                                              ((32, 64), F32, "zeros")], (2, 1, 1), [0], models=models, rows=in_range),
         Probe("advanced_index_dense1", adv, [((40, 128), F32, "normal"), ((32,), "int32", "rows40"),

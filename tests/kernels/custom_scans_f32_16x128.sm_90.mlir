@@ -1,3 +1,6 @@
+// Scans whose body is associative with identity 0 but not commutative: the first (scans 1, 2) or
+// the second (scan 3) non-zero of its two arguments.  Their results tell the order in which the body
+// gets the accumulator and the element.
 entry @custom_scans_f32_16x128(%arg0: tile<ptr<f32>>, %arg1: tile<i32>, %arg2: tile<i32>, %arg3: tile<i32>, %arg4: tile<i32>, %arg5: tile<ptr<f32>>, %arg6: tile<i32>, %arg7: tile<i32>, %arg8: tile<i32>, %arg9: tile<i32>, %arg10: tile<ptr<f32>>, %arg11: tile<i32>, %arg12: tile<i32>, %arg13: tile<i32>, %arg14: tile<i32>, %arg15: tile<ptr<f32>>, %arg16: tile<i32>, %arg17: tile<i32>, %arg18: tile<i32>, %arg19: tile<i32>) optimization_hints=<default = {}> {
   %tok = make_token : token
   %s0_0 = assume bounded<0, ?>, %arg1 : tile<i32>
@@ -27,20 +30,28 @@ entry @custom_scans_f32_16x128(%arg0: tile<ptr<f32>>, %arg1: tile<i32>, %arg2: t
   %bx, %by, %bz = get_tile_block_id : tile<i32>
   %c0 = constant <i32: 0> : tile<i32>
   %x, %ltok = load_view_tko weak %pv0[%bx, %c0] token = %tok : partition_view<tile=(16x128), tensor_view<?x?xf32, strides=[?,?]>>, tile<i32> -> tile<16x128xf32>, token
-  %y1 = scan %x dim=1 reverse=false identities=[5.000000e+00 : f32] : tile<16x128xf32> -> tile<16x128xf32>
+  %y1 = scan %x dim=1 reverse=false identities=[0.000000e+00 : f32] : tile<16x128xf32> -> tile<16x128xf32>
   (%a: tile<f32>, %b: tile<f32>) {
-    yield %b : tile<f32>
+    %z = constant <f32: 0.000000e+00> : tile<f32>
+    %nz = cmpf not_equal ordered %a, %z : tile<f32> -> tile<i1>
+    %r = select %nz, %a, %b : tile<i1>, tile<f32>
+    yield %r : tile<f32>
   }
   %st1 = store_view_tko weak %y1, %pv1[%bx, %c0] token = %tok : tile<16x128xf32>, partition_view<tile=(16x128), tensor_view<?x?xf32, strides=[?,?]>>, tile<i32> -> token
-  %y2 = scan %x dim=1 reverse=false identities=[5.000000e+00 : f32] : tile<16x128xf32> -> tile<16x128xf32>
+  %y2 = scan %x dim=1 reverse=true identities=[0.000000e+00 : f32] : tile<16x128xf32> -> tile<16x128xf32>
   (%a: tile<f32>, %b: tile<f32>) {
-    yield %a : tile<f32>
+    %z = constant <f32: 0.000000e+00> : tile<f32>
+    %nz = cmpf not_equal ordered %a, %z : tile<f32> -> tile<i1>
+    %r = select %nz, %a, %b : tile<i1>, tile<f32>
+    yield %r : tile<f32>
   }
   %st2 = store_view_tko weak %y2, %pv2[%bx, %c0] token = %tok : tile<16x128xf32>, partition_view<tile=(16x128), tensor_view<?x?xf32, strides=[?,?]>>, tile<i32> -> token
-  %y3 = scan %x dim=0 reverse=true identities=[0.000000e+00 : f32] : tile<16x128xf32> -> tile<16x128xf32>
+  %y3 = scan %x dim=0 reverse=false identities=[0.000000e+00 : f32] : tile<16x128xf32> -> tile<16x128xf32>
   (%a: tile<f32>, %b: tile<f32>) {
-    %d = subf %a, %b : tile<f32>
-    yield %d : tile<f32>
+    %z = constant <f32: 0.000000e+00> : tile<f32>
+    %nz = cmpf not_equal ordered %b, %z : tile<f32> -> tile<i1>
+    %r = select %nz, %b, %a : tile<i1>, tile<f32>
+    yield %r : tile<f32>
   }
   %st3 = store_view_tko weak %y3, %pv3[%bx, %c0] token = %tok : tile<16x128xf32>, partition_view<tile=(16x128), tensor_view<?x?xf32, strides=[?,?]>>, tile<i32> -> token
   return
