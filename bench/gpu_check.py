@@ -318,7 +318,11 @@ def make_inputs(text: str, kernel_name: str = "", entry: str | None = None, seed
     feed offsets or view indices) hold values in ``[0, smallest array extent)``;
     arrays updated by atomics start at zero, and so do integer arrays the
     kernel stores to and whose loaded values decide a branch (counters and
-    flags, as split-K's per-tile count); a table of pointers
+    flags, as split-K's per-tile count); an array addressed by pointer
+    arithmetic (``offset``) has at least one element per CTA, since kernels
+    index such arrays by the block id (split-K's locks and counts: with fewer,
+    the accesses of the last tiles are masked off and their splits race); a
+    table of pointers
     (``int_to_ptr`` of loaded values) gets three rows ``[address, shape...,
     strides...]`` naming arrays in :attr:`Inputs.memory`.  Scalars: floats
     0.5, integers 1 unless ``scalars`` is given.  Grid: 2 CTAs in x, 2 in y
@@ -350,6 +354,7 @@ def make_inputs(text: str, kernel_name: str = "", entry: str | None = None, seed
     mem_tiles: list = []
     mem_dtype = None
     usage: dict[int, set] = {k: set() for k in range(n_arrays)}
+    offset_arrays: set[int] = set()  # addressed by pointer arithmetic (offset)
     grid = [2, 1, 1]
     ops = list(ent.walk())[1:]
     for o in ops:
@@ -391,6 +396,7 @@ def make_inputs(text: str, kernel_name: str = "", entry: str | None = None, seed
             rt = o.results[0].type
             if k is not None and isinstance(rt, T.TileType):
                 tiles.setdefault(k, []).append({0: max(1, rt.num_elements or 1)})
+                offset_arrays.add(k)
         elif n == "cuda_tile.int_to_ptr":
             rt = o.results[0].type
             el = rt.element if isinstance(rt, T.TileType) else rt
@@ -421,6 +427,9 @@ def make_inputs(text: str, kernel_name: str = "", entry: str | None = None, seed
                 if d < r:
                     dims[d] = max(dims[d], 2 * s)
         dims = [d or 128 for d in dims]
+        if k in offset_arrays:
+            # one element per CTA at least: kernels index such arrays by the block id (locks, counters)
+            dims[0] = max(dims[0], grid[0] * grid[1] * grid[2])
         for d, s in static.get(k, {}).items():
             if d < r:
                 dims[d] = s

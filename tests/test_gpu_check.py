@@ -152,3 +152,34 @@ def test_gpu_runner_child_process_answers_without_a_gpu():
         runner.close()
     assert "ours" in res, res
     assert "arrays" in res["ours"] or "Gpu" in res["ours"]["error"] or "Launch" in res["ours"]["error"], res
+
+
+def test_split_k_inputs_give_every_tile_its_lock_and_count():
+    # On the H200 split_k_locked disagreed three ways, differently on each run: its lock and count arrays,
+    # addressed by offset from the tile id, had 2 elements for 4 tiles, so the last tiles' locks were masked
+    # off and their two splits raced on C.  The emulator's random interleavings show the same race.
+    from tests import ptx_emulator as emu
+    from tile_lsp.codegen import lower_text
+
+    k = _kernel("split_k_locked_f32_s2_32x32x32.sm_90")
+    text = open(k["mlir"]).read()
+    inputs = gc.make_inputs(text, k["name"])
+    n_ctas = int(np.prod(inputs.grid))
+    assert n_ctas == 8 and inputs.arrays[3].size >= n_ctas and inputs.arrays[4].size >= n_ctas
+    assert inputs.kinds[3:] == ["zeros (atomics)", "zeros (state: read into a branch and written)"]
+    outcomes = gc.reference(text, inputs)
+    result = lower_text(text, "sm_90")
+    info = result.kernels[0]
+
+    def agree_under(inp, schedule, outcomes):
+        arrays, _ = inp.copies()
+        emu.run(result.ptx, info.name, [p for p, _ in info.params], gc.bind_args(inp, arrays), inp.grid,
+                info.threads, info.dynamic_smem, schedule=schedule)
+        return gc.compare(arrays, outcomes)["agree"]
+
+    assert len(outcomes) == 1 and all(agree_under(inputs, s, outcomes) for s in (0, 1, 2, 3))
+    short = gc.make_inputs(text, k["name"])
+    short.arrays[3], short.arrays[4] = short.arrays[3][:2].copy(), short.arrays[4][:2].copy()
+    racy = gc.reference(text, short)
+    assert len(racy) > 1  # the interpreter's random interleaving sees the race too
+    assert not all(agree_under(short, s, racy[:1]) for s in (1, 2, 3))
