@@ -647,3 +647,15 @@ def test_scan_body_gets_the_accumulator_then_the_element():
             want[2][blk * 16 + i] = last
     for got, w in zip(outs, want):
         np.testing.assert_array_equal(got, w)
+
+
+def test_unspecified_reads_can_be_told_apart():
+    # permute_reshape_3d loads a 16x4x8 tile through dim_map [1, 2, 0] from a 16x8x8 tensor: tile dimension 0
+    # runs over tensor dimension 1 (extent 8), so half of the tile is out of bounds with no padding value.
+    def run(value):
+        arrays = _permute_inputs()
+        _run("permute_reshape_3d_f32_4x8x16.sm_90", arrays, grid=(2, 1, 1), schedule=0, unspecified=value)
+        return arrays[0]
+
+    assert np.count_nonzero(run(0.0) != run(777.0)) == 512
+    assert np.count_nonzero(run(777.0) >= 700) == 512

@@ -76,7 +76,7 @@ def load_module(module) -> Module:
 
 def run_kernel(module, kernel: str | None, args: list, grid: tuple[int, int, int], *,
                memory=(), printed: list | None = None, max_loop_iterations: int = 10_000_000,
-               schedule: int | None = None) -> None:
+               schedule: int | None = None, unspecified: float = 0.0) -> None:
     """Run entry ``kernel`` of ``module`` on ``args`` for every tile block of ``grid``.
 
     ``module``: an analysed module or Tile IR text (:func:`load_module`).
@@ -90,10 +90,13 @@ def run_kernel(module, kernel: str | None, args: list, grid: tuple[int, int, int
     the text of each ``print_tko``.  ``schedule``: ``None`` runs the tile
     blocks one after the other; an int runs them concurrently, interleaved at
     memory operations in the order that seed gives (``0``: lockstep round
-    robin; see :class:`~.engine.BlockScheduler`).  Raises :class:`InterpreterError`.
+    robin; see :class:`~.engine.BlockScheduler`).  ``unspecified``: what an
+    out-of-bounds element of a view without padding value reads (0; run
+    again with another value to find the results that depend on it).
+    Raises :class:`InterpreterError`.
     """
     mod = load_module(module)
-    eng = Engine(mod, max_loop_iterations=max_loop_iterations)
+    eng = Engine(mod, max_loop_iterations=max_loop_iterations, unspecified=unspecified)
     try:
         eng.run(eng.find_entry(kernel), list(args), grid, memory, schedule)
     finally:

@@ -214,12 +214,15 @@ class Engine:
 
     ``printed`` collects the text of every executed ``print_tko``;
     ``max_loop_iterations`` bounds each ``for``/``loop`` (a kernel that spins
-    forever, e.g. on a lock no block releases, gets an :class:`InterpreterError`).
+    forever, e.g. on a lock no block releases, gets an :class:`InterpreterError`);
+    ``unspecified``: the value an out-of-bounds element of a view without
+    padding value reads (Types.td leaves it unspecified).
     """
 
-    def __init__(self, module: Module, max_loop_iterations: int = 10_000_000):
+    def __init__(self, module: Module, max_loop_iterations: int = 10_000_000, unspecified: float = 0.0):
         self.module = module
         self.max_loop_iterations = max_loop_iterations
+        self.unspecified = unspecified
         self.printed: list[str] = []
         self.memory = Memory()
         self._block = threading.local()

@@ -1249,8 +1249,8 @@ def _view_addresses(o: Operation, view: TileView, idx_vals: list, idx_types: lis
     return addrs, inb
 
 
-def _padding_fill(view: TileView, elem: T.Type, dt: np.dtype) -> np.ndarray:
-    pad = _PADDING.get(view.padding or "zero", 0.0)
+def _padding_fill(view: TileView, elem: T.Type, dt: np.dtype, unspecified: float = 0.0) -> np.ndarray:
+    pad = _PADDING[view.padding] if view.padding in _PADDING else unspecified
     if isinstance(elem, T.FloatType):
         return N.scalar_to_storage(pad, elem)
     return np.zeros((), dtype=dt)
@@ -1260,7 +1260,9 @@ def _padding_fill(view: TileView, elem: T.Type, dt: np.dtype) -> np.ndarray:
 def _load_view(eng, o, env):
     """Ops.td LoadViewTkoOp: the tile at ``index``; out-of-bounds elements read the padding value.
 
-    Without a padding value those elements are unspecified; the interpreter reads 0.
+    Without a padding value those elements are unspecified; the interpreter
+    reads ``eng.unspecified`` (0 unless the caller chose another value to
+    find the results that depend on them).
     """
     view = env[o.operand_group("view")[0]]
     idx = o.operand_group("index")
@@ -1268,7 +1270,7 @@ def _load_view(eng, o, env):
     elem = view.tensor.element
     data = _from_memory(eng.memory.load(addrs, view.tensor.dtype, inb), elem)
     if not inb.all():
-        data = np.where(inb, data, _padding_fill(view, elem, data.dtype)).astype(data.dtype)
+        data = np.where(inb, data, _padding_fill(view, elem, data.dtype, eng.unspecified)).astype(data.dtype)
     return [data, None]
 
 
