@@ -561,6 +561,24 @@ def reference(text: str, inputs: Inputs, *, kernel: str | None = None) -> list[l
     return interp.schedule_outcomes(run)
 
 
+def unspecified_elements(text: str, inputs: Inputs, *, kernel: str | None = None) -> list[np.ndarray]:
+    """Per array (``inputs.arrays`` then ``inputs.memory``): the elements whose value depends on unspecified
+    reads (out of bounds of a view without padding value, Types.td), found as those that change when the
+    interpreter reads 777 there instead of 0 (lockstep both times).  Raises ``InterpreterError``."""
+    from tile_lsp.analysis import interpreter as interp
+
+    runs = []
+    for value in (0.0, 777.0):
+        arrays, memory = inputs.copies()
+        bind_tables(inputs, arrays, memory, lambda i: int(memory[i].ctypes.data))
+        interp.run_kernel(text, kernel, bind_args(inputs, arrays), tuple(inputs.grid), memory=memory,
+                          schedule=0, unspecified=value)
+        for k in inputs.tables:
+            arrays[int(k)][:, 0] = inputs.arrays[int(k)][:, 0]
+        runs.append(arrays + memory)
+    return [~np.isclose(np.asarray(a, np.float64), np.asarray(b, np.float64), equal_nan=True) for a, b in zip(*runs)]
+
+
 def tolerance(dtype) -> tuple[float, float]:
     """(rtol, atol) for comparing arrays of ``dtype``; integers and bools compare exactly (0, 0)."""
     name = np.dtype(dtype).name
@@ -572,7 +590,7 @@ def tolerance(dtype) -> tuple[float, float]:
             "bfloat16": (3e-2, 3e-2)}.get(name, (0.0, 0.0))
 
 
-def compare(got: list, outcomes: list[list], skip=(), f64_as_f32: bool = False) -> dict:
+def compare(got: list, outcomes: list[list], skip=(), f64_as_f32: bool = False, unspecified=None) -> dict:
     """Compare ``got`` (arrays) with acceptable ``outcomes``; an element agrees when it matches ANY outcome there.
 
     Returns ``{"agree": bool, "arrays": [{"array", "dtype", "bad", "of", "max_abs_err"}...]}``
@@ -580,7 +598,8 @@ def compare(got: list, outcomes: list[list], skip=(), f64_as_f32: bool = False) 
     outcome; NaN equals NaN).  ``skip``: array positions not compared.
     ``f64_as_f32``: compare f64 arrays at f32 precision (rtol 2e-6, atol
     1e-6), for kernels whose lowering warned that it computes some f64 ops
-    in f32 (``lowering-precision`` diagnostics).
+    in f32 (``lowering-precision`` diagnostics).  ``unspecified``: per array,
+    a mask of elements any value is right for (:func:`unspecified_elements`).
     """
     diffs = []
     for i, g in enumerate(got):
@@ -600,6 +619,8 @@ def compare(got: list, outcomes: list[list], skip=(), f64_as_f32: bool = False) 
                 same = (e <= atol + rtol * np.abs(w)) | (np.isnan(gf) & np.isnan(w)) | (gf == w)
             ok |= same
             err = np.minimum(err, np.where(same, 0.0, np.nan_to_num(e, nan=np.inf)))
+        if unspecified is not None and i < len(unspecified) and unspecified[i].shape == g.shape:
+            ok |= unspecified[i]
         bad = int((~ok).sum())
         if bad:
             finite = err[np.isfinite(err)]
@@ -649,6 +670,8 @@ def cpu_job(job: dict) -> dict:
         try:
             row["outcomes"] = reference(text, inputs, kernel=job["entry"])
             row["reference_outcomes"] = len(row["outcomes"])  # > 1: the result depends on the order of the CTAs
+            row["unspecified"] = unspecified_elements(text, inputs, kernel=job["entry"])
+            row["unspecified_elements"] = int(sum(m.sum() for m in row["unspecified"]))
             unchanged = [i for i, (a, b) in enumerate(zip(row["outcomes"][0], inputs.arrays + inputs.memory))
                          if np.array_equal(a, b, equal_nan=a.dtype.kind == "f")]
             if len(unchanged) == len(row["outcomes"][0]):
@@ -894,7 +917,7 @@ _PSIZE = {".u8": 1, ".s8": 1, ".b16": 2, ".s16": 2, ".u16": 2, ".u32": 4, ".s32"
 def _summarise_row(row: dict) -> dict:
     keep = ("name", "entry", "target", "grid", "input_kinds", "notes", "skip", "lower_error", "times_ms",
             "status", "ours_vs_ref", "tileiras_vs_ref", "ours_vs_tileiras", "errors", "gpu_ms", "block",
-            "reference_outcomes", "precision_warnings")
+            "reference_outcomes", "unspecified_elements", "precision_warnings")
     return {k: row[k] for k in keep if k in row}
 
 
@@ -1040,11 +1063,12 @@ def _finish_row(row: dict, gpu: GpuRunner | None, manifest_rows: dict, cubins: P
     skip = {int(k) for k in inputs.tables}
     outcomes = row.get("outcomes")
     loose = bool(row.get("precision_warnings"))
+    free = row.get("unspecified")
     if outcomes is not None:
         for which in got:
-            row[f"{which}_vs_ref"] = compare(got[which], outcomes, skip, loose)
+            row[f"{which}_vs_ref"] = compare(got[which], outcomes, skip, loose, free)
     if len(got) == 2:
-        row["ours_vs_tileiras"] = compare(got["ours"], [got["tileiras"]], skip, loose)
+        row["ours_vs_tileiras"] = compare(got["ours"], [got["tileiras"]], skip, loose, free)
     if "ours" not in got:
         row["status"] = "ours-error"
     elif outcomes is None:
@@ -1053,7 +1077,7 @@ def _finish_row(row: dict, gpu: GpuRunner | None, manifest_rows: dict, cubins: P
         row["status"] = "agree"
     else:
         row["status"] = "DIFFER"
-    for k in ("inputs", "outcomes", "ptx"):
+    for k in ("inputs", "outcomes", "ptx", "unspecified"):
         row.pop(k, None)
 
 

@@ -88,9 +88,10 @@ def run_kernel(module, kernel: str | None, args: list, grid: tuple[int, int, int
     arrays the kernel may reach through addresses it reads from memory
     (``int_to_ptr`` of a list of arrays).  ``printed``: a list that receives
     the text of each ``print_tko``.  ``schedule``: ``None`` runs the tile
-    blocks one after the other; an int runs them concurrently, interleaved at
-    memory operations in the order that seed gives (``0``: lockstep round
-    robin; see :class:`~.engine.BlockScheduler`).  ``unspecified``: what an
+    blocks one after the other, ``-1`` the same in reverse order; another int
+    runs them concurrently, interleaved at memory operations in the order
+    that seed gives (``0``: lockstep round robin; see
+    :class:`~.engine.BlockScheduler`).  ``unspecified``: what an
     out-of-bounds element of a view without padding value reads (0; run
     again with another value to find the results that depend on it).
     Raises :class:`InterpreterError`.
@@ -104,9 +105,10 @@ def run_kernel(module, kernel: str | None, args: list, grid: tuple[int, int, int
             printed.extend(eng.printed)
 
 
-#: Schedules every :func:`schedule_outcomes` runs: tile blocks one after the other, in lockstep, and one
-#: random interleaving (lockstep can order contending blocks as the sequential run does: split-K's lock).
-BASE_SCHEDULES = (None, 0, 1)
+#: Schedules every :func:`schedule_outcomes` runs: tile blocks one after the other, the same in reverse
+#: order, in lockstep, and one random interleaving (lockstep can order contending blocks as the
+#: sequential run does: split-K's lock).
+BASE_SCHEDULES = (None, -1, 0, 1)
 #: Seeds of the random interleavings :func:`schedule_outcomes` adds when the base schedules disagree.
 RANDOM_SCHEDULES = (2, 3, 4, 5, 6, 7)
 
@@ -117,8 +119,8 @@ def schedule_outcomes(run: Callable[[int | None], list[np.ndarray]],
 
     ``run`` runs the kernel on fresh copies of its inputs under ``schedule``
     (see :func:`run_kernel`) and returns the arrays it may write.  The tile
-    blocks run one after the other, in lockstep and in one random
-    interleaving (:data:`BASE_SCHEDULES`); when those agree the kernel is
+    blocks run one after the other, in reverse order, in lockstep and in one
+    random interleaving (:data:`BASE_SCHEDULES`); when those agree the kernel is
     taken as schedule-independent and one outcome is returned, otherwise the
     random interleavings of ``random_schedules`` are added.  Outcomes are compared bit for bit (NaNs
     equal).  A kernel whose result depends on the schedule has one correct

@@ -279,9 +279,10 @@ class Engine:
             schedule: int | None = None) -> None:
         """Run ``entry`` on ``args`` for every tile block of ``grid``.
 
-        ``schedule``: ``None`` runs the blocks one after the other (x fastest);
-        an int runs them concurrently under :class:`BlockScheduler` with that
-        seed (``0``: lockstep round robin).
+        ``schedule``: ``None`` runs the blocks one after the other (x fastest),
+        ``-1`` one after the other in reverse order; another int runs them
+        concurrently under :class:`BlockScheduler` with that seed (``0``:
+        lockstep round robin).
         """
         from tile_lsp.analysis.interpreter.ops import bind_arguments, load_globals
 
@@ -308,9 +309,10 @@ class Engine:
             if sig.kind not in ("return", "end"):
                 raise InterpreterError(f"entry body ended with '{sig.kind}'", entry)
 
-        if schedule is None or len(blocks) == 1:
+        if schedule is None or schedule == -1 or len(blocks) == 1:
+            order = list(enumerate(blocks))
             with np.errstate(all="ignore"):
-                for i, b in enumerate(blocks):
+                for i, b in reversed(order) if schedule == -1 else order:
                     run_block(i, b)
             return
         self._scheduler = BlockScheduler(schedule)
