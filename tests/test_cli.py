@@ -165,3 +165,31 @@ def test_bundled_broken_examples_report_their_errors(capsys):
     assert "use of value '%y' expects different type than prior uses" in out
     assert "use of undeclared SSA value name" in out
     assert "expected ':'" in out and "'cuda_tile.absi' op operand #0 must be tile of i1" in out
+
+
+def test_options_before_or_after_the_paths(capsys, tmp_path):
+    good = tmp_path / "good.mlir"
+    good.write_text("cuda_tile.module @m {\n}\n")
+    bad = tmp_path / "bad.mlir"
+    bad.write_text("cuda_tile.module @m {\n  entry @k() {\n    %x = addf\n  }\n}\n")
+    want = run_main(capsys, "--check", str(good), str(bad), "--format", "json", "--tile-version", "13.3")
+    assert want[0] == 1 and json.loads(want[1]) and json.loads(want[1])[0]["file"].endswith("bad.mlir")
+    for argv in (["--check", "--format", "json", "--tile-version", "13.3", str(good), str(bad)],
+                 ["--format", "json", str(good), "--check", "--tile-version", "13.3", str(bad)],
+                 [str(good), "--tile-version", "13.3", str(bad), "--format", "json", "--check"]):
+        assert run_main(capsys, *argv) == want, argv
+    split = run_main(capsys, "--check", "--split-input-file", "--quiet", str(bad))
+    assert split == run_main(capsys, str(bad), "--quiet", "--check", "--split-input-file")
+    code, _, err = run_main(capsys, "--check", "--format", "json")
+    assert code == 2 and "--check needs at least one PATH" in err
+    code, _, err = run_main(capsys, str(bad))
+    assert code == 2 and "give --check PATH" in err
+
+
+def test_with_tileiras_before_a_path_keeps_the_path(tmp_path):
+    from tile_lsp.cli import _bare_optional_values
+
+    assert _bare_optional_values(["--check", "--with-tileiras", "a.mlir"]) == ["--check", "--with-tileiras=sm_90",
+                                                                            "a.mlir"]
+    assert _bare_optional_values(["--with-tileiras", "sm_100", "a.mlir"]) == ["--with-tileiras", "sm_100", "a.mlir"]
+    assert _bare_optional_values(["a.mlir", "--with-tileiras"]) == ["a.mlir", "--with-tileiras=sm_90"]

@@ -1,7 +1,9 @@
 """The ``tile-lsp`` command line.
 
 ``tile-lsp --check PATH...`` checks files (directories are searched for
-``*.mlir`` and ``*.tileir``) and prints MLIR-style diagnostics; it exits 0
+``*.mlir`` and ``*.tileir``) and prints MLIR-style diagnostics; options
+may come before or after the paths (``tile-lsp --check --format json
+FILE``); it exits 0
 when no error was found, 1 when there are errors and 2 on a usage or I/O
 error.  ``tile-lsp serve`` runs the language server over stdio.
 """
@@ -34,8 +36,10 @@ def _check_parser() -> argparse.ArgumentParser:
                     "'tile-lsp lower FILE --stage NAME' prints a stage of that lowering.",
     )
     p.add_argument("--version", action="version", version=f"tile-lsp {__version__}")
-    p.add_argument("--check", nargs="+", metavar="PATH",
-                   help="check files, or directories searched for *.mlir and *.tileir")
+    p.add_argument("--check", action="store_true",
+                   help="check the PATHs: files, or directories searched for *.mlir and *.tileir")
+    p.add_argument("paths", nargs="*", metavar="PATH",
+                   help="what --check checks; options may come before or after the paths")
     p.add_argument("--format", choices=("text", "json", "github", "sarif"), default="text",
                    help="output format (default: text, as MLIR's tools print)")
     p.add_argument("--split-input-file", action="store_true",
@@ -174,7 +178,7 @@ def run_check(args: argparse.Namespace) -> int:
     """``--check``: analyse, print in the chosen format, return the exit status."""
     from tile_lsp import report
 
-    files = collect_files(args.check)
+    files = collect_files(args.paths)
     results = [check_file(f, args) for f in files]
     entries = [(r.path, r.source, r.diagnostics) for r in results]
     if args.format == "json":
@@ -197,6 +201,23 @@ def run_check(args: argparse.Namespace) -> int:
         sys.stdout.write(out if out.endswith("\n") else out + "\n")
     has_errors = any(d.severity == Severity.ERROR for r in results for d in r.diagnostics)
     return EXIT_ERRORS if has_errors else EXIT_OK
+
+
+def _bare_optional_values(argv: list[str]) -> list[str]:
+    """``argv`` with ``--with-tileiras`` followed by a path spelled ``--with-tileiras=DEFAULT``.
+
+    argparse gives an option with an optional value (``nargs="?"``) the next
+    word whatever it is, so ``--with-tileiras FILE`` would take the path as
+    the GPU name; a word that is not a GPU name stays a path.
+    """
+    from tile_lsp.nvidia import DEFAULT_GPU, GPU_NAMES
+
+    out = []
+    for i, word in enumerate(argv):
+        if word == "--with-tileiras" and (i + 1 >= len(argv) or argv[i + 1] not in GPU_NAMES):
+            word = f"--with-tileiras={DEFAULT_GPU}"
+        out.append(word)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -225,12 +246,13 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_OK
     parser = _check_parser()
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_intermixed_args(_bare_optional_values(argv))
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
         return int(exc.code or 0)
-    if not args.check:
+    if not args.check or not args.paths:
         parser.print_usage(sys.stderr)
-        sys.stderr.write("tile-lsp: error: nothing to do: give --check PATH... or the 'serve' subcommand\n")
+        what = "--check needs at least one PATH" if args.check else "give --check PATH... or the 'serve' subcommand"
+        sys.stderr.write(f"tile-lsp: error: nothing to do: {what}\n")
         return EXIT_USAGE
     try:
         return run_check(args)
