@@ -536,47 +536,42 @@ def _case_scalars(name: str):
 # ------------------------------------------------------------------ reference and comparison
 
 
+def _interpret(text: str, inputs: Inputs, kernel: str | None, schedule: int | None,
+               unspecified: float = 0.0) -> list:
+    """One interpreter run on fresh copies of ``inputs``: ``arrays + memory`` afterwards, with the address
+    columns of pointer tables reset to the inputs' values (runs compare on what the kernel wrote)."""
+    from tile_lsp.analysis import interpreter as interp
+
+    arrays, memory = inputs.copies()
+    bind_tables(inputs, arrays, memory, lambda i: int(memory[i].ctypes.data))
+    interp.run_kernel(text, kernel, bind_args(inputs, arrays), tuple(inputs.grid), memory=memory,
+                      schedule=schedule, unspecified=unspecified)
+    for k in inputs.tables:
+        arrays[int(k)][:, 0] = inputs.arrays[int(k)][:, 0]
+    return arrays + memory
+
+
 def reference(text: str, inputs: Inputs, *, kernel: str | None = None) -> list[list]:
     """The acceptable outcomes of the kernel on ``inputs``: a list of array-lists.
 
     Each outcome lists ``inputs.arrays`` then ``inputs.memory`` after a run of
-    the interpreter on fresh copies, under every schedule that matters
+    the interpreter (:func:`_interpret`) under every schedule that matters
     (:func:`~tile_lsp.analysis.interpreter.schedule_outcomes`: blocks one
-    after the other, in lockstep, and random interleavings where those two
-    differ).  Address columns of pointer tables are reset to the inputs'
-    values, so that runs compare on what the kernel wrote.  Raises
-    ``InterpreterError``.
+    after the other, in reverse order, in lockstep, and random interleavings).
+    Raises ``InterpreterError``.
     """
     from tile_lsp.analysis import interpreter as interp
 
-    def run(schedule):
-        arrays, memory = inputs.copies()
-        bind_tables(inputs, arrays, memory, lambda i: int(memory[i].ctypes.data))
-        interp.run_kernel(text, kernel, bind_args(inputs, arrays), tuple(inputs.grid), memory=memory,
-                          schedule=schedule)
-        for k in inputs.tables:
-            arrays[int(k)][:, 0] = inputs.arrays[int(k)][:, 0]
-        return arrays + memory
-
-    return interp.schedule_outcomes(run)
+    return interp.schedule_outcomes(lambda schedule: _interpret(text, inputs, kernel, schedule))
 
 
 def unspecified_elements(text: str, inputs: Inputs, *, kernel: str | None = None) -> list[np.ndarray]:
     """Per array (``inputs.arrays`` then ``inputs.memory``): the elements whose value depends on unspecified
     reads (out of bounds of a view without padding value, Types.td), found as those that change when the
     interpreter reads 777 there instead of 0 (lockstep both times).  Raises ``InterpreterError``."""
-    from tile_lsp.analysis import interpreter as interp
-
-    runs = []
-    for value in (0.0, 777.0):
-        arrays, memory = inputs.copies()
-        bind_tables(inputs, arrays, memory, lambda i: int(memory[i].ctypes.data))
-        interp.run_kernel(text, kernel, bind_args(inputs, arrays), tuple(inputs.grid), memory=memory,
-                          schedule=0, unspecified=value)
-        for k in inputs.tables:
-            arrays[int(k)][:, 0] = inputs.arrays[int(k)][:, 0]
-        runs.append(arrays + memory)
-    return [~np.isclose(np.asarray(a, np.float64), np.asarray(b, np.float64), equal_nan=True) for a, b in zip(*runs)]
+    zero, poison = (_interpret(text, inputs, kernel, 0, value) for value in (0.0, 777.0))
+    return [~np.isclose(np.asarray(a, np.float64), np.asarray(b, np.float64), equal_nan=True)
+            for a, b in zip(zero, poison)]
 
 
 def tolerance(dtype) -> tuple[float, float]:
