@@ -16,7 +16,6 @@ custom parsers (``CudaTile.cpp``).  Rule source: MLIR ``mlir/lib/AsmParser/Parse
 
 from __future__ import annotations
 
-import ast
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -27,6 +26,7 @@ from tile_lsp.analysis import attributes as A
 from tile_lsp.analysis import debuginfo
 from tile_lsp.analysis.diagnostics import Diagnostic, Note, Range, Severity, SourceText
 from tile_lsp.analysis.ir import Block, BlockArgument, Module, OpResult, Operation, Region, Use, Value
+from tile_lsp.analysis.limits import MAX_BOUND_RESULTS, parse_uint64
 from tile_lsp.dialect import types as T
 from tile_lsp.analysis.parse_rules import PARSE_RULES, ParseContext, run_parse_rules
 from tile_lsp.analysis.parse_rules.views import CUSTOM_ENUM_KEYWORDS
@@ -303,10 +303,16 @@ class Builder:
     # -- values ------------------------------------------------------------------
 
     def define(self, scope: Scope, value: Value, name_node: Any) -> None:
+        """Bind ``value`` in ``scope``; a name bound already is "redefinition of SSA value".
+
+        The error sits at ``name_node`` or, for block arguments (no node), at
+        the value's own range: never without a location.
+        """
         key = _canonical(value.name)
         prior = scope.values.get(key)
         if prior is not None:
-            self.error(f"redefinition of SSA value '{value.name}'", self.rng(name_node),
+            where = self.rng(name_node) if name_node is not None else value.range
+            self.error(f"redefinition of SSA value '{value.name}'", where,
                        "structure.redefinition", [Note("previously defined here", prior.range)])
             return
         scope.values[key] = value
@@ -356,9 +362,11 @@ class Builder:
         results_tree, body, loc_tree = tree.children
         bound: list[tuple[str, int, Any]] = []  # (name, count, node)
         if results_tree is not None:
+            total = 0
             for r in results_tree.children:
                 name_tok, count_tok = r.children
-                count = int(str(count_tok)) if count_tok is not None else 1
+                count = self.result_count(count_tok, total) if count_tok is not None else 1
+                total += count
                 bound.append((str(name_tok), count, name_tok))
         if body.data == "generic_op":
             op = self.generic_op(body, bound, block, scope)
@@ -372,6 +380,28 @@ class Builder:
         op.parent = block
         block.operations.append(op)
         return op
+
+    def result_count(self, tok: Token, bound_so_far: int) -> int:
+        """The size of a result group ``%x:N``, checked before any work proportional to it.
+
+        As MLIR's ``OperationParser::parseOperation``, ``N`` is read as an
+        unsigned 64-bit integer (decimal or ``0x`` hexadecimal), and a value
+        below 1 or beyond 64 bits is "expected named operation to have at
+        least 1 result".  tile-lsp also bounds the results bound by one op to
+        :data:`~tile_lsp.analysis.limits.MAX_BOUND_RESULTS` (all groups
+        together; a group beyond it is reported at ``N``).  A rejected group
+        counts as one result, so the names after it stay defined.
+        """
+        value = parse_uint64(str(tok))
+        if value is None or value < 1:
+            self.error("expected named operation to have at least 1 result", self.point(tok),
+                       "structure.result-count")
+            return 1
+        if bound_so_far + value > MAX_BOUND_RESULTS:
+            self.error(f"result group of {value} results is out of range: an operation binds at most "
+                       f"{MAX_BOUND_RESULTS} results", self.rng(tok), "structure.result-count")
+            return 1
+        return value
 
     def bind_results(self, op: Operation, bound: list[tuple[str, int, Any]], result_types: list[T.Type],
                      scope: Scope, node: Any) -> None:
@@ -402,7 +432,7 @@ class Builder:
 
     def generic_op(self, tree: Tree, bound, block: Block, scope: Scope) -> Operation:
         name_tok, operands_t, succ_t, props_t, regions_t, attrs_t, ftype_t = tree.children
-        name = ast.literal_eval(str(name_tok)) if str(name_tok).startswith('"') else str(name_tok)
+        name = self.string_literal(name_tok) if str(name_tok).startswith('"') else str(name_tok)
         opdef = lookup(name) if "." in name else None
         op = Operation(name, opdef, generic=True, name_range=self.rng(name_tok))
         errors_before = len(self.diagnostics)
@@ -443,12 +473,35 @@ class Builder:
                 op.successors.append(Block(label=str(s.children[0])))
         return op
 
+    def string_literal(self, tok: Token) -> str:
+        """The value of a string token, decoding the escapes MLIR's lexer knows.
+
+        MLIR (``Lexer::lexString``) accepts a backslash followed by a
+        backslash, a double quote, ``n``, ``t`` or two hex digits; any other
+        escape is "unknown escape in string literal", reported at the
+        backslash (the value keeps it as written).
+        """
+        text = str(tok)
+        m = next((e for e in _ESCAPE.finditer(text, 1, max(len(text) - 1, 1)) if e.group(1) is not None), None)
+        if m is not None:
+            where = self.rng(tok)
+            if where is not None and tok.start_pos is not None:
+                at = self.source.position(self.base + tok.start_pos + m.start())
+                where = Range(at, at)
+            self.error("unknown escape in string literal", where, "parse.string")
+        return _unquote(text)
+
     def assign_segments(self, op: Operation, opdef: OpDef) -> None:
-        """Split a generic op's operands/results into ODS groups (``operandSegmentSizes``)."""
+        """Split a generic op's operands/results into ODS groups (``operandSegmentSizes``).
+
+        Sizes that cannot describe the operands (negative, another count of
+        groups, another total) are ignored here: the verifier reports them
+        (:func:`tile_lsp.analysis.verifier._verify_segment_sizes`).
+        """
         seg_attr = op.properties.get("operandSegmentSizes") or op.attributes.get("operandSegmentSizes")
         sizes: list[int] | None = None
         if isinstance(seg_attr, A.DenseArrayAttr):
-            sizes = [int(v) for v in seg_attr.values]
+            sizes = _segment_sizes(seg_attr, len(opdef.operands), len(op.operands))
         op.operand_segments = _segments(opdef.operands, len(op.operands), sizes)
         op.result_segments = _segments(opdef.results, len(op.results), None)
 
@@ -518,9 +571,8 @@ class Builder:
         if uses is None:
             return
         seg = parts.attrs.get("operandSegmentSizes") or parts.props.get("operandSegmentSizes")
-        sizes = [int(v) for v in seg.values] if isinstance(seg, A.DenseArrayAttr) else None
-        if sizes is not None and (len(sizes) != len(opdef.operands) or sum(sizes) != n or min(sizes, default=0) < 0):
-            sizes = None  # the verifier reports the inconsistent attribute
+        # sizes that do not describe the operands: the verifier reports the attribute
+        sizes = _segment_sizes(seg, len(opdef.operands), n) if isinstance(seg, A.DenseArrayAttr) else None
         for name, (start, size) in _segments(opdef.operands, n, sizes).items():
             parts.operands[name] = uses[start:start + size]
 
@@ -1259,6 +1311,19 @@ def _segments(defs, count: int, sizes: list[int] | None) -> dict[str, tuple[int,
         out[d.name] = (start, n)
         start += n
     return out
+
+
+#: an escape in a string token; group 1 is set for one MLIR's lexer rejects (anything but a
+#: backslash, a double quote, ``n``, ``t`` or two hex digits after the backslash)
+_ESCAPE = re.compile(r'\\(?:[\\"nt]|[0-9a-fA-F]{2}|(.|\Z))', re.S)
+
+
+def _segment_sizes(attr: A.DenseArrayAttr, groups: int, count: int) -> list[int] | None:
+    """``operandSegmentSizes`` as integers when it describes ``count`` values in ``groups`` groups, else None."""
+    sizes = [v for v in attr.values if isinstance(v, int) and not isinstance(v, bool)]
+    if len(sizes) != len(attr.values) or len(sizes) != groups or any(v < 0 for v in sizes) or sum(sizes) != count:
+        return None
+    return sizes
 
 
 def _q(t: T.Type) -> str:

@@ -51,6 +51,7 @@ from tile_lsp.analysis.diagnostics import (
     Range,
     Severity,
     SourceText,
+    split_lines,
 )
 from tile_lsp.analysis.frontend_contract import KNOWN_COMPUTE_CAPABILITIES
 from tile_lsp.analysis.frontend_contract import msg as contract_message
@@ -179,7 +180,7 @@ def _unmatched(expectations, diagnostics: list[Diagnostic]) -> list[tuple[Severi
 
 
 def _lines(text: str) -> list[str]:
-    return text.splitlines(keepends=True) or [""]
+    return split_lines(text) or [""]
 
 
 def _rewrite(lines: list[str], kept: list[str | None], chunk: Chunk, reported) -> dict[int, str]:

@@ -84,6 +84,21 @@ class Diagnostic:
         return (self.range.start.line, self.range.start.character)
 
 
+def split_lines(text: str) -> list[str]:
+    """The lines of ``text`` with their breaks, as :class:`SourceText` (and MLIR's ``SourceMgr``) count them.
+
+    Lines end only at ``\\n`` (a ``\\r`` before it belongs to the line):
+    unlike ``str.splitlines``, form feed, vertical tab, ``\\x1c``-``\\x1e``,
+    NEL, U+2028 and U+2029 do not end a line (issue 16).  ``[]`` for the
+    empty text, as ``splitlines``.
+    """
+    lines = text.split("\n")
+    out = [line + "\n" for line in lines[:-1]]
+    if lines[-1]:
+        out.append(lines[-1])
+    return out
+
+
 class SourceText:
     """Index over a text giving line/column conversions.
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tile_lsp.analysis.diagnostics import split_lines
+
 
 SPLIT_MARKER = "// -----"
 
@@ -14,7 +16,7 @@ def _is_marker(line: str) -> bool:
 
 def has_split_marker(text: str) -> bool:
     """True if a line of ``text`` is MLIR's ``// -----`` split marker (alone on its line)."""
-    return SPLIT_MARKER in text and any(_is_marker(line) for line in text.splitlines())
+    return SPLIT_MARKER in text and any(_is_marker(line) for line in text.split("\n"))
 
 
 @dataclass(frozen=True)
@@ -41,7 +43,7 @@ def split_chunks(text: str) -> list[Chunk]:
     start_line = 0
     start_offset = 0
     offset = 0
-    for line_no, line in enumerate(text.splitlines(keepends=True)):
+    for line_no, line in enumerate(split_lines(text)):
         if _is_marker(line):
             chunks.append(Chunk(start_line, start_offset, text[start_offset:offset]))
             start_line = line_no + 1

@@ -52,6 +52,7 @@ from tile_lsp.analysis.diagnostics import (
     Range,
     Severity,
     SourceText,
+    split_lines,
 )
 
 #: Ops whose body is cut into units when written as a container (header line `{`, footer line `}`).
@@ -506,7 +507,7 @@ def update_layout(old_text: str, old_layout: list[Unit] | None, new_text: str) -
 
 def _lines_and_offsets(text: str) -> tuple[list[str], list[int]]:
     """The lines of ``text`` (with their breaks) and the offset of each, plus ``len(text)``."""
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text)
     offsets = [0] * (len(lines) + 1)
     pos = 0
     for n, line in enumerate(lines):
@@ -1334,7 +1335,7 @@ def _statement_parse_ok(text: str, parsed, ops: list, issues: list[Diagnostic], 
         return False
     # _STRIP matches strings too, so that `//` inside one is not taken for a comment
     code = [_STRIP.sub(lambda m: m.group(0) if m.group(0).startswith('"') else "", line).rstrip()
-            for line in text.splitlines()]
+            for line in text.split("\n")]
     last = max((k for k, line in enumerate(code) if line.strip()), default=None)
     if last is None:
         return False
@@ -1344,7 +1345,7 @@ def _statement_parse_ok(text: str, parsed, ops: list, issues: list[Diagnostic], 
         if r is None or (r.end.line, r.end.character) >= (end_line, end_char):
             return False
     depth = 0
-    for line in parsed.text.splitlines():
+    for line in parsed.text.split("\n"):
         change, low = _depth_change(line, depth)
         if depth + low < 0:
             return False

@@ -23,12 +23,16 @@ the op's name.  Each diagnostic carries a ``code`` naming its rule.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from typing import Callable
 
 from tile_lsp.analysis.diagnostics import Diagnostic, Note, Range, Severity
 from tile_lsp.analysis.ir import Module, Operation, SymbolTable, Value
 from tile_lsp.dialect import types as T
+
+
+log = logging.getLogger(__name__)
 
 
 class VerifyFailure(Exception):
@@ -116,10 +120,43 @@ def _verify_ods(op: Operation, ctx: VerifyContext) -> None:
     for a in opdef.attributes:
         if not a.optional and a.default is None and a.kind != "unit" and op.attr(a.name) is None:
             ctx.op_error(op, f"requires attribute '{a.name}'")
+    ctx.code = f"{op.name}.segments"
+    _verify_segment_sizes(op, ctx)
     ctx.code = f"{op.name}.operand-type"
     _verify_type_constraints(op, ctx, "operand", opdef.operands, op.operand_segments, op.operands)
     ctx.code = f"{op.name}.result-type"
     _verify_type_constraints(op, ctx, "result", opdef.results, op.result_segments, op.results)
+
+
+def _verify_segment_sizes(op: Operation, ctx: VerifyContext) -> None:
+    """``operandSegmentSizes`` of an ``AttrSizedOperandSegments`` op describes its operands.
+
+    MLIR's wording: ODS ``verifyInvariantsImpl`` for the number of entries
+    ("'operandSegmentSizes' attribute for specifying operand segments must
+    have N elements, but got M"), then ``OpTrait::impl::verifyValueSizeAttr``
+    (``mlir/lib/IR/Operation.cpp``) for negative entries and for a total
+    other than the operand count.  Checked before the type constraints,
+    which split the operands by it.
+    """
+    from tile_lsp.analysis import attributes as A
+
+    opdef = op.opdef
+    if opdef is None or not opdef.has_trait("AttrSizedOperandSegments"):
+        return
+    attr = op.properties.get("operandSegmentSizes") or op.attributes.get("operandSegmentSizes")
+    if not isinstance(attr, A.DenseArrayAttr):
+        return  # the custom form derives it; a missing one in the generic form is the builder's business
+    sizes = [v for v in attr.values if isinstance(v, int) and not isinstance(v, bool)]
+    if len(sizes) != len(attr.values):
+        ctx.op_error(op, "requires dense i32 array attribute 'operandSegmentSizes'")
+    if len(sizes) != len(opdef.operands):
+        ctx.op_error(op, f"'operandSegmentSizes' attribute for specifying operand segments must have "
+                         f"{len(opdef.operands)} elements, but got {len(sizes)}")
+    if any(v < 0 for v in sizes):
+        ctx.op_error(op, "'operandSegmentSizes' attribute cannot have negative elements")
+    if sum(sizes) != len(op.operands):
+        ctx.op_error(op, f"operand count ({len(op.operands)}) does not match with the total size "
+                         f"({sum(sizes)}) specified in attribute 'operandSegmentSizes'")
 
 
 def _verify_type_constraints(op: Operation, ctx: VerifyContext, what: str, defs, segments, values) -> None:
@@ -129,7 +166,7 @@ def _verify_type_constraints(op: Operation, ctx: VerifyContext, what: str, defs,
     """
     for d in defs:
         start, size = segments.get(d.name, (0, 0))
-        for k in range(start, min(start + size, len(values))):
+        for k in range(max(start, 0), min(start + size, len(values))):
             t = values[k].type
             if t != T.UNKNOWN and not d.constraint.accepts(t):
                 ctx.op_error(op, f"{what} #{k} must be {d.constraint.summary}, but got '{t}'")
@@ -233,7 +270,24 @@ def verify_op_head(op: Operation, ctx: VerifyContext) -> bool:
     except VerifyFailure:
         _failed(op, ctx)
         return False
+    except (StopVerification, RecursionError, MemoryError):
+        raise
+    except Exception as exc:  # a faulty rule must not end the analysis of the others
+        _internal_error(op, ctx, exc)
+        return False
     return True
+
+
+def _internal_error(op: Operation, ctx: VerifyContext, exc: Exception) -> None:
+    """Report a rule that raised as an ``internal`` error at the op, and log its traceback.
+
+    The rule is a bug of tile-lsp, not of the text; the other ops and rules
+    are still verified (issue 16: no exception escapes a verifier).
+    """
+    log.error("verifier rule %s raised on %s", ctx.code, op.name, exc_info=exc)
+    ctx.diagnostics.append(Diagnostic(
+        Severity.ERROR, f"tile-lsp internal error in rule {ctx.code}: {type(exc).__name__}: {exc}",
+        op_location(op), "internal"))
 
 
 def _verify_op(op: Operation, ctx: VerifyContext, tables: dict[int, SymbolTable]) -> None:
@@ -264,6 +318,10 @@ def verify_op_tail(op: Operation, ctx: VerifyContext, tables: dict[int, SymbolTa
     except VerifyFailure:
         _failed(op, ctx)
         return
+    except (StopVerification, RecursionError, MemoryError):
+        raise
+    except Exception as exc:  # see verify_op_head
+        _internal_error(op, ctx, exc)
 
 
 def verify_module(module: Module, options: object) -> list[Diagnostic]:

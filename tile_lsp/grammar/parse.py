@@ -61,12 +61,18 @@ class ParseResult:
 
 # When several punctuation tokens may come next, MLIR's parsers report the one
 # that is required (the optional ones were tried first): in this order.
+# Punctuation not listed (``?``, ``*``, ``+``) comes after, in text order.
 _PUNCT_PRIORITY = (":", "->", "=", ",", ")", "]", ">", "}", "(", "[", "<", "{")
+
+
+def _punct_rank(p: str) -> tuple[int, str]:
+    """Sort key of a punctuation token in :data:`_PUNCT_PRIORITY` order; unlisted ones last."""
+    return (_PUNCT_PRIORITY.index(p) if p in _PUNCT_PRIORITY else len(_PUNCT_PRIORITY), p)
 
 
 def _expected_message(expected: set[str], token: Token | None) -> str:
     names = {e for e in expected if not e.startswith("__")}
-    puncts = sorted((_PUNCT[e] for e in names if e in _PUNCT), key=_PUNCT_PRIORITY.index)
+    puncts = sorted((_PUNCT[e] for e in names if e in _PUNCT), key=_punct_rank)
     if token is not None and token.type == "$END":
         found = "end of file"
     else:

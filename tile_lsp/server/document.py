@@ -1,25 +1,51 @@
-"""pygls' text document with incremental changes applied to the changed lines only.
+"""pygls' text document with LSP line breaks and incremental changes applied to the changed lines only.
 
-pygls' ``TextDocument._apply_incremental_change`` rebuilds the whole text line
-by line on every change: 14 ms per keystroke on a 10,000-line file, spent on
-the event loop before the analysis can start (measured with ``bench/lsp.py``
-under ``cProfile``).  :class:`IndexedTextDocument` keeps the document's lines
-(as pygls splits them, ``str.splitlines(keepends=True)``) and their offsets,
-replaces the changed lines and splices the text.  The result is the text
-pygls computes (``tests/test_server_document.py`` compares them on random
-changes, UTF-16 positions included).
+pygls' ``TextDocument`` splits its text with ``str.splitlines``, which also
+breaks lines at form feed, vertical tab, ``\x1c``-``\x1e``, NEL (U+0085),
+U+2028 and U+2029; LSP positions count only ``\n``, ``\r\n`` and ``\r``
+("the end-of-line sequence", LSP 3.17 *Text Documents*), so after such a
+character pygls applied edits at the wrong place (issue 16).
+:func:`lsp_lines` splits as LSP does, and :class:`IndexedTextDocument` uses it
+for every position it maps.
+
+pygls' ``TextDocument._apply_incremental_change`` also rebuilds the whole text
+line by line on every change: 14 ms per keystroke on a 10,000-line file, spent
+on the event loop before the analysis can start (measured with
+``bench/lsp.py`` under ``cProfile``).  :class:`IndexedTextDocument` keeps the
+document's lines and their offsets, replaces the changed lines and splices the
+text.  The result is the text pygls' algorithm computes over LSP lines
+(``tests/test_server_document.py`` compares them on random changes, UTF-16
+positions and the line-break look-alikes included).
 """
 
 from __future__ import annotations
 
 import itertools
+import re
 
 from lsprotocol import types
 from pygls.workspace import TextDocument, Workspace
 
 
-#: what ends a line for ``str.splitlines``
-_BREAKS = ("\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
+#: what ends a line in LSP positions
+_BREAKS = ("\n", "\r")
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def lsp_lines(text: str) -> tuple[str, ...]:
+    """The lines of ``text`` with their breaks, as LSP counts them: only at ``\\n``, ``\\r\\n`` and ``\\r``.
+
+    ``str.splitlines(True)`` with the other separators left inside lines;
+    ``()`` for the empty text, as ``splitlines``.
+    """
+    if not _OTHER_BREAKS.search(text):
+        return tuple(text.splitlines(True))  # the fast path: the same result
+    return tuple(_LINE.findall(text))
+
+
+#: characters ``str.splitlines`` breaks at that LSP does not
+_OTHER_BREAKS = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
 class IndexedTextDocument(TextDocument):
@@ -31,7 +57,7 @@ class IndexedTextDocument(TextDocument):
     def lines(self):
         cache = self._cache
         if cache is None or cache[0] is not self._source:
-            lines = tuple(self._source.splitlines(True))
+            lines = lsp_lines(self._source)
             cache = self._cache = (self._source, lines, None)
         return cache[1]
 
@@ -61,11 +87,11 @@ class IndexedTextDocument(TextDocument):
             merged = lines[start_line][:start_col] + change.text
         source = self._source
         new_source = source[:offsets[start_line]] + merged + source[offsets[end_line + 1]:]
-        pieces = tuple(merged.splitlines(True))
+        pieces = lsp_lines(merged)
         after = lines[end_line + 1:]
         first = pieces[0] if pieces else (after[0] if after else "")
-        if (after and not merged.endswith(_BREAKS)) or (start_line > 0 and lines[start_line - 1].endswith("\r")
-                                                         and first.startswith("\n")):
+        if (after and (not merged.endswith(_BREAKS) or (merged.endswith("\r") and after[0].startswith("\n")))) or (
+                start_line > 0 and lines[start_line - 1].endswith("\r") and first.startswith("\n")):
             self._source = new_source  # the changed lines join their neighbours: split the text again
             return
         new_lines = lines[:start_line] + pieces + after

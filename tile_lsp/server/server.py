@@ -54,6 +54,7 @@ from tile_lsp.server import convert
 from tile_lsp.server.convert import PositionEncoder, to_lsp_diagnostics
 from tile_lsp.server.document import IndexedWorkspace
 from tile_lsp.server.heap import HeapPolicy, configure_collector
+from tile_lsp.server.protocol import TileProtocol
 from tile_lsp.server.settings import ServerSettings
 
 logger = logging.getLogger(__name__)
@@ -105,6 +106,7 @@ class TileLanguageServer(LanguageServer):
             SERVER_NAME,
             __version__,
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            protocol_cls=TileProtocol,
         )
         self.settings = ServerSettings()
         self._docs: dict[str, _DocumentState] = {}
@@ -193,7 +195,14 @@ class TileLanguageServer(LanguageServer):
         self.log(f"{what}\n{traceback.format_exc()}", types.MessageType.Error)
 
     def report_server_error(self, error: Exception, source: Any) -> None:
-        """Report pygls-level errors through ``window/logMessage`` instead of a popup."""
+        """Report pygls-level errors through ``window/logMessage`` instead of a popup.
+
+        A message that is not JSON (or not UTF-8) is the client's fault, not
+        an internal error: a warning with the reason.
+        """
+        if isinstance(error, (ValueError, UnicodeError)) and not isinstance(error, JsonRpcException):
+            self.log(f"tile-lsp: malformed message dropped: {type(error).__name__}: {error}", types.MessageType.Warning)
+            return
         try:
             self.log(f"tile-lsp internal error ({getattr(source, '__name__', source)}): {error}", types.MessageType.Error)
         except Exception:
