@@ -21,9 +21,10 @@ Modes (``--mode``, several allowed, comma-separated):
 
 A failure is an internal error (an exception, an ``internal`` diagnostic, a
 traceback on stderr), a diagnostic without a range, a CLI exit status other
-than 0/1/2, a hang (an input over ``--timeout`` seconds, 10 by default: a
-``SIGALRM`` in the worker, and a watchdog that kills a worker stuck in C
-code), memory beyond ``--memory-mb`` (``RLIMIT_AS``), an unanswered request
+than 0/1/2, a hang (an input over ``--timeout`` seconds of CPU time, 10 by
+default: a ``SIGVTALRM`` in the worker, so that a loaded machine does not
+make slow inputs look like hangs; and a wall-clock watchdog that kills a
+worker stuck in C code or blocked), memory beyond ``--memory-mb`` (``RLIMIT_AS``), an unanswered request
 or a diagnostics mismatch.  Each distinct signature (exception type and
 innermost tile_lsp frame, or the kind of failure) is minimised by delta
 debugging (lines, then tokens, then characters; ``--no-minimize`` skips it)
@@ -335,7 +336,7 @@ def run_check(mode: str, payload, extra: dict) -> None:
 
 
 class _Alarm(BaseException):
-    """Raised by SIGALRM in a worker: the input ran over its time bound."""
+    """Raised by SIGVTALRM in a worker: the input ran over its CPU-time bound."""
 
 
 def _on_alarm(signum, frame):
@@ -343,12 +344,12 @@ def _on_alarm(signum, frame):
 
 
 def outcome(mode: str, payload, extra: dict, timeout: float) -> dict | None:
-    """Run one check under a ``timeout`` (SIGALRM); ``None`` when it passed, else a failure record."""
-    signal.signal(signal.SIGALRM, _on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, timeout)
+    """Run one check under ``timeout`` seconds of CPU time (SIGVTALRM); ``None`` when it passed, else a failure record."""
+    signal.signal(signal.SIGVTALRM, _on_alarm)
+    signal.setitimer(signal.ITIMER_VIRTUAL, timeout)
     try:
         run_check(mode, payload, extra)
-        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
         if mode == "text" and extra.get("cli"):
             # its own time bound: a process start (imports, grammar) is not the input's time
             check_cli(payload, timeout=max(60.0, 6 * timeout))
@@ -364,7 +365,7 @@ def outcome(mode: str, payload, extra: dict, timeout: float) -> dict | None:
         return {"kind": "exception", "signature": signature_of(e),
                 "detail": "".join(traceback.format_exception(e))[-4000:]}
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
 
 
 def _worker(conn, timeout: float, memory_mb: int) -> None:
