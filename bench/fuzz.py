@@ -382,6 +382,7 @@ def _worker(conn, timeout: float, memory_mb: int) -> None:
     blobs = corpus_bytecode()
     valid = _valid_kernels(texts)
     warm_up(valid, blobs)
+    conn.send("ready")
     while True:
         job = conn.recv()
         if job is None:
@@ -428,6 +429,9 @@ class WorkerPool:
         parent, child = self.ctx.Pipe()
         proc = self.ctx.Process(target=_worker, args=(child, self.timeout, self.memory_mb), daemon=True)
         proc.start()
+        # the watchdog counts from the first job: imports and warm-up take a minute on a loaded machine
+        if not parent.poll(900) or parent.recv() != "ready":
+            raise RuntimeError("a fuzz worker did not start in 900 s")
         return {"proc": proc, "conn": parent, "job": None, "since": 0.0}
 
     def run(self, jobs, on_result) -> None:
