@@ -26,11 +26,13 @@ level.  Locations are not printed (MLIR's default without ``-mlir-print-debuginf
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 import struct
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from tile_lsp.analysis import attributes as A
 from tile_lsp.analysis.ir import Block, Module, OpResult, Operation, Region, Value
@@ -84,12 +86,34 @@ def _float_bits_hex(value: float, type_name: str) -> str:
     return "0x" + format(bits, "X").rjust(max(1, width // 4), "0")
 
 
+# True while printing in ``tileirdisasm``'s style (see :func:`apfloat_floats`).
+_APFLOAT_FLOATS: contextvars.ContextVar[bool] = contextvars.ContextVar("apfloat_floats", default=False)
+
+
+@contextlib.contextmanager
+def apfloat_floats() -> Iterator[None]:
+    """Within the ``with`` block, :func:`format_float` prints as MLIR's C++
+    ``printFloatValue`` does (LLVM ``APFloat::toString`` digits, as ``tileirdisasm``
+    prints): 9 significant digits for f32 and 17 for f64 when ``%e`` is not exact,
+    instead of the shortest text that reads back."""
+    token = _APFLOAT_FLOATS.set(True)
+    try:
+        yield
+    finally:
+        _APFLOAT_FLOATS.reset(token)
+
+
 def format_float(value: float, type_name: str = "f64") -> str:
     """MLIR's ``printFloatValue``: ``%e`` with 6 digits when it reads back to the same value
-    in ``type_name``'s semantics, else the shortest exact decimal, hex bits for NaN/inf."""
+    in ``type_name``'s semantics, else the shortest exact decimal, hex bits for NaN/inf
+    (within :func:`apfloat_floats`: LLVM's ``APFloat::toString`` digits exactly)."""
     r = _round_float(value, type_name)
     if math.isnan(r) or math.isinf(r):
         return _float_bits_hex(r, type_name)
+    if _APFLOAT_FLOATS.get():
+        from tile_lsp.bytecode.apfloat import mlir_float_text
+
+        return mlir_float_text(r, type_name)
     text = f"{r:e}"
     if _round_float(float(text), type_name) == r:
         return text
@@ -243,7 +267,7 @@ def attr_text(attr: A.Attribute, kind: str | None = None, elide_type: bool = Fal
     if isinstance(attr, A.TypeAttr):
         return str(attr.value)
     if isinstance(attr, A.ArrayAttr):
-        return "[" + ", ".join(attr_text(e) for e in attr.elements) + "]"
+        return "[" + ", ".join(_array_element_text(e) for e in attr.elements) + "]"
     if isinstance(attr, A.DictAttr):
         return dict_text(attr.entries)
     if isinstance(attr, A.DenseArrayAttr):
@@ -257,6 +281,17 @@ def attr_text(attr: A.Attribute, kind: str | None = None, elide_type: bool = Fal
         text = f"dense<{_dense_body(attr)}>"
         return f"{text} : {attr.type}" if attr.type is not None else text
     return str(attr)
+
+
+def _array_element_text(attr: A.Attribute) -> str:
+    """An ``ArrayAttr`` element as MLIR prints it (``AttrTypeElision::May``): an i64
+    integer or a (non-hex) f64 float without its ``: i64``/``: f64`` suffix."""
+    if isinstance(attr, A.IntegerAttr) and (attr.type is None or str(attr.type) == "i64"):
+        return attr_text(attr, elide_type=True)
+    if isinstance(attr, A.FloatAttr) and (attr.type is None or str(attr.type) == "f64"):
+        body = attr_text(attr, elide_type=True)
+        return body if not body.startswith(("0x", "-0x")) else body + " : f64"
+    return attr_text(attr)
 
 
 def _attr_key(name: str) -> str:
