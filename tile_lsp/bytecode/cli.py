@@ -8,9 +8,14 @@ Usage (the lead wires it into ``tile_lsp/cli.py``)::
 ``IN``/``OUT`` may be ``-`` for stdin/stdout.  ``--to-bytecode`` parses and
 verifies the text first and refuses to write a file with errors; the text's
 ``#cuda_tile.di_loc`` locations become the bytecode's debug info.
-``--from-bytecode -g`` prints the debug info as ``loc(...)`` (as
-``tileirdisasm -g``), so that the text translates back to the same bytecode.  Exit codes:
-0 success, 1 bad input (diagnostics or a bytecode error on stderr), 2 usage.
+``--from-bytecode`` prints exactly what NVIDIA's ``tileirdisasm IN`` prints
+(:mod:`tile_lsp.bytecode.disasm`: the entries at column 0 without a module
+around them, floats as MLIR's C++ printer writes them); ``-g`` adds the debug
+info as ``loc(#alias)`` and alias definitions exactly as ``tileirdisasm -g``,
+so that the text translates back to the same bytecode.  ``--generic`` prints
+MLIR's generic op form inside ``"builtin.module"`` (with ``-g``: the locations
+as ``--mlir-print-debuginfo``).  Exit codes: 0 success, 1 bad input
+(diagnostics or a bytecode error on stderr), 2 usage.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="bytecode version to write (default %(default)s)")
     p.add_argument("--generic", action="store_true", help="with --from-bytecode: print the generic op form")
     p.add_argument("-g", "--print-debug-info", action="store_true",
-                   help="with --from-bytecode: print the debug-info locations")
+                   help="with --from-bytecode: print the debug-info locations (as tileirdisasm -g)")
     p.add_argument("input", help="input file ('-' for stdin)")
     p.add_argument("-o", "--output", default="-", help="output file ('-' for stdout)")
     return p
@@ -77,6 +82,7 @@ def translate_main(argv: list[str]) -> int:
 
 def _from_bytecode(args: argparse.Namespace) -> int:
     from tile_lsp.analysis.printer import print_module
+    from tile_lsp.bytecode.disasm import disassemble, disassemble_with_locations
     from tile_lsp.bytecode.locations import print_with_locations
 
     data = _read_input(args.input, binary=True)
@@ -86,8 +92,14 @@ def _from_bytecode(args: argparse.Namespace) -> int:
         where = f" at offset {e.offset}" if e.offset is not None else ""
         print(f"{args.input}: error{where}: {e.message}", file=sys.stderr)
         return 1
-    printer = print_with_locations if args.print_debug_info else print_module
-    _write_output(args.output, printer(module, generic=args.generic))
+    if args.generic:
+        printer = print_with_locations if args.print_debug_info else print_module
+        text = printer(module, generic=True)
+    elif args.print_debug_info:
+        text = disassemble_with_locations(module)
+    else:
+        text = disassemble(module)
+    _write_output(args.output, text)
     return 0
 
 
