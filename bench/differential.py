@@ -874,6 +874,10 @@ def main(argv: list[str] | None = None) -> int:
             if bad:
                 print(f"oracle failed on {len(bad)} mutations (left out): "
                       + ", ".join(sorted(collections.Counter(m.oracle_status for m in bad))))
+                for m in bad:
+                    e = m.edit
+                    print(f"  {m.source} [{m.kind}] edit {e.line}:{e.col} {e.old[:50]!r} -> {e.new[:50]!r}"
+                          f"{' (truncate)' if e.truncate else ''}: {m.oracle_status}")
             muts = [m for m in muts if m.oracle_status == "ok"]
             print(f"oracle: {len(muts)} mutations  [{time.time() - t0:.0f} s]")
             if args.save_sample:
