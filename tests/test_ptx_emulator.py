@@ -81,6 +81,27 @@ def test_lowered_kernel_matches_the_interpreter_on_the_emulator(case):
             _compare(f"{case.kernel} array #{i} (schedule {schedule})", g, [r[i] for r in refs], case)
 
 
+def test_gather_view_dense_index_counts_elements_in_our_ptx():
+    # tileiras' cubin of advanced_index_rows (on an H200, bench/gpu_probe.py) reads columns s..s+63 for the
+    # dense index s of its gather_scatter_view; our PTX read tile s (64*s..64*s+63) until it was fixed.
+    # Checked against NumPy directly, since the interpreter shared the mistake.
+    from tests.conftest import require_corpus
+    from tile_lsp.analysis import interpreter as interp
+    from tile_lsp.codegen import lower_text
+
+    text = (require_corpus() / "kernels" / "advanced_index_rows_f32_r16_c64.sm_90.mlir").read_text()
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((40, 128)).astype(np.float32)
+    rows = np.array(list(range(39, 7, -1)), np.int32)
+    result = lower_text(text, "sm_90")
+    info = result.kernels[0]
+    for s in (1, 5):
+        out = np.zeros((32, 64), np.float32)
+        args = interp.bind_arrays(interp.infer_array_params(text), [x, rows, out], [s])
+        emu.run(result.ptx, info.name, [p for p, _ in info.params], args, (2, 1, 1), info.threads, info.dynamic_smem)
+        np.testing.assert_array_equal(out, 2 * x[rows, s:s + 64])
+
+
 # ---------------------------------------------------------------------------
 # The emulator itself, on hand-written PTX
 # ---------------------------------------------------------------------------
