@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 
 from tile_lsp.analysis.diagnostics import Diagnostic, Note, Position, Range, Severity
+from tile_lsp.dialect.targets import GPU_NAMES as _TARGET_GPU_NAMES
 
 #: PyPI distribution shipping each tool.
 TOOL_DISTRIBUTIONS = {
@@ -44,9 +45,9 @@ TOOL_DISTRIBUTIONS = {
     "ptxas": "nvidia-cuda-nvcc",
 }
 
-#: ``--gpu-name`` values tileiras 13.4/13.5 accept (``tileiras --help``).
-GPU_NAMES = ("sm_80", "sm_86", "sm_87", "sm_88", "sm_89", "sm_90", "sm_100", "sm_103",
-             "sm_107", "sm_110", "sm_120", "sm_121")
+#: ``--gpu-name`` values tileiras 13.4/13.5 accept (``tileiras --help``); kept with the
+#: target table, :mod:`tile_lsp.dialect.targets`.
+GPU_NAMES = _TARGET_GPU_NAMES
 
 DEFAULT_GPU = "sm_90"
 SOURCE = "tileiras"

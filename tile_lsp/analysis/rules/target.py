@@ -28,6 +28,17 @@ none of them runs: ``cuda-tile-opt`` reports none of this.
   ``tileirdisasm`` prints, but MLIR's parser resolves a prefix-less name
   there in the builtin dialect (``builtin.module``'s default dialect), so
   ``cuda-tile-opt`` does not read it as the cuda_tile op.
+* ``target-support`` (error; with ``target_sm`` set, or in the editor when
+  the IR names a compute capability): what NVIDIA's ``tileiras`` refuses for
+  that architecture (element types such as ``f8E4M3FN`` before sm_89, a
+  bf16 ``addf`` atomic before sm_89), with tileiras' text ("Incompatibility
+  with architecture 'sm_80': unsupported type 'f8E4M3FN'").  The rows and
+  how each was observed are in :mod:`tile_lsp.dialect.targets`.  As
+  tileiras, one error per ``cuda_tile.module`` (its first refused op in
+  MLIR's post-order walk, operand types before result types), placed at
+  that op; an ``entry`` outside any ``cuda_tile.module`` (``tileirdisasm``'s
+  form) counts as a module of its own, so that each top-level op is checked
+  on its own.  Only for the architectures tileiras compiles for.
 
 Every check looks only at the op, its ancestors and what it contains, so
 that the incremental analysis (:mod:`tile_lsp.analysis.units`) may reuse
@@ -45,6 +56,8 @@ from tile_lsp.analysis.ir import Operation
 from tile_lsp.analysis.layers import MESSAGES as LAYER_MESSAGES
 from tile_lsp.analysis.layers import kernel_parameter_bytes, parameter_space_limit
 from tile_lsp.analysis.verifier import VerifyContext, rule
+from tile_lsp.dialect import targets
+from tile_lsp.dialect import types as T
 from tile_lsp.dialect.registry import all_ops
 
 #: Prefix of the ops of the cuda_tile dialect.
@@ -183,3 +196,89 @@ def kernel_parameter_space(op: Operation, ctx: VerifyContext) -> None:
     if total is not None and total > limit:
         ctx.emit(op, Severity.ERROR, LAYER_MESSAGES["param_overflow"].format(
             total=total, limit=limit, name=op.symbol_name or "", sm=target), None, None)
+
+
+def _target_for(op: Operation, ctx: VerifyContext) -> int | None:
+    """The compute capability the target-dependent checks of ``op`` use: the one the IR names, else
+    ``target_sm``; ``None`` (no check) under ``mlir_compat`` and, on the command line, without
+    ``target_sm`` (``--gpu-name``), so that a plain ``--check`` agrees with ``cuda-tile-opt``."""
+    if getattr(ctx.options, "mlir_compat", False):
+        return None
+    target = compute_capability_of(op)
+    if target is None:
+        return _target_sm(ctx)
+    if not _editor(ctx) and _target_sm(ctx) is None:
+        return None
+    return target
+
+
+def contained_types(t: object):
+    """``t`` and every type nested in it (pointee, element, tensor view...), outer first."""
+    if not isinstance(t, T.Type):
+        return
+    yield t
+    fields = getattr(t, "__dataclass_fields__", None)
+    for name in fields or ():
+        value = getattr(t, name, None)
+        if isinstance(value, T.Type):
+            yield from contained_types(value)
+
+
+def _post_order(op: Operation):
+    """MLIR's default ``Operation::walk`` order: nested ops before the op holding them."""
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                yield from _post_order(inner)
+    yield op
+
+
+def _atomic_element(op: Operation) -> str | None:
+    vals = op.operand_group("arg" if op.name == "cuda_tile.atomic_rmw_tko" else "value")
+    t = vals[0].type if vals else None
+    return str(t.element) if isinstance(t, T.TileType) else None
+
+
+def refused_by_tileiras(op: Operation, sm: int) -> tuple[Operation, str] | None:
+    """The first op inside ``op`` (itself included) that tileiras refuses for ``sm`` and its message
+    (see :mod:`tile_lsp.dialect.targets`), or ``None``."""
+    if not targets.known_arch(sm):
+        return None
+    bad_types = targets.unsupported_types(sm)
+    atomic_ops = {name for row in targets.UNSUPPORTED_ATOMICS for name in row.ops}
+    from tile_lsp.analysis.rules.memory import enum_case
+
+    for inner in _post_order(op):
+        if bad_types:
+            for value in (*inner.operands, *inner.results):
+                for t in contained_types(getattr(value, "type", None)):
+                    if isinstance(t, T.FloatType) and t.name in bad_types:
+                        return inner, bad_types[t.name].message(sm)
+        if inner.name in atomic_ops:
+            row = targets.unsupported_atomic(sm, inner.name, enum_case(inner, "mode", "AtomicRMWMode"),
+                                             _atomic_element(inner))
+            if row is not None:
+                return inner, row.message(sm)
+    return None
+
+
+@rule("cuda_tile.module", "cuda_tile.entry", code="target-support")
+def target_support(op: Operation, ctx: VerifyContext) -> None:
+    """tileiras' refusal of a type or an atomic for the target: once per ``cuda_tile.module`` (or per
+    ``entry`` outside any)."""
+    if op.name == "cuda_tile.entry" and any(
+            p.name == "cuda_tile.module" for p in _ancestors(op)):
+        return
+    sm = _target_for(op, ctx)
+    if sm is None:
+        return
+    found = refused_by_tileiras(op, sm)
+    if found is not None:
+        ctx.emit(found[0], Severity.ERROR, found[1], None, None)
+
+
+def _ancestors(op: Operation):
+    p = op.parent_op
+    while p is not None:
+        yield p
+        p = p.parent_op
