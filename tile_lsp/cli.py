@@ -48,6 +48,9 @@ def _check_parser() -> argparse.ArgumentParser:
                    help="check expected-error/warning/note/remark annotations (mlir-opt -verify-diagnostics)")
     p.add_argument("--tile-version", choices=("13.1", "13.2", "13.3"), default=None,
                    help="targeted Tile IR version; newer ops, types and attributes are reported")
+    p.add_argument("--gpu-name", type=_gpu_name, default=None, metavar="sm_XX",
+                   help="target GPU, as tileiras' --gpu-name (" + ", ".join(_gpu_names()) + "): also report "
+                        "what tileiras refuses for it (e.g. f8 types before sm_89), with tileiras' text")
     p.add_argument("-Wunsupported-hints", dest="warn_unsupported_hints", action="store_true",
                    help="warn about optimization hints that are unknown or unsupported (as cuda-tile-opt)")
     p.add_argument("-Werr-hints", dest="error_unsupported_hints", action="store_true",
@@ -57,6 +60,20 @@ def _check_parser() -> argparse.ArgumentParser:
 
     add_tileiras_option(p)
     return p
+
+
+def _gpu_names() -> tuple[str, ...]:
+    from tile_lsp.dialect.targets import GPU_NAMES
+
+    return GPU_NAMES
+
+
+def _gpu_name(value: str) -> int:
+    """``--gpu-name`` value -> compute capability (``sm_80`` -> 80); only the names tileiras accepts."""
+    if value not in _gpu_names():
+        raise argparse.ArgumentTypeError(
+            f"invalid GPU name '{value}'; expected one of: {', '.join(_gpu_names())}")
+    return int(value[len("sm_"):])
 
 
 def collect_files(paths: list[str]) -> list[Path]:
@@ -150,7 +167,8 @@ def check_file(path: Path, args: argparse.Namespace) -> FileResult:
     options = AnalysisOptions(split_input_file=args.split_input_file, tile_version=args.tile_version,
                               mlir_compat=args.verify_diagnostics,
                               warn_unsupported_hints=args.warn_unsupported_hints,
-                              error_unsupported_hints=args.error_unsupported_hints)
+                              error_unsupported_hints=args.error_unsupported_hints,
+                              target_sm=getattr(args, "gpu_name", None))
     analysis = analyze_text(text, options)
     source = SourceText(text)
     if not args.verify_diagnostics:
@@ -204,7 +222,8 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def _bare_optional_values(argv: list[str]) -> list[str]:
-    """``argv`` with ``--with-tileiras`` followed by a path spelled ``--with-tileiras=DEFAULT``.
+    """``argv`` with ``--with-tileiras`` followed by a path spelled ``--with-tileiras=GPU``, GPU being
+    the ``--gpu-name`` of ``argv`` if any, else :data:`tile_lsp.nvidia.DEFAULT_GPU`.
 
     argparse gives an option with an optional value (``nargs="?"``) the next
     word whatever it is, so ``--with-tileiras FILE`` would take the path as
@@ -212,10 +231,16 @@ def _bare_optional_values(argv: list[str]) -> list[str]:
     """
     from tile_lsp.nvidia import DEFAULT_GPU, GPU_NAMES
 
+    default = DEFAULT_GPU  # or the target of --gpu-name, when given
+    for i, word in enumerate(argv):
+        named = argv[i + 1] if word == "--gpu-name" and i + 1 < len(argv) else word[len("--gpu-name="):] \
+            if word.startswith("--gpu-name=") else None
+        if named in GPU_NAMES:
+            default = named
     out = []
     for i, word in enumerate(argv):
         if word == "--with-tileiras" and (i + 1 >= len(argv) or argv[i + 1] not in GPU_NAMES):
-            word = f"--with-tileiras={DEFAULT_GPU}"
+            word = f"--with-tileiras={default}"
         out.append(word)
     return out
 
