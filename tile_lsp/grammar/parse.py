@@ -57,6 +57,29 @@ class ParseResult:
     tree: Tree | None
     text: str
     issues: list[SyntaxIssue]
+    #: the text ended inside regions or lists that recovery closed: its structure (which op holds which
+    #: region) is a guess, MLIR's parser having met the end of the file there
+    closed: bool = False
+
+    def blanked_values(self, original: str) -> frozenset[str]:
+        """Names (``%x``, result numbers dropped) of the SSA values written in the parts of ``original``
+        that recovery blanked.
+
+        A use of such a value that the IR builder cannot resolve is a
+        consequence of the recovery, not an error of the text: MLIR, which
+        stops at the first syntax error, never reports it (issue 15,
+        "recovery cascades").
+        """
+        if not self.issues or self.text == original:
+            return frozenset()
+        names = set()
+        for m in _VALUE_NAME.finditer(original):
+            if self.text[m.start()] != original[m.start()]:
+                names.add(m.group(1))
+        return frozenset(names)
+
+
+_VALUE_NAME = re.compile(r"(%[A-Za-z0-9_$.\-]+)(?:#[0-9]+)?")
 
 
 # When several punctuation tokens may come next, MLIR's parsers report the one
@@ -87,10 +110,10 @@ def _expected_message(expected: set[str], token: Token | None) -> str:
         return "expected valid '@'-identifier for symbol name"
     if "INT" in names and len(names) <= 2:
         return "expected integer value"
-    if found:
-        return "unexpected end of file"
     if puncts:
         return f"expected '{puncts[0]}'"
+    if found:
+        return "unexpected end of file"
     return "unexpected token"
 
 
@@ -214,6 +237,123 @@ def _completed_rule(err: UnexpectedToken, token_type: str, value: str) -> str | 
     return None
 
 
+def _wrong_token_offset(text: str, offset: int, eof: bool = False) -> int:
+    """Where MLIR's ``Parser::emitWrongTokenError`` reports an error met at ``offset``.
+
+    Rule (MLIR ``mlir/lib/AsmParser/Parser.cpp``, ``emitWrongTokenError``):
+    at the end of the file the location first moves back one character;
+    then the text before it is trimmed of blanks and tabs and, while it ends
+    with a line break, of that break, of the part of the line above from a
+    ``//`` on (found naively, as MLIR does, even inside a string) and of the
+    blanks before; the error is reported just past what remains, or at the
+    original location when nothing does.  So a missing token is reported at
+    the end of the previous one, even across blank and comment lines, and an
+    error at the end of a text whose last character ends a token is reported
+    *at* that last character.
+    """
+    loc = max(offset - 1, 0) if eof else offset
+    buf = text[:loc]
+    while True:
+        buf = buf.rstrip(" \t")
+        if not buf:
+            return loc
+        if buf[-1] not in "\n\r":
+            return len(buf)
+        buf = buf[:-1]
+        newline = max(buf.rfind("\n"), buf.rfind("\r"))
+        line = buf[newline:] if newline >= 0 else buf
+        comment = line.find("//")
+        if comment >= 0:
+            buf = buf[:len(buf) - (len(line) - comment)]
+
+
+# What MLIR's lexer reads as a bare identifier or a keyword (its integer types excepted): at the start of an
+# operation such a word is taken for the name of a custom op, so it is not a wrong token there.
+_NAME_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
+_INT_TYPE_WORD = re.compile(r"[su]?i[0-9]+")
+
+
+def _probe(err: UnexpectedToken, tokens: list[tuple[str, str]]) -> str | None:
+    """Feed ``tokens`` (``(type, value)``) to a copy of the parser at ``err``; the rule reduced right after.
+
+    ``None`` when a token does not fit.  Used to ask "what would this token
+    complete here?" (an attribute dictionary, a region, the results of an op).
+    """
+    ip = getattr(err, "interactive_parser", None)
+    if ip is None:
+        return None
+    try:
+        probe = ip.copy()
+        for token_type, value in tokens:
+            probe.feed_token(Token(token_type, value))
+        state = probe.parser_state.state_stack[-1]
+        actions = probe.parser_state.parse_conf.parse_table.states[state]
+    except Exception:  # a token does not fit
+        return None
+    for action, arg in actions.values():
+        if action is Reduce:
+            return arg.origin.name
+    return None
+
+
+def _accepts_op(err: UnexpectedToken) -> bool:
+    """Whether an operation may start at ``err``: the parser takes an op name there.
+
+    Probed with ``make_token`` (an op without operands or attributes), which
+    no attribute or type body accepts, unlike a quoted name or ``%``.
+    """
+    ip = getattr(err, "interactive_parser", None)
+    if ip is None:
+        return False
+    try:
+        ip.copy().feed_token(Token("MAKE_TOKEN", "make_token"))
+    except Exception:  # not a place for an operation
+        return False
+    return True
+
+
+def _structural_issue(err: UnexpectedToken, text: str, start: int, end: int, eof: bool) -> SyntaxIssue | None:
+    """MLIR's message for a token that breaks the structure of the text, or ``None``.
+
+    Rules of MLIR's ``OperationParser`` and ``Parser`` (``mlir/lib/AsmParser/Parser.cpp``,
+    ``AttributeParser.cpp``), each decided by what the parser accepts at the error:
+
+    * where an operation may start (an SSA result or a generic op's quoted
+      name is accepted), a token that is neither a name nor ``%`` nor ``}``
+      (a number, punctuation, the end of the file inside a region):
+      "expected operation name in quotes" (``parseOperation``; reported as a
+      wrong token: :func:`_wrong_token_offset`);
+    * after the result names of an operation, no ``=``: "expected '=' after
+      SSA name" (wrong token);
+    * in an attribute dictionary, after ``{`` or ``,``, a token that cannot
+      name an attribute: "expected attribute name", at the token; after an
+      entry, neither ``,`` nor ``}``: "expected '}' in attribute dictionary"
+      (wrong token) (``parseAttributeDict``);
+    * where a region must open: "expected '{' to begin a region" (wrong token) (``parseRegion``).
+    """
+    expected = set(err.expected)
+    tok = err.token
+    word = "" if eof else str(tok)
+    is_name = _NAME_WORD.fullmatch(word) is not None and _INT_TYPE_WORD.fullmatch(word) is None
+    if {"STRING", "VALUE_ID"} <= expected and not is_name and _accepts_op(err):
+        pos = _wrong_token_offset(text, start, eof)
+        return SyntaxIssue("expected operation name in quotes", pos, pos)
+    if "EQUAL" in expected and _probe(err, [("EQUAL", "=")]) == "op_results":
+        pos = _wrong_token_offset(text, start, eof)
+        return SyntaxIssue("expected '=' after SSA name", pos, pos)
+    if _probe(err, [("RBRACE", "}")]) == "attr_dict":
+        if "COMMA" in expected:
+            pos = _wrong_token_offset(text, start, eof)
+            return SyntaxIssue("expected '}' in attribute dictionary", pos, pos)
+    elif "STRING" in expected and "VALUE_ID" not in expected \
+            and _probe(err, [("STRING", '"x"'), ("RBRACE", "}")]) == "attr_dict":
+        return SyntaxIssue("expected attribute name", start, end)
+    if "LBRACE" in expected and _probe(err, [("LBRACE", "{"), ("RBRACE", "}")]) == "region":
+        pos = _wrong_token_offset(text, start, eof)
+        return SyntaxIssue("expected '{' to begin a region", pos, pos)
+    return None
+
+
 def _end_of_previous_token(text: str, offset: int) -> int:
     """Offset just past the token before ``offset``, skipping blanks and ``//`` comments backwards."""
     i = offset
@@ -266,11 +406,16 @@ def _describe(err: UnexpectedInput, text: str) -> list[SyntaxIssue]:
     if isinstance(err, UnexpectedToken):
         tok = err.token
         expected = set(err.expected)
-        if tok.type == "$END":
-            pos = len(text.rstrip())
-            return [SyntaxIssue(_expected_message(expected, tok), pos, pos)]
-        start = tok.start_pos if tok.start_pos is not None else 0
-        end = tok.end_pos if tok.end_pos is not None else start + len(str(tok))
+        eof = tok.type == "$END"
+        if eof:
+            # MLIR's end-of-file token sits at the end of the buffer
+            start = end = len(text)
+        else:
+            start = tok.start_pos if tok.start_pos is not None else 0
+            end = tok.end_pos if tok.end_pos is not None else start + len(str(tok))
+        structural = _structural_issue(err, text, start, end, eof)
+        if structural is not None:
+            return [structural]
         current = _current_op(err)
         op = current[0] if current is not None else None
         if current is not None:
@@ -300,10 +445,12 @@ def _describe(err: UnexpectedInput, text: str) -> list[SyntaxIssue]:
             if prefix or tok.type == "INT":
                 return [SyntaxIssue(prefix + "expected valid keyword", start, end)]
         message = _expected_message(expected, tok)
-        if message.startswith("expected '"):
-            # MLIR's emitWrongTokenError: a missing punctuation is reported at
-            # the end of the previous token, not at the unexpected one
-            start = end = _end_of_previous_token(text, start)
+        if message.startswith("expected '") or message == "expected SSA operand":
+            # MLIR's emitWrongTokenError (``parseToken``, ``parseSSAUse``): a missing token is
+            # reported at the end of the previous token, not at the unexpected one
+            start = end = _wrong_token_offset(text, start, eof)
+        elif eof and message == "unexpected end of file":
+            start = end = len(text.rstrip())
         return [SyntaxIssue(message, start, end)]
     if isinstance(err, UnexpectedCharacters):
         pos = err.pos_in_stream
@@ -509,7 +656,7 @@ def parse(text: str, *, max_issues: int = 50) -> ParseResult:
     while True:
         try:
             tree = parser.parse(work)
-            return ParseResult(tree, work, issues)
+            return ParseResult(tree, work, issues, closed)
         except UnexpectedInput as err:
             described = _describe(err, work)
             issue = described[0]
@@ -520,13 +667,15 @@ def parse(text: str, *, max_issues: int = 50) -> ParseResult:
             if len(issues) >= max_issues:
                 break
             if not closed and _at_end(err):
-                closers = _unclosed(work)
+                # the text ends inside an operation, a region or a list: drop the unfinished operation
+                # (its first line on), close what remains open on a line of its own and go on, rather
+                # than blanking the statements above one by one
+                partial = _partial_statement(err)
+                cut = work if partial is None else _blank(work, _line_bounds(work, partial[0])[0], len(work))
+                closers = _unclosed(cut)
                 if closers:
-                    # the text ends inside regions or lists: close them after its last token and go on,
-                    # rather than blanking the unfinished statements one by one
                     closed = True
-                    at = _end_of_previous_token(work, len(work))
-                    work = work[:at] + closers + work[at:]
+                    work = cut + "\n" + closers
                     continue
             start, end = _repair_span(work, err, issue)
             if work[start:end].strip() == "":
@@ -538,4 +687,4 @@ def parse(text: str, *, max_issues: int = 50) -> ParseResult:
         except RecursionError:
             issues.append(SyntaxIssue("nesting too deep", 0, 0))
             break
-    return ParseResult(None, work, issues)
+    return ParseResult(None, work, issues, closed)
