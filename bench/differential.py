@@ -27,8 +27,9 @@ Both outputs become lists of ``(line, column, severity, message)`` (notes
 included, flattened after their diagnostic).  Per mutation kind the report
 gives: ``n``; ``oracle_err`` (mutations the oracle rejects); ``verdict``
 (both report an error, or neither); ``first`` (neither reports an error, or
-the first error of each has the same line, column and message -- ours is
-sorted by position, the oracle's is the first it prints); ``all`` (the
+the first error of each has the same line, column and message: the first
+each prints, as a user reads it -- tile-lsp prints MLIR's order, the parse
+phase before the verifier, not position order); ``all`` (the
 sorted lists of all diagnostics, notes included, are equal); ``fp`` (we
 report an error where the oracle accepts the text); ``miss`` (the oracle
 reports an error and we do not); ``crash``.
@@ -594,7 +595,7 @@ def compare(oracle: list[Diag], ours: list[Diag], status: str) -> dict:
     crash = status != "ok" or any(d[2] == "crash" for d in ours)
     u_err = any(d[2] == "error" for d in ours)
     o_first = first_error(oracle, sort=False)
-    u_first = first_error(ours, sort=True)
+    u_first = first_error(ours, sort=False)
     first = (o_first is None and u_first is None) or (
         o_first is not None and u_first is not None and tuple(o_first[:2]) == tuple(u_first[:2])
         and o_first[3] == u_first[3])

@@ -105,16 +105,20 @@ def test_split_units_refuses_shared_values_and_cuts_around_a_missing_brace():
     assert [broken[u.start:u.end] for u in units] == ["entry @a() {\n  return\n\n", "entry @b() {\n  return\n}\n"]
 
 
-def test_a_missing_brace_stays_in_its_entry(corpus):
+def test_a_missing_brace_is_reported_where_mlir_fails(corpus):
     text = _module(["activations_gelu_f32_b256.sm_100", "layernorm_bwd_bf16_32x256.sm_90"])
     lines = text.splitlines(keepends=True)
     second = next(k for k, line in enumerate(lines) if line.startswith("  entry @layernorm"))
     closing = second - 1
     assert lines[closing] == "  }\n"
     broken = "".join(lines[:closing] + lines[closing + 1:])
-    messages = [(d.message, d.range.start.line) for d in analyze_text(broken).diagnostics]
-    # one syntax error at the end of the first entry, nothing about the second
-    assert len(messages) == 1 and messages[0][1] < second
+    diagnostics = analyze_text(broken).diagnostics
+    # MLIR reads the second entry into the first one's body and meets the end of the file inside the
+    # module: its error, where it really fails (after the last `}`), and nothing that only the
+    # mis-nesting causes (the verifier does not run on a structure the recovery guessed)
+    last = max(k for k, line in enumerate(broken.splitlines()) if line.strip())
+    assert [(d.message, d.range.start.line, d.range.start.character) for d in diagnostics] == [
+        ("expected operation name in quotes", last, 1)]
 
 
 # -- equality with the whole-chunk parse on valid input --------------------------------
@@ -294,19 +298,21 @@ def test_an_error_in_a_region_header_stays_in_its_statement(corpus, typo):
     got = inc.analyze(edited)
     diags = _diagnostics(got)
     assert diags == _diagnostics(_entry_whole(edited)) == _diagnostics(analyze_text(edited))
-    # one syntax error; the reduce's result is then undefined in its users, and nothing else is reported
-    assert [d[2] for d in diags].count("parse.syntax") == 1
-    assert {d[1] for d in diags if d[2] != "parse.syntax"} <= {"use of undeclared SSA value name"}
+    # one syntax error and nothing else: the reduce's users do not see its result, which the recovery
+    # blanked, but the text defines it, so that is not reported (issue 15, recovery cascades)
+    assert [d[2] for d in diags] == ["parse.syntax"]
     new_ops = _entry_ops(got, name)
     assert len(new_ops) == len(old_ops) - 1
-    error_lines = {d[3][0] for d in diags}
+    removed = [o for o in old_ops if not any(o is n for n in new_ops)]
+    removed_names = {r.name for o in removed for r in o.results}
     rebuilt = [op for op in new_ops if not any(op is o for o in old_ops)]
-    assert rebuilt and all(op.range.start.line in error_lines for op in rebuilt)
+    # what was rebuilt is the users of the blanked reduce's result
+    assert rebuilt and all(any(v.name in removed_names for v in op.operands) for op in rebuilt)
     # typed back: clean, and the statements kept across both edits are the same objects
     got = inc.analyze(text)
     assert _diagnostics(got) == []
     ops = _entry_ops(got, name)
-    assert sum(any(op is o for o in old_ops) for op in ops) >= len(old_ops) - len(error_lines) - 1
+    assert sum(any(op is o for o in old_ops) for op in ops) >= len(old_ops) - len(rebuilt) - 1
 
 
 BODY_EDIT = st.tuples(st.sampled_from(["insert", "delete", "newline", "join"]), st.floats(0, 1),

@@ -34,7 +34,9 @@ def rng(line: int, start: int, end: int | None = None) -> Range:
 
 
 def sample() -> list[Diagnostic]:
+    """Two diagnostics in position order (the reports keep the order they are given)."""
     return [
+        Diagnostic(Severity.WARNING, "unused value", rng(1, 2, 4), code="lint.unused"),
         Diagnostic(
             Severity.ERROR,
             "use of undeclared SSA value name",
@@ -42,7 +44,6 @@ def sample() -> list[Diagnostic]:
             code="structure.undefined-value",
             notes=[Note("value defined here", rng(1, 2, 4))],
         ),
-        Diagnostic(Severity.WARNING, "unused value", rng(1, 2, 4), code="lint.unused"),
     ]
 
 
@@ -51,16 +52,17 @@ def sample() -> list[Diagnostic]:
 # ---------------------------------------------------------------------------
 
 
-def test_text_sorted_with_source_and_caret():
-    out = format_text([("t.mlir", SOURCE, sample())])
+def test_text_in_analysis_order_with_source_and_caret():
+    # the analysis gives MLIR's order (parse phase first), which the report keeps: not by position
+    out = format_text([("t.mlir", SOURCE, list(reversed(sample())))])
     assert out == (
-        "t.mlir:2:3: warning: unused value\n"
-        "  %0 = constant <i32: 1> : tile<i32>\n"
-        "  ^\n"
         "t.mlir:4:16: error: use of undeclared SSA value name\n"
         "        %2 = addi %0, %9\n"  # the tab expands to 8 columns
         "                      ^\n"
         "t.mlir:2:3: note: value defined here\n"
+        "  %0 = constant <i32: 1> : tile<i32>\n"
+        "  ^\n"
+        "t.mlir:2:3: warning: unused value\n"
         "  %0 = constant <i32: 1> : tile<i32>\n"
         "  ^\n"
     )
@@ -178,8 +180,8 @@ def test_json_fields():
 
 def test_json_byte_columns_and_unknown_location():
     diags = [
-        Diagnostic(Severity.REMARK, "after é", rng(2, 11, 13)),
         Diagnostic(Severity.NOTE, "nowhere", None),
+        Diagnostic(Severity.REMARK, "after é", rng(2, 11, 13)),
     ]
     data = json.loads(format_json([("t.mlir", SOURCE, diags)]))
     assert [(d["severity"], d["line"], d["column"], d["endColumn"]) for d in data] == [
@@ -239,7 +241,7 @@ def test_github_escaping_round_trips(text):
 
 def test_sarif_structure():
     extra = Diagnostic(Severity.REMARK, "fyi", None, code="lint.unused")
-    log = json.loads(format_sarif([("dir/t.mlir", SOURCE, sample() + [extra])], tool_version="0.1"))
+    log = json.loads(format_sarif([("dir/t.mlir", SOURCE, [extra] + sample())], tool_version="0.1"))
     assert log["$schema"] == SARIF_SCHEMA
     assert log["version"] == "2.1.0"
     (run,) = log["runs"]

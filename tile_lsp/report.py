@@ -58,7 +58,9 @@ _TAB_STOP = 8  # llvm/lib/Support/SourceMgr.cpp TabStop
 
 
 def _sorted(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
-    return sorted(diagnostics, key=lambda d: d.sort_key())
+    """``diagnostics`` in the order the analysis gives them: MLIR's, whose first error is the one
+    ``cuda-tile-opt`` prints (:func:`tile_lsp.analysis.diagnostics.mlir_order`), not by position."""
+    return list(diagnostics)
 
 
 def _uri_to_path(uri: str) -> str:

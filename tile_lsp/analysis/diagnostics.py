@@ -84,6 +84,44 @@ class Diagnostic:
         return (self.range.start.line, self.range.start.character)
 
 
+#: Codes of parse-phase errors that MLIR reports only at the end of a region (forward references never
+#: resolved, ``OperationParser::popSSANameScope``), not where the text names them.
+LATE_PARSE_CODES = frozenset({"structure.undefined-value"})
+
+
+def mlir_order(syntax: list[Diagnostic], build: list[Diagnostic], verify: list[Diagnostic]) -> list[Diagnostic]:
+    """One chunk's diagnostics in the order NVIDIA's ``cuda-tile-opt`` would meet them.
+
+    MLIR parses a whole chunk before it verifies anything (``parseSourceFile``
+    then ``verify``, MLIR ``lib/Tools/mlir-opt``), and its parser reads the
+    text once, front to back: a syntax error and an error of a custom op's
+    parser (a type whose dimensions are not powers of two, an undeclared or
+    mistyped SSA value) are met in text order.  So the parse phase comes
+    first: ``build`` (the IR builder's parse-level diagnostics, in the order
+    it emitted them, which is the order of MLIR's parser within an op: types
+    before operand resolution) with each of ``syntax`` placed before the
+    first builder diagnostic that lies after it.  ``syntax`` stays in the
+    order the parser met its errors: the first is MLIR's, the later ones
+    come from our recovery and may lie before it.  The
+    verifier's diagnostics (``verify``) follow, sorted by position.  The
+    first diagnostic is therefore the one MLIR prints, and nothing precedes
+    it that MLIR would not print (issue 15, "phase order").
+    """
+    out: list[Diagnostic] = []
+    k = 0
+    for d in build:
+        # an SSA value never defined is reported when its region ends (MLIR's popSSANameScope): after
+        # any syntax error met on the way
+        key = (1 << 62, 0) if d.code in LATE_PARSE_CODES else d.sort_key()
+        while k < len(syntax) and syntax[k].sort_key() <= key:
+            out.append(syntax[k])
+            k += 1
+        out.append(d)
+    out.extend(syntax[k:])
+    out.extend(sorted(verify, key=Diagnostic.sort_key))
+    return out
+
+
 def split_lines(text: str) -> list[str]:
     """The lines of ``text`` with their breaks, as :class:`SourceText` (and MLIR's ``SourceMgr``) count them.
 

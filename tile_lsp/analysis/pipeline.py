@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 
-from tile_lsp.analysis.diagnostics import Diagnostic, Range, Severity, SourceText
+from tile_lsp.analysis.diagnostics import Diagnostic, Range, Severity, SourceText, mlir_order
 from tile_lsp.analysis.split import Chunk
 
 log = logging.getLogger(__name__)
@@ -23,10 +23,15 @@ def analyze_chunk(chunk: Chunk, options, source: SourceText | None = None, *, pr
     omitted, positions are relative to the chunk.  With
     ``options.mlir_compat`` the chunk stops at its first parse error, as
     ``mlir-opt`` does, and is not verified after one.  Otherwise a chunk
-    made of several top-level units is analysed unit by unit
-    (:mod:`tile_lsp.analysis.units`): ``previous`` is the
+    made of several top-level units whose brackets balance is analysed unit
+    by unit (:mod:`tile_lsp.analysis.units`); one whose brackets do not
+    (a ``}`` missing or extra) is parsed whole, as MLIR parses it, so that
+    the error reported first is where MLIR's parser really fails, not where
+    a unit cut by indentation ends.  ``previous`` is the
     :class:`~tile_lsp.analysis.units.ChunkState` of an earlier analysis to
-    reuse, and the new state is appended to ``state_out``.
+    reuse, and the new state is appended to ``state_out``.  Diagnostics come
+    in MLIR's order (:func:`~tile_lsp.analysis.diagnostics.mlir_order`): the
+    parse phase, then the verifier.
     """
     from tile_lsp.analysis.api import ChunkAnalysis
     from tile_lsp.analysis.builder import Builder
@@ -43,35 +48,70 @@ def analyze_chunk(chunk: Chunk, options, source: SourceText | None = None, *, pr
     module = None
     try:
         if not compat:
-            from tile_lsp.analysis.units import analyze_units, chunk_layout
+            from tile_lsp.analysis.units import all_exact, analyze_units, chunk_layout
 
             layout = chunk_layout(chunk.text, previous)
-            if layout is not None:
+            if layout is not None and all_exact(layout):
                 analysis, state = analyze_units(chunk, layout, options, source, previous)
                 if state_out is not None:
                     state_out.append(state)
                 return analysis
         result = parse(chunk.text, max_issues=1 if compat else 50)
-        for issue in result.issues:
-            diagnostics.append(Diagnostic(
-                Severity.ERROR, issue.message,
-                source.range(base + issue.start, base + issue.end), "parse.syntax"))
-        if compat and result.issues:
+        syntax = [Diagnostic(Severity.ERROR, issue.message,
+                             source.range(base + issue.start, base + issue.end), "parse.syntax")
+                  for issue in result.issues]
+        if compat and syntax:
             # MLIR stops at the first error; its diagnostics all sit at one place
-            first = diagnostics[0].range
-            return ChunkAnalysis(chunk, None, [d for d in diagnostics if d.range == first][:2])
+            first = syntax[0].range
+            return ChunkAnalysis(chunk, None, [d for d in syntax if d.range == first][:2])
         builder = Builder(source, base, result.text, stop_at_first_error=compat)
         module = builder.build(result.tree)
-        diagnostics.extend(builder.diagnostics)
         if compat and builder.diagnostics:
             # the builder stopped at the first fatal error; what it reported up to it is MLIR's
             return ChunkAnalysis(chunk, module, builder.diagnostics)
-        diagnostics.extend(verify_module(module, options))
+        build = without_recovery_cascades(builder.diagnostics, result, chunk.text, source, base)
+        # brackets left open at the end of the text: which op holds which region is a guess, so the
+        # verifier's findings on that structure would be ours, not the user's (MLIR stops there too)
+        verified = [] if result.closed else verify_module(module, options)
+        diagnostics = mlir_order(syntax, build, verified)
     except Exception as exc:  # never let a bug hide the user's file
         log.exception("analysis failed")
         pos = source.position(base)
         diagnostics.append(Diagnostic(
             Severity.ERROR, f"tile-lsp internal error while analysing this chunk: {type(exc).__name__}: {exc}",
             Range(pos, pos), "internal"))
-    diagnostics.sort(key=Diagnostic.sort_key)
     return ChunkAnalysis(chunk, module, diagnostics)
+
+
+def without_recovery_cascades(build: list[Diagnostic], parsed, text: str, source: SourceText,
+                              base: int) -> list[Diagnostic]:
+    """``build`` (the IR builder's diagnostics) less those that only the parser's recovery caused.
+
+    ``parsed`` is the :class:`~tile_lsp.grammar.parse.ParseResult` of
+    ``text`` (at document offset ``base``); see :func:`without_uses_of`.
+    """
+    return without_uses_of(build, parsed.blanked_values(text), source, base)
+
+
+def without_uses_of(build: list[Diagnostic], names: frozenset[str] | set[str], source: SourceText,
+                    base: int) -> list[Diagnostic]:
+    """``build`` less its "use of undeclared SSA value name" errors for the values ``names``.
+
+    ``names`` are the values written in statements that recovery blanked
+    (:meth:`~tile_lsp.grammar.parse.ParseResult.blanked_values`): their
+    uses are unresolved only because of the recovery, since the value is
+    defined in the text, not in what was left of it (issue 15: a follow-on
+    diagnostic is welcome only when it is a real, independent error).
+    ``base`` is the document offset of the text the names were read from.
+    """
+    if not names:
+        return build
+    text = source.text
+    out = []
+    for d in build:
+        if d.code == "structure.undefined-value" and d.range is not None:
+            name = text[source.offset(d.range.start):source.offset(d.range.end)].split("#", 1)[0]
+            if name in names:
+                continue
+        out.append(d)
+    return out

@@ -52,6 +52,7 @@ from tile_lsp.analysis.diagnostics import (
     Range,
     Severity,
     SourceText,
+    mlir_order,
     split_lines,
 )
 
@@ -370,8 +371,9 @@ def updated_source(old: SourceText, text: str) -> SourceText:
     return _source_of_lines(text, out)
 
 
-def _all_exact(units) -> bool:
-    return all(u.exact and (u.kind == "function" or _all_exact(u.children)) for u in units)
+def all_exact(units) -> bool:
+    """Whether every level of a layout was cut on balanced brackets (no unit cut by indentation)."""
+    return all(u.exact and (u.kind == "function" or all_exact(u.children)) for u in units)
 
 
 _BLOCK = 4096
@@ -441,7 +443,7 @@ def update_layout(old_text: str, old_layout: list[Unit] | None, new_text: str) -
     :func:`split_units` returns for ``new_text``.  ``None`` when that cannot
     be shown (the caller cuts the whole text).
     """
-    if not old_layout or not _all_exact(old_layout):
+    if not old_layout or not all_exact(old_layout):
         return None
     p, s = _edit_span(old_text, new_text)
     old_end, new_end = len(old_text) - s, len(new_text) - s
@@ -576,6 +578,11 @@ class UnitResult:
     head_text: str = ""
     # a function's: the parse of its header and footer lines (body blanked), as (text parsed, ParseResult)
     header_parse: tuple | None = None
+    # a function's: how many of ``build`` its header gave; the others (forward references never
+    # resolved) are met at the end of its body, after its statements' own
+    build_head: int = 0
+    # a statement's: the SSA values written in what its parser's recovery blanked
+    blanked: frozenset = frozenset()
     # a function's: the syntax and builder diagnostics of its statements (None: not gathered yet)
     statement_diagnostics: tuple[list[Diagnostic], list[Diagnostic]] | None = None
 
@@ -823,6 +830,7 @@ class _ChunkRun:
         the ParseResult)``.
         """
         from tile_lsp.analysis.builder import Builder
+        from tile_lsp.analysis.pipeline import without_recovery_cascades
         from tile_lsp.grammar.parse import parse
 
         base = self.base + start
@@ -853,7 +861,8 @@ class _ChunkRun:
                     op = builder.operation(item, block, scope)
                     if op is not None:
                         ops.append(op)
-        return ops, issues, builder.diagnostics, tuple(aliases), result
+        build = without_recovery_cascades(builder.diagnostics, result, text, self.source, base)
+        return ops, issues, build, tuple(aliases), result
 
     def _build_container(self, unit: Unit, block, scope, first: int, last: int) -> UnitResult:
         """Build a container op from its header and footer lines (body blanked) and its body units."""
@@ -916,6 +925,7 @@ class _ChunkRun:
         """
         from tile_lsp.analysis.builder import Builder, Scope, _canonical
         from tile_lsp.analysis.ir import Block
+        from tile_lsp.analysis.pipeline import without_uses_of
         from tile_lsp.grammar.parse import parse
 
         text = self.chunk.text
@@ -996,14 +1006,19 @@ class _ChunkRun:
                         remap[id(prior)] = r
             res = UnitResult(s_text, "stmt", s_first, s_last, s_ops, issues, build)
             res.uses_locations = "loc(" in s_text
+            res.blanked = parsed.blanked_values(s_text)
             children.append(res)
+        head = len(builder.diagnostics)
         builder.finish_scope(inner)  # uses of names no statement defines
+        blanked = frozenset().union(*(c.blanked for c in children))
+        builder.diagnostics[head:] = without_uses_of(builder.diagnostics[head:], blanked, self.source, self.base)
         if body.operations:
             body.range = Range(body.operations[0].range.start, body.operations[-1].range.end) \
                 if body.operations[0].range and body.operations[-1].range else body.range
         _relink_uses(fn)
         self.new_ops.append(fn)
         res = UnitResult(text[unit.start:unit.end], "function", first, last, [fn], [], builder.diagnostics)
+        res.build_head = head
         res.head_text = signature
         res.header_parse = (virtual, result)
         res.children = children
@@ -1244,7 +1259,7 @@ def _walk_results(units: list[UnitResult], into_functions: bool = True):
 
 
 def _collect(units: list[UnitResult]) -> list[Diagnostic]:
-    """Diagnostics in the order the whole-chunk pipeline reports them, then sorted by position."""
+    """Diagnostics in the order the whole-chunk pipeline reports them (:func:`mlir_order`)."""
     issues: list[Diagnostic] = []
     build: list[Diagnostic] = []
     verify: list[Diagnostic] = []
@@ -1252,12 +1267,14 @@ def _collect(units: list[UnitResult]) -> list[Diagnostic]:
     def walk(results: list[UnitResult]) -> None:
         for r in results:
             issues.extend(r.issues)
-            build.extend(r.build)
             if r.kind == "function":
+                build.extend(r.build[:r.build_head])
                 more_issues, more_build = r.gather_statements()
                 issues.extend(more_issues)
                 build.extend(more_build)
+                build.extend(r.build[r.build_head:])
             else:
+                build.extend(r.build)
                 walk(r.children)
 
     def walk_verify(results: list[UnitResult]) -> None:
@@ -1271,9 +1288,7 @@ def _collect(units: list[UnitResult]) -> list[Diagnostic]:
 
     walk(units)
     walk_verify(units)
-    out = issues + build + verify
-    out.sort(key=Diagnostic.sort_key)
-    return out
+    return mlir_order(issues, build, verify)
 
 
 def analyze_units(chunk, layout: list[Unit], options, source: SourceText, previous: ChunkState | None = None):
