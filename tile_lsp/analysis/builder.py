@@ -593,7 +593,9 @@ class Builder:
                 result_types.extend(ts or [])
             else:
                 result_types.append(ts[0] if ts else T.UNKNOWN)
-        # operands in ODS order
+        # operands in ODS order; MLIR resolves them only once the op's format parsed: after an error in
+        # it (a type that breaks its verifier...) their types are not compared (MLIR never gets there)
+        op.invalid = op.invalid or len(self.diagnostics) > errors_before
         index = 0
         for o in opdef.operands:
             uses = parts.operands.get(o.name, [])

@@ -341,11 +341,10 @@ def _structural_issue(err: UnexpectedToken, text: str, start: int, end: int, eof
     if "EQUAL" in expected and _probe(err, [("EQUAL", "=")]) == "op_results":
         pos = _wrong_token_offset(text, start, eof)
         return SyntaxIssue("expected '=' after SSA name", pos, pos)
-    if _probe(err, [("RBRACE", "}")]) == "attr_dict":
-        if "COMMA" in expected:
-            pos = _wrong_token_offset(text, start, eof)
-            return SyntaxIssue("expected '}' in attribute dictionary", pos, pos)
-    elif "STRING" in expected and "VALUE_ID" not in expected \
+    if "COMMA" in expected and _probe(err, [("RBRACE", "}")]) == "attr_dict":
+        pos = _wrong_token_offset(text, start, eof)
+        return SyntaxIssue("expected '}' in attribute dictionary", pos, pos)
+    if "STRING" in expected and "VALUE_ID" not in expected \
             and _probe(err, [("STRING", '"x"'), ("RBRACE", "}")]) == "attr_dict":
         return SyntaxIssue("expected attribute name", start, end)
     if "LBRACE" in expected and _probe(err, [("LBRACE", "{"), ("RBRACE", "}")]) == "region":

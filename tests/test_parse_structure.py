@@ -1,0 +1,94 @@
+"""Where MLIR's parser really fails when the structure of a text breaks, and the order of what we report.
+
+Each text below was written for this test and run through NVIDIA's
+``cuda-tile-opt -allow-unregistered-dialect --mlir-print-op-on-diagnostic=false``
+(built by ``../shared/tools/cuda-tile-opt/build.sh``); ``MLIR`` gives the
+diagnostic it printed (1-based line and column, message).  Our first error
+must be that one, through the CLI as users call it, and nothing may precede
+it (issue 15: phase order, recovery cascades, structural errors).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tile_lsp.analysis.api import AnalysisOptions, analyze_text
+from tile_lsp.analysis.diagnostics import SourceText
+
+HEAD = "cuda_tile.module @m {\n  entry @f() {\n"
+C128 = "    %a = constant <i32: 1> : tile<128xi32>\n"
+
+# (name, text, MLIR's only diagnostic)
+CASES = [
+    # the end of the file inside a region: an op was expected; at the end of a text without a final
+    # line break MLIR's location moves back one character, onto the last one
+    ("eof-after-op-no-newline", HEAD + C128 + "    %b = addi %a, %a : tile<128xi32>",
+     (4, 36, "expected operation name in quotes")),
+    # ... and back over blank and comment lines to the end of the last token
+    ("eof-after-comment", HEAD + "    return\n  }\n\n// trailing comment\n\n",
+     (4, 4, "expected operation name in quotes")),
+    ("int-in-region", HEAD + "    return\n  }\n  7\n}\n", (4, 4, "expected operation name in quotes")),
+    ("results-without-equal", HEAD + "    %a\n  }\n}\n", (3, 7, "expected '=' after SSA name")),
+    ("attr-name", HEAD + "    return\n  } {7 = 1}\n}\n", (4, 6, "expected attribute name")),
+    ("attr-dict-close", HEAD + "    return\n  } {a = 1 b}\n}\n", (4, 11, "expected '}' in attribute dictionary")),
+    ("region-brace", "cuda_tile.module @m {\n  entry @f()\n}\n", (2, 13, "expected '{' to begin a region")),
+    # the type of an op fails its verifier while parsing: MLIR never resolves the op's operands, so
+    # no type mismatch of %a is reported after it
+    ("pow2-type-first", HEAD + C128 + "    %b = addi %a, %a : tile<100xi32>\n    return\n  }\n}\n",
+     (4, 28, "custom op 'cuda_tile.addi' all dimensions must be powers of two, got 100")),
+    # a syntax error (a '>' missing) blanks %b's line: the later uses of %b are not "undeclared"
+    ("no-cascade-after-blank", HEAD + C128 + "    %b = constant <i32: 1> : tile<128xi32\n"
+     "    %c = addi %a, %b : tile<128xi32>\n    %d = addi %c, %b : tile<128xi32>\n    return\n  }\n}\n",
+     (4, 42, "expected '>'")),
+]
+
+
+def _cli_json(tmp_path, text: str) -> list[dict]:
+    path = tmp_path / "t.mlir"
+    path.write_text(text, encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "tile_lsp.cli", "--check", "--format", "json", str(path)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def _mlir_positions(text: str, options: AnalysisOptions | None = None) -> list[tuple[int, int, str]]:
+    source = SourceText(text)
+    return [(d.range.start.line + 1, source.cli_column(d.range.start), d.message)
+            for d in analyze_text(text, options).diagnostics if d.severity.value == "error"]
+
+
+@pytest.mark.parametrize("name,text,mlir", CASES, ids=[c[0] for c in CASES])
+def test_mlir_error_is_the_only_error(name, text, mlir):
+    """Default (editor) mode and MLIR-compat mode both give exactly MLIR's diagnostic."""
+    assert _mlir_positions(text) == [mlir]
+    assert _mlir_positions(text, AnalysisOptions(mlir_compat=True)) == [mlir]
+
+
+def test_cli_prints_the_parse_error_before_an_earlier_verifier_error(tmp_path):
+    """A verifier error above a syntax error: MLIR prints only the syntax error (it never verifies after
+    one); we print it first, then the verifier's finding, which the editor needs."""
+    text = (HEAD + C128 + "    %r = reshape %a : tile<128xi32> -> tile<64xi32>\n    return\n  }\n"
+            "  entry @g() {\n    %x = constant <i32: 1> : tile<128xi32>\n    %y = addi %x %x : tile<128xi32>\n"
+            "    return\n  }\n}\n")
+    out = _cli_json(tmp_path, text)
+    assert [(d["line"], d["column"], d["message"]) for d in out] == [
+        (9, 17, "expected ','"),  # MLIR's
+        (4, 10, "'cuda_tile.reshape' op expected source tile and result tile to have the same number of "
+                "elements"),
+    ]
+
+
+def test_cli_missing_brace_reports_where_mlir_fails(tmp_path):
+    """The `}` of a loop body deleted: MLIR reads the rest of the entry into the loop and meets the end of
+    the file inside the module; nothing the mis-nesting would cause is reported."""
+    text = (HEAD + "    %c0 = constant <i32: 0> : tile<i32>\n    %c4 = constant <i32: 4> : tile<i32>\n"
+            "    %c1 = constant <i32: 1> : tile<i32>\n    for %i in (%c0 to %c4, step %c1) : tile<i32> {\n"
+            "      continue\n"  # its `}` deleted
+            "    return\n  }\n}\n")
+    out = _cli_json(tmp_path, text)
+    assert [(d["line"], d["column"], d["message"]) for d in out] == [(10, 2, "expected operation name in quotes")]
