@@ -92,6 +92,50 @@ def score_file(path: Path, oracle_dir: Path | None = None) -> FileScore:
     return FileScore(path.name, len(analysis.chunks), verify_ok, exact_ok, uses_annotations)
 
 
+def cli_exact(path: Path, oracle_dir: Path, command: list[str] | None = None) -> tuple[int, int, list[int]]:
+    """Chunks of ``path`` whose diagnostics, printed by the CLI as users call it, equal the oracle's.
+
+    Runs ``tile-lsp --check --format json --split-input-file --tile-version
+    13.3 FILE`` (``command`` replaces ``tile-lsp``; default: this Python
+    with ``-m tile_lsp.cli``) in its default mode, not ``-verify-diagnostics``
+    nor MLIR-compat: what an editor or CI user sees.  The JSON objects
+    (notes after their diagnostic) are compared, in the order printed, with
+    the oracle's lines of each chunk.  Returns ``(chunks, chunks equal,
+    0-based indices of the chunks that differ)``.
+    """
+    import json
+    import subprocess
+    import sys
+
+    from tile_lsp.analysis.split import split_chunks
+
+    text = path.read_text(encoding="utf-8")
+    cmd = (command or [sys.executable, "-m", "tile_lsp.cli"]) + [
+        "--check", "--format", "json", "--split-input-file", "--tile-version", CONFORMANCE_TILE_VERSION, str(path)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    if proc.returncode not in (0, 1):
+        raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()[-500:]}")
+    printed: list[tuple[int, int, str, str]] = []
+    for o in json.loads(proc.stdout):
+        if o.get("line") is not None:
+            printed.append((o["line"], o["column"], o["severity"], o["message"]))
+        for n in o.get("notes") or []:
+            if n.get("line") is not None:
+                printed.append((n["line"], n["column"], "note", n["message"]))
+    oracle = oracle_diagnostics(oracle_dir / (path.stem + ".diagnostics.txt"))
+    chunks = split_chunks(text)
+    equal, differ = 0, []
+    for k, chunk in enumerate(chunks):
+        first = chunk.start_line + 1
+        last = chunk.start_line + chunk.text.count("\n") + 1
+        ours = [d for d in printed if first <= d[0] <= last]
+        if ours == [d for d in oracle if first <= d[0] <= last]:
+            equal += 1
+        else:
+            differ.append(k)
+    return len(chunks), equal, differ
+
+
 def invalid_test_files(corpus: Path) -> list[Path]:
     """The ``*_invalid.mlir`` and ``invalid.mlir`` tests of ``corpus/conformance/Dialect/CudaTile``."""
     tests = corpus / "conformance" / "Dialect" / "CudaTile"

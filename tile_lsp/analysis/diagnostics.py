@@ -89,7 +89,8 @@ class Diagnostic:
 LATE_PARSE_CODES = frozenset({"structure.undefined-value"})
 
 
-def mlir_order(syntax: list[Diagnostic], build: list[Diagnostic], verify: list[Diagnostic]) -> list[Diagnostic]:
+def mlir_order(syntax: list[Diagnostic], build: list[Diagnostic], verify: list[Diagnostic],
+               spans: list[tuple[Position, Position]] | None = None) -> list[Diagnostic]:
     """One chunk's diagnostics in the order NVIDIA's ``cuda-tile-opt`` would meet them.
 
     MLIR parses a whole chunk before it verifies anything (``parseSourceFile``
@@ -106,6 +107,15 @@ def mlir_order(syntax: list[Diagnostic], build: list[Diagnostic], verify: list[D
     verifier's diagnostics (``verify``) follow, sorted by position.  The
     first diagnostic is therefore the one MLIR prints, and nothing precedes
     it that MLIR would not print (issue 15, "phase order").
+
+    ``spans`` are the ranges of the chunk's top-level operations (functions:
+    the ops of a ``cuda_tile.module`` body, or of the chunk), in text order.
+    MLIR abandons the whole text at its first parse error; we abandon only
+    the top-level op that holds it (or, when recovery removed that op, the
+    text between the ops around it): every other diagnostic that starts
+    there, but for those at the first error's own position (MLIR prints two
+    for some failures), depends on how the parser recovered, while those of the other
+    functions are real, independent errors and stay.
     """
     out: list[Diagnostic] = []
     k = 0
@@ -118,8 +128,28 @@ def mlir_order(syntax: list[Diagnostic], build: list[Diagnostic], verify: list[D
             k += 1
         out.append(d)
     out.extend(syntax[k:])
+    first = next((d for d in out if d.severity == Severity.ERROR and d.range is not None), None)
     out.extend(sorted(verify, key=Diagnostic.sort_key))
-    return out
+    if first is None or spans is None:
+        return out
+    lo, hi = _span_around(first.range.start, spans)
+    at = first.range.start  # MLIR may print several errors for one failure, all there
+    late = first.code if first.code in LATE_PARSE_CODES else None  # or all at the end of the region
+    return [d for d in out if d.range is None or d.range.start == at or (late and d.code == late)
+            or not (lo <= d.range.start < hi)]
+
+
+def _span_around(pos: Position, spans: list[tuple[Position, Position]]) -> tuple[Position, Position]:
+    """The span of ``spans`` holding ``pos``, else the gap between the spans around it."""
+    lo, hi = Position(-1, -1), Position(1 << 62, 0)
+    for start, end in spans:
+        if start <= pos <= end:
+            return start, Position(end.line, end.character + 1)
+        if end < pos:
+            lo = max(lo, Position(end.line, end.character + 1))
+        elif start > pos:
+            hi = min(hi, start)
+    return lo, hi
 
 
 def split_lines(text: str) -> list[str]:

@@ -73,7 +73,7 @@ def analyze_chunk(chunk: Chunk, options, source: SourceText | None = None, *, pr
         # brackets left open at the end of the text: which op holds which region is a guess, so the
         # verifier's findings on that structure would be ours, not the user's (MLIR stops there too)
         verified = [] if result.closed else verify_module(module, options)
-        diagnostics = mlir_order(syntax, build, verified)
+        diagnostics = mlir_order(syntax, build, verified, function_spans(module))
     except Exception as exc:  # never let a bug hide the user's file
         log.exception("analysis failed")
         pos = source.position(base)
@@ -115,3 +115,25 @@ def without_uses_of(build: list[Diagnostic], names: frozenset[str] | set[str], s
                 continue
         out.append(d)
     return out
+
+
+#: Ops whose body holds the functions of a chunk (their ops are the "top-level ops" of a chunk).
+_CONTAINERS = frozenset({"cuda_tile.module", "builtin.module"})
+
+
+def function_spans(module) -> list:
+    """Ranges of the top-level ops of ``module`` (a chunk's IR): the ops of a ``cuda_tile.module`` or
+    ``builtin.module`` body, else the chunk's own ops, in text order (see
+    :func:`~tile_lsp.analysis.diagnostics.mlir_order`)."""
+    spans = []
+
+    def add(ops) -> None:
+        for op in ops:
+            if op.name in _CONTAINERS and op.regions and op.regions[0].blocks:
+                add(op.regions[0].blocks[0].operations)
+            elif op.range is not None:
+                spans.append((op.range.start, op.range.end))
+
+    if module is not None:
+        add(module.body.operations)
+    return sorted(spans)

@@ -1258,7 +1258,7 @@ def _walk_results(units: list[UnitResult], into_functions: bool = True):
             yield from _walk_results(r.children, into_functions)
 
 
-def _collect(units: list[UnitResult]) -> list[Diagnostic]:
+def _collect(units: list[UnitResult], module=None) -> list[Diagnostic]:
     """Diagnostics in the order the whole-chunk pipeline reports them (:func:`mlir_order`)."""
     issues: list[Diagnostic] = []
     build: list[Diagnostic] = []
@@ -1288,7 +1288,9 @@ def _collect(units: list[UnitResult]) -> list[Diagnostic]:
 
     walk(units)
     walk_verify(units)
-    return mlir_order(issues, build, verify)
+    from tile_lsp.analysis.pipeline import function_spans
+
+    return mlir_order(issues, build, verify, function_spans(module))
 
 
 def analyze_units(chunk, layout: list[Unit], options, source: SourceText, previous: ChunkState | None = None):
@@ -1313,7 +1315,7 @@ def analyze_units(chunk, layout: list[Unit], options, source: SourceText, previo
     state.interned = _used_keys(run.interned)
     state.aliases = (run.module.attr_aliases, run.module.type_aliases)
     state.reused, state.rebuilt = run.reused, run.rebuilt
-    analysis = ChunkAnalysis(chunk, run.module, _collect(units))
+    analysis = ChunkAnalysis(chunk, run.module, _collect(units, run.module))
     analysis.units = units
     return analysis, state
 
