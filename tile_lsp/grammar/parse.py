@@ -298,13 +298,40 @@ def _op_name_terminals() -> frozenset[str]:
     return cached
 
 
-def _at_operation_name(expected: set[str]) -> bool:
-    """Whether the parser expected the name of an operation (it then accepts any op name).
+def _accepted(err: UnexpectedInput, names) -> set[str]:
+    """The terminals among ``names`` that the parser at ``err`` really accepts next.
+
+    Lark's ``expected`` is the look-ahead set of an LALR state, which merges the contexts that
+    share it (after a type, what may follow any type); feeding each terminal to a copy of the
+    parser keeps those that fit this context.
+    """
+    ip = getattr(err, "interactive_parser", None)
+    if ip is None:
+        return set()
+    literals = _literal_terminals()
+    out = set()
+    for name in names:
+        if name.startswith("$"):
+            continue
+        try:
+            ip.copy().feed_token(Token(name, literals.get(name, _PUNCT.get(name, "x"))))
+        except Exception:  # does not fit here
+            continue
+        out.add(name)
+    return out
+
+
+def _at_operation_name(err: UnexpectedInput, expected: set[str]) -> bool:
+    """Whether the parser at ``err`` expected the name of an operation (it then takes any op name).
 
     A state that accepts a handful of op-name keywords for another reason (a format keyword
-    that happens to be an op's name) does not count.
+    that happens to be an op's name) does not count, nor one whose look-ahead set holds op
+    names only through LALR state merging.
     """
-    return len(expected & _op_name_terminals()) >= 20
+    names = expected & _op_name_terminals()
+    if len(names) < 20:
+        return False
+    return bool(_accepted(err, sorted(names)[:3]))
 
 
 def _region_owners(err: UnexpectedInput) -> list[str | None]:
@@ -433,6 +460,32 @@ def _type_prefix(op: str | None, text: str, pos: int) -> str | None:
     return f"custom op '{op}' " if op is not None else None
 
 
+def _attribute_type(err: UnexpectedInput) -> bool:
+    """Whether the type expected at ``err`` is that of an attribute (``0.0 : f32``,
+    ``dense<...> : type``), read by MLIR's own type parser rather than NVIDIA's."""
+    ip = getattr(err, "interactive_parser", None)
+    if ip is None:
+        return False
+    values = ip.parser_state.value_stack
+    if len(values) < 2 or not (isinstance(values[-1], Token) and values[-1].type == "COLON"):
+        return False
+    before = values[-2]
+    if isinstance(before, Token) and before.type in ("INT", "FLOAT", "BOOL"):
+        return True
+    if isinstance(before, Token) and before.type == "MORETHAN":
+        depth = 0
+        for i in range(len(values) - 2, 0, -1):
+            v = values[i]
+            if isinstance(v, Token) and v.type == "MORETHAN":
+                depth += 1
+            elif isinstance(v, Token) and v.type == "LESSTHAN":
+                depth -= 1
+                if depth == 0:
+                    prev = values[i - 1]
+                    return isinstance(prev, Token) and prev.type in ("DENSE", "ARRAY_KW")
+    return False
+
+
 def _unknown_type(tok: Token, op: str | None, text: str) -> SyntaxIssue | None:
     """A keyword read where a cuda_tile type was required that names no type.
 
@@ -468,14 +521,53 @@ def _open_tensor_view_shape(err: UnexpectedInput) -> bool | None:
     return None
 
 
-def _required_keyword(expected: set[str]) -> str | None:
-    """The keyword a parser state requires, when it accepts that keyword and nothing else."""
-    names = expected - {"BARE_ID"}
-    if len(names) != 1:
-        return None
-    name = next(iter(names))
-    word = _literal_terminals().get(name)
-    return word if word is not None and name not in _op_name_terminals() else None
+def _punctuation_named(expected: set[str]) -> set[str]:
+    """``expected`` with Lark's anonymous names of punctuation terminals (``__ANON_0`` for ``->``)
+    replaced by the names :data:`_PUNCT` knows."""
+    cached = getattr(_punctuation_named, "_cache", None)
+    if cached is None:
+        by_text = {text: name for name, text in _PUNCT.items()}
+        cached = {t.name: by_text[t.pattern.value] for t in get_parser().terminals
+                  if t.name.startswith("__") and t.pattern.type == "str" and t.pattern.value in by_text}
+        _punctuation_named._cache = cached
+    return {cached.get(name, name) for name in expected}
+
+
+def _keyword_or_region(err: UnexpectedToken, expected: set[str], op: str | None, text: str) -> SyntaxIssue | None:
+    """What an op's parser reports when the next token fits no keyword or region it accepts.
+
+    Of the terminals the parser really accepts (:func:`_accepted`): when only keywords, ``,``
+    (a list that may go on) and an attribute dictionary's ``{`` remain, the optional ones were tried first
+    (MLIR ``parseOptionalKeyword``/``parseOptionalComma``/``parseOptionalAttrDict``) and the
+    error is the required one: a single keyword gives "expected '<keyword>'" at the token
+    (``AsmParser::parseKeyword``, mlir/include/mlir/IR/OpImplementation.h).  When a region may
+    come next, whatever else may come first is optional: "expected '{' to begin a region" at the
+    end of the token before (MLIR ``OperationParser::parseRegion``, emitWrongTokenError).
+    """
+    accepted = _accepted(err, expected - {"BARE_ID"})
+    literals = _literal_terminals()
+    keywords = {n for n in accepted if n in literals and n not in _op_name_terminals()}
+    region = "LBRACE" in accepted and _opens_region(err)
+    tok = err.token
+    if region:
+        # what else fits here comes before the region, so is optional
+        pos = _end_of_previous_token(text, tok.start_pos)
+        return SyntaxIssue("expected '{' to begin a region", pos, pos)
+    rest = accepted - keywords - {"COMMA", "LBRACE"}  # a `{` here opens an optional attribute dictionary
+    if not rest and len(keywords) == 1:
+        return _missing_keyword(tok, literals[next(iter(keywords))], op, text)
+    return None
+
+
+def _opens_region(err: UnexpectedInput) -> bool:
+    """Whether a ``{`` fed to the parser at ``err`` opens a region (block labels may follow)."""
+    try:
+        probe = err.interactive_parser.copy()
+        probe.feed_token(Token("LBRACE", "{"))
+        state = probe.parser_state
+        return "CARET_ID" in state.parse_conf.parse_table.states[state.state_stack[-1]]
+    except Exception:
+        return False
 
 
 def _missing_keyword(tok: Token, word: str, op: str | None, text: str) -> SyntaxIssue:
@@ -502,16 +594,18 @@ def _describe(err: UnexpectedInput, text: str) -> list[SyntaxIssue]:
             earlier = _invalid_enum_before(err, *current)
             if earlier is not None:
                 return [earlier]
-        if _at_operation_name(expected):
+        if _at_operation_name(err, expected):
             unknown = _unknown_operation(err, text)
             if unknown is not None:
                 return [unknown]
         if "STRIDES" in expected and len(expected) == 1 and _open_tensor_view_shape(err) is False:
             # NVIDIA TensorViewType::parse (Types.cpp): a 0-d tensor_view takes no strides
-            return [SyntaxIssue("unexpected token after element type in 0-d tensor_view", start, end)]
-        keyword = _required_keyword(expected)
-        if keyword is not None:
-            return [_missing_keyword(tok, keyword, op, text)]
+            prefix = _type_prefix(op, text, start) or ""
+            return [SyntaxIssue(f"{prefix}unexpected token after element type in 0-d tensor_view", start, end)]
+        if expected & _literal_terminals().keys():
+            missing = _keyword_or_region(err, expected, op, text)
+            if missing is not None:
+                return [missing]
         if {"INT", "QUESTION"} <= expected and "VALUE_ID" not in expected:
             return [SyntaxIssue("expected either 64-bit integer or question mark", start, end)]
         if op is not None and {"INT", "VALUE_ID"} <= expected:
@@ -527,6 +621,10 @@ def _describe(err: UnexpectedInput, text: str) -> list[SyntaxIssue]:
         if op is not None and "AT_ID" in expected and not ({"VALUE_ID", "COLON"} & expected):
             return [SyntaxIssue(f"custom op '{op}' expected valid '@'-identifier for symbol name", start, end)]
         if {"INT_TYPE", "FLOAT_TYPE"} <= expected and "COLON" not in expected:
+            if _is_mlir_keyword(str(tok)) and _attribute_type(err):
+                # MLIR Parser::parseNonFunctionType: a keyword that starts no builtin type
+                pos = _end_of_previous_token(text, start)
+                return [SyntaxIssue("expected non-function type", pos, pos)]
             unknown = _unknown_type(tok, op, text)
             if unknown is not None:
                 return [unknown]
@@ -535,7 +633,7 @@ def _describe(err: UnexpectedInput, text: str) -> list[SyntaxIssue]:
             prefix = f"custom op '{op}' " if op is not None and not _written_with_bang(text, start) else ""
             if prefix or tok.type == "INT":
                 return [SyntaxIssue(prefix + "expected valid keyword", start, end)]
-        message = _expected_message(expected, tok)
+        message = _expected_message(_punctuation_named(expected), tok)
         if message.startswith("expected '"):
             # MLIR's emitWrongTokenError: a missing punctuation is reported at
             # the end of the previous token, not at the unexpected one
