@@ -298,27 +298,44 @@ def _op_name_terminals() -> frozenset[str]:
     return cached
 
 
+def _state_after(err: UnexpectedInput, name: str) -> int | None:
+    """The LALR state the parser at ``err`` would be in after shifting a ``name`` terminal,
+    ``None`` when that terminal does not fit there.
+
+    Replays the parse table on a copy of the state stack alone (reductions, then the shift):
+    Lark's own ``InteractiveParser.copy`` deep-copies every tree on the value stack.
+    """
+    ip = getattr(err, "interactive_parser", None)
+    if ip is None:
+        return None
+    state = ip.parser_state
+    table = state.parse_conf.parse_table.states
+    stack = list(state.state_stack)
+    for _ in range(10000):
+        action = table.get(stack[-1], {}).get(name)
+        if action is None:
+            return None
+        kind, arg = action
+        if kind is not Reduce:
+            return arg
+        size = len(arg.expansion)
+        if size:
+            del stack[-size:]
+        goto = table.get(stack[-1], {}).get(arg.origin.name)
+        if goto is None:
+            return None
+        stack.append(goto[1])
+    return None
+
+
 def _accepted(err: UnexpectedInput, names) -> set[str]:
     """The terminals among ``names`` that the parser at ``err`` really accepts next.
 
     Lark's ``expected`` is the look-ahead set of an LALR state, which merges the contexts that
-    share it (after a type, what may follow any type); feeding each terminal to a copy of the
-    parser keeps those that fit this context.
+    share it (after a type, what may follow any type); replaying each terminal on the parser's
+    stack keeps those that fit this context.
     """
-    ip = getattr(err, "interactive_parser", None)
-    if ip is None:
-        return set()
-    literals = _literal_terminals()
-    out = set()
-    for name in names:
-        if name.startswith("$"):
-            continue
-        try:
-            ip.copy().feed_token(Token(name, literals.get(name, _PUNCT.get(name, "x"))))
-        except Exception:  # does not fit here
-            continue
-        out.add(name)
-    return out
+    return {name for name in names if not name.startswith("$") and _state_after(err, name) is not None}
 
 
 def _at_operation_name(err: UnexpectedInput, expected: set[str]) -> bool:
@@ -544,7 +561,7 @@ def _keyword_or_region(err: UnexpectedToken, expected: set[str], op: str | None,
     come next, whatever else may come first is optional: "expected '{' to begin a region" at the
     end of the token before (MLIR ``OperationParser::parseRegion``, emitWrongTokenError).
     """
-    accepted = _accepted(err, expected - {"BARE_ID"})
+    accepted = _accepted(err, expected - {"BARE_ID"} - _op_name_terminals())
     literals = _literal_terminals()
     keywords = {n for n in accepted if n in literals and n not in _op_name_terminals()}
     region = "LBRACE" in accepted and _opens_region(err)
@@ -561,13 +578,10 @@ def _keyword_or_region(err: UnexpectedToken, expected: set[str], op: str | None,
 
 def _opens_region(err: UnexpectedInput) -> bool:
     """Whether a ``{`` fed to the parser at ``err`` opens a region (block labels may follow)."""
-    try:
-        probe = err.interactive_parser.copy()
-        probe.feed_token(Token("LBRACE", "{"))
-        state = probe.parser_state
-        return "CARET_ID" in state.parse_conf.parse_table.states[state.state_stack[-1]]
-    except Exception:
+    after = _state_after(err, "LBRACE")
+    if after is None:
         return False
+    return "CARET_ID" in err.interactive_parser.parser_state.parse_conf.parse_table.states.get(after, {})
 
 
 def _missing_keyword(tok: Token, word: str, op: str | None, text: str) -> SyntaxIssue:
