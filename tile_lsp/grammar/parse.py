@@ -216,25 +216,12 @@ def _cases(enum: str) -> tuple[str, ...]:
 
 
 def _completed_rule(err: UnexpectedToken, token_type: str, value: str) -> str | None:
-    """The rule a token of ``token_type`` would complete at the error, probing a copy of the parser.
+    """The rule a token of ``token_type`` would complete at the error (see :func:`_probe`).
 
     LALR states after the probe token reduce by a single rule; its name tells
     which part of the op's format was expected (e.g. ``enum_signedness``).
     """
-    ip = err.interactive_parser
-    if ip is None:
-        return None
-    try:
-        probe = ip.copy()
-        probe.feed_token(Token(token_type, value))
-        state = probe.parser_state.state_stack[-1]
-        actions = probe.parser_state.parse_conf.parse_table.states[state]
-    except Exception:  # the probe token does not fit either
-        return None
-    for action, arg in actions.values():
-        if action is Reduce:
-            return arg.origin.name
-    return None
+    return _probe(err, [token_type])
 
 
 def _wrong_token_offset(text: str, offset: int, eof: bool = False) -> int:
@@ -273,24 +260,25 @@ _NAME_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
 _INT_TYPE_WORD = re.compile(r"[su]?i[0-9]+")
 
 
-def _probe(err: UnexpectedToken, tokens: list[tuple[str, str]]) -> str | None:
-    """Feed ``tokens`` (``(type, value)``) to a copy of the parser at ``err``; the rule reduced right after.
+def _probe(err: UnexpectedToken, names: list[str]) -> str | None:
+    """The rule a parser at ``err`` would reduce right after shifting the terminals ``names``.
 
-    ``None`` when a token does not fit.  Used to ask "what would this token
-    complete here?" (an attribute dictionary, a region, the results of an op).
+    ``None`` when a terminal does not fit.  Asks "what would these tokens
+    complete here?" (an attribute dictionary, the results of an op), by
+    replaying the parse table on the state stack (:func:`_state_after`).
     """
     ip = getattr(err, "interactive_parser", None)
     if ip is None:
         return None
-    try:
-        probe = ip.copy()
-        for token_type, value in tokens:
-            probe.feed_token(Token(token_type, value))
-        state = probe.parser_state.state_stack[-1]
-        actions = probe.parser_state.parse_conf.parse_table.states[state]
-    except Exception:  # a token does not fit
-        return None
-    for action, arg in actions.values():
+    state = None
+    stack = list(ip.parser_state.state_stack)
+    table = ip.parser_state.parse_conf.parse_table.states
+    for name in names:
+        state = _shift(table, stack, name)
+        if state is None:
+            return None
+        stack.append(state)
+    for action, arg in table.get(state, {}).values():
         if action is Reduce:
             return arg.origin.name
     return None
@@ -302,14 +290,7 @@ def _accepts_op(err: UnexpectedToken) -> bool:
     Probed with ``make_token`` (an op without operands or attributes), which
     no attribute or type body accepts, unlike a quoted name or ``%``.
     """
-    ip = getattr(err, "interactive_parser", None)
-    if ip is None:
-        return False
-    try:
-        ip.copy().feed_token(Token("MAKE_TOKEN", "make_token"))
-    except Exception:  # not a place for an operation
-        return False
-    return True
+    return _state_after(err, "MAKE_TOKEN") is not None
 
 
 def _structural_issue(err: UnexpectedToken, text: str, start: int, end: int, eof: bool) -> SyntaxIssue | None:
@@ -338,16 +319,16 @@ def _structural_issue(err: UnexpectedToken, text: str, start: int, end: int, eof
     if {"STRING", "VALUE_ID"} <= expected and not is_name and _accepts_op(err):
         pos = _wrong_token_offset(text, start, eof)
         return SyntaxIssue("expected operation name in quotes", pos, pos)
-    if "EQUAL" in expected and _probe(err, [("EQUAL", "=")]) == "op_results":
+    if "EQUAL" in expected and _probe(err, ["EQUAL"]) == "op_results":
         pos = _wrong_token_offset(text, start, eof)
         return SyntaxIssue("expected '=' after SSA name", pos, pos)
-    if "COMMA" in expected and _probe(err, [("RBRACE", "}")]) == "attr_dict":
+    if "COMMA" in expected and _probe(err, ["RBRACE"]) == "attr_dict":
         pos = _wrong_token_offset(text, start, eof)
         return SyntaxIssue("expected '}' in attribute dictionary", pos, pos)
     if "STRING" in expected and "VALUE_ID" not in expected \
-            and _probe(err, [("STRING", '"x"'), ("RBRACE", "}")]) == "attr_dict":
+            and _probe(err, ["STRING", "RBRACE"]) == "attr_dict":
         return SyntaxIssue("expected attribute name", start, end)
-    if "LBRACE" in expected and _probe(err, [("LBRACE", "{"), ("RBRACE", "}")]) == "region":
+    if "LBRACE" in expected and _opens_region(err):
         pos = _wrong_token_offset(text, start, eof)
         return SyntaxIssue("expected '{' to begin a region", pos, pos)
     return None
@@ -391,13 +372,348 @@ _TYPE_START = re.compile(r"(!cuda_tile\.)?\b(tile|ptr|tensor_view|partition_view
 
 
 def _written_with_bang(text: str, pos: int) -> bool:
-    """Whether the cuda_tile type around ``pos`` was written in the full ``!cuda_tile.`` form."""
+    """Whether a cuda_tile type around ``pos`` was written in the full ``!cuda_tile.`` form.
+
+    Inside such a type (``!cuda_tile.partition_view<..., tensor_view<...>>``), the nested short
+    forms are read by the dialect's type parser too, not by the custom op's.
+    """
     line_start = text.rfind("\n", 0, pos) + 1
-    for m in reversed(list(_TYPE_START.finditer(text, line_start, pos))):
+    for m in _TYPE_START.finditer(text, line_start, pos):
         segment = text[m.end() - 1:pos]
-        if segment.count("<") > segment.count(">"):  # pos is still inside this type
-            return m.group(1) is not None
+        if m.group(1) is not None and segment.count("<") > segment.count(">"):  # pos is still inside it
+            return True
     return False
+
+
+# ---------------------------------------------------------------- names: ops, types and keywords
+# MLIR's lexer (mlir/lib/AsmParser/Lexer.cpp, lexBareIdentifierOrKeyword): a bare identifier or
+# keyword; one spelled like an integer type (``i32``, ``si8``, ``ui16``) is an ``inttype`` token.
+_MLIR_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*\Z")
+_MLIR_INT_TYPE = re.compile(r"(?:[su]?i)[0-9]+\Z")
+# Dialects that cuda-tile-opt loads (its note "Available dialects: builtin, cuda_tile").
+_LOADED_DIALECTS = ("builtin", "cuda_tile")
+
+
+def _is_mlir_keyword(word: str) -> bool:
+    """Whether MLIR lexes ``word`` as a bare identifier or keyword (not an integer type)."""
+    return bool(_MLIR_WORD.match(word)) and not (len(word) > 1 and _MLIR_INT_TYPE.match(word))
+
+
+def _literal_terminals() -> dict[str, str]:
+    """Terminal name -> literal text, for the grammar's keyword terminals (``"tile"``...)."""
+    cached = getattr(_literal_terminals, "_cache", None)
+    if cached is None:
+        cached = {t.name: t.pattern.value for t in get_parser().terminals
+                  if t.pattern.type == "str" and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_$.]*", t.pattern.value)}
+        _literal_terminals._cache = cached
+    return cached
+
+
+def _op_name_terminals() -> frozenset[str]:
+    """Names of the terminals that spell an op name (``negi``, ``cuda_tile.negi``...)."""
+    cached = getattr(_op_name_terminals, "_cache", None)
+    if cached is None:
+        cached = frozenset(name for name, lit in _literal_terminals().items() if lookup(lit) is not None)
+        _op_name_terminals._cache = cached
+    return cached
+
+
+def _state_after(err: UnexpectedInput, name: str) -> int | None:
+    """The LALR state the parser at ``err`` would be in after shifting a ``name`` terminal,
+    ``None`` when that terminal does not fit there.
+
+    Replays the parse table on a copy of the state stack alone (reductions, then the shift):
+    Lark's own ``InteractiveParser.copy`` deep-copies every tree on the value stack.
+    """
+    ip = getattr(err, "interactive_parser", None)
+    if ip is None:
+        return None
+    state = ip.parser_state
+    return _shift(state.parse_conf.parse_table.states, list(state.state_stack), name)
+
+
+def _shift(table, stack: list, name: str) -> int | None:
+    """Reduce ``stack`` (LALR states, modified in place) as the terminal ``name`` asks, then the state
+    its shift goes to; ``None`` when ``name`` does not fit."""
+    for _ in range(10000):
+        action = table.get(stack[-1], {}).get(name)
+        if action is None:
+            return None
+        kind, arg = action
+        if kind is not Reduce:
+            return arg
+        size = len(arg.expansion)
+        if size:
+            del stack[-size:]
+        goto = table.get(stack[-1], {}).get(arg.origin.name)
+        if goto is None:
+            return None
+        stack.append(goto[1])
+    return None
+
+
+def _accepted(err: UnexpectedInput, names) -> set[str]:
+    """The terminals among ``names`` that the parser at ``err`` really accepts next.
+
+    Lark's ``expected`` is the look-ahead set of an LALR state, which merges the contexts that
+    share it (after a type, what may follow any type); replaying each terminal on the parser's
+    stack keeps those that fit this context.
+    """
+    return {name for name in names if not name.startswith("$") and _state_after(err, name) is not None}
+
+
+def _at_operation_name(err: UnexpectedInput, expected: set[str]) -> bool:
+    """Whether the parser at ``err`` expected the name of an operation (it then takes any op name).
+
+    A state that accepts a handful of op-name keywords for another reason (a format keyword
+    that happens to be an op's name) does not count, nor one whose look-ahead set holds op
+    names only through LALR state merging.
+    """
+    names = expected & _op_name_terminals()
+    if len(names) < 20:
+        return False
+    return bool(_accepted(err, sorted(names)[:3]))
+
+
+def _region_owners(err: UnexpectedInput) -> list[str | None]:
+    """The ops whose regions enclose the error, outermost first: their name as written for a
+    custom op, ``None`` for a generic op (``"dialect.op"(...) ({...})``)."""
+    ip = getattr(err, "interactive_parser", None)
+    if ip is None:
+        return []
+    state = ip.parser_state
+    values, states = state.value_stack, state.state_stack
+    table = state.parse_conf.parse_table.states
+    owners: list[str | None] = []
+    looking = False
+    closed = 0  # `}` on the stack not yet reduced with their `{`
+    for i in range(len(values) - 1, -1, -1):
+        item = values[i]
+        if isinstance(item, Token) and item.type == "RBRACE":
+            closed += 1
+            continue
+        if isinstance(item, Token) and item.type == "LBRACE":
+            if closed:
+                closed -= 1
+            elif i + 1 < len(states) and "CARET_ID" in table.get(states[i + 1], {}):
+                looking = True  # an open region's `{`: the op below it owns the region
+            continue
+        if not looking:
+            continue
+        if isinstance(item, Token) and item.type == "STRING" and i + 1 < len(values) \
+                and isinstance(values[i + 1], Token) and values[i + 1].type == "LPAR":
+            owners.append(None)
+            looking = False
+            continue
+        if isinstance(item, Tree) and isinstance(item.data, str) and item.data.startswith("opname_"):
+            owners.append(str(item.children[0]))
+            looking = False
+        elif isinstance(item, Token) and item.type in _op_name_terminals():
+            owners.append(str(item))
+            looking = False
+    owners.reverse()
+    return owners
+
+
+def default_dialect(owners: list[str | None]) -> str:
+    """The dialect MLIR prepends to an op name without prefix inside the regions of ``owners``.
+
+    MLIR ``OperationParser::parseCustomOperation`` pushes the default dialect of each custom op
+    whose regions it parses (``OpAsmOpInterface::getDefaultDialect``); the top level's is
+    ``builtin``, generic ops push nothing.  NVIDIA's ops with regions (``Ops.td``: module, entry,
+    for, if, loop, reduce, scan, via ``CudaTile_DefaultDialect``) name ``cuda_tile``; builtin's
+    ``module`` names ``builtin``.
+
+    An owner whose name does not resolve that way but names a cuda_tile op (``entry`` in a
+    function parsed apart from its ``cuda_tile.module``, as the editor does) is that op, as for
+    the rest of the analysis: MLIR itself would have stopped at that owner's name.
+    """
+    dialect = "builtin"
+    for name in owners:
+        if name is None:
+            continue
+        full = name if "." in name else f"{dialect}.{name}"
+        if lookup(full) is None and lookup(name) is not None:
+            full = lookup(name).full_name
+        prefix = full.split(".", 1)[0]
+        dialect = prefix if prefix in _LOADED_DIALECTS else ""
+    return dialect
+
+
+def unknown_operation_message(name: str, default: str) -> str:
+    """MLIR's message for a custom operation name that names no registered op.
+
+    Source: MLIR ``OperationParser::parseCustomOperationName`` and ``parseCustomOperation``
+    (mlir/lib/AsmParser/Parser.cpp): a name without a ``.`` is tried in the default dialect
+    (``default``); a name whose dialect is not loaded gets "Dialect `d' not found for custom op",
+    otherwise "custom op '...' is unknown", adding "(tried '...' as well)" when the default
+    dialect was prepended.
+    """
+    full = name if "." in name else f"{default}.{name}"
+    dialect = full.split(".", 1)[0]
+    tried = f" (tried '{full}' as well)" if full != name else ""
+    if dialect not in _LOADED_DIALECTS:
+        return f"Dialect `{dialect}' not found for custom op '{name}' {tried}"
+    return f"custom op '{name}' is unknown{tried}"
+
+
+def _unknown_operation(err: UnexpectedToken, text: str) -> SyntaxIssue | None:
+    """The error MLIR reports for a token met where an operation's name was expected."""
+    tok = err.token
+    word = str(tok)
+    start = tok.start_pos
+    if tok.type in ("STRING", "VALUE_ID", "CARET_ID", "HASH_ID", "BANG_ID", "RBRACE"):
+        return None  # Lark expected it elsewhere; not a name
+    if not _is_mlir_keyword(word):
+        # MLIR OperationParser::parseOperation: neither a keyword nor a string
+        pos = _end_of_previous_token(text, start)
+        return SyntaxIssue("expected operation name in quotes", pos, pos)
+    if lookup(word) is not None:
+        return None  # a registered op the grammar does not take here: another error
+    owners = _region_owners(err)
+    issue = SyntaxIssue(unknown_operation_message(word, default_dialect(owners)), start, tok.end_pos)
+    # parsed alone, a statement does not know the regions around it
+    issue.needs_context = not owners
+    return issue
+
+
+def _next_token_start(text: str, offset: int) -> int:
+    """Offset of the first token at or after ``offset``: blanks and ``//`` comments skipped
+    (MLIR's ``getCurrentLocation`` after a token was consumed)."""
+    i = offset
+    n = len(text)
+    while i < n:
+        if text[i].isspace():
+            i += 1
+        elif text.startswith("//", i):
+            nl = text.find("\n", i)
+            i = n if nl == -1 else nl
+        else:
+            break
+    return i
+
+
+def _type_prefix(op: str | None, text: str, pos: int) -> str | None:
+    """``"custom op 'X' "`` for a short-form type read by custom op X's parser, ``""`` inside a
+    ``!cuda_tile.`` type (read by the dialect's type parser), ``None`` for neither."""
+    if _written_with_bang(text, pos):
+        return ""
+    return f"custom op '{op}' " if op is not None else None
+
+
+def _attribute_type(err: UnexpectedInput) -> bool:
+    """Whether the type expected at ``err`` is that of an attribute (``0.0 : f32``,
+    ``dense<...> : type``), read by MLIR's own type parser rather than NVIDIA's."""
+    ip = getattr(err, "interactive_parser", None)
+    if ip is None:
+        return False
+    values = ip.parser_state.value_stack
+    if len(values) < 2 or not (isinstance(values[-1], Token) and values[-1].type == "COLON"):
+        return False
+    before = values[-2]
+    if isinstance(before, Token) and before.type in ("INT", "FLOAT", "BOOL"):
+        return True
+    if isinstance(before, Token) and before.type == "MORETHAN":
+        depth = 0
+        for i in range(len(values) - 2, 0, -1):
+            v = values[i]
+            if isinstance(v, Token) and v.type == "MORETHAN":
+                depth += 1
+            elif isinstance(v, Token) and v.type == "LESSTHAN":
+                depth -= 1
+                if depth == 0:
+                    prev = values[i - 1]
+                    return isinstance(prev, Token) and prev.type in ("DENSE", "ARRAY_KW")
+    return False
+
+
+def _unknown_type(tok: Token, op: str | None, text: str) -> SyntaxIssue | None:
+    """A keyword read where a cuda_tile type was required that names no type.
+
+    Source: NVIDIA ``parseCudaTileType`` (lib/Dialect/CudaTile/IR/Types.cpp): after the
+    ``token`` keyword and MLIR's builtin types, the keyword is looked up among the dialect's
+    type mnemonics; none matching, "unknown type: <keyword>" is reported at the token after it.
+    """
+    word = str(tok)
+    if not _is_mlir_keyword(word):
+        return None
+    prefix = _type_prefix(op, text, tok.start_pos)
+    if prefix is None:
+        return None
+    pos = _next_token_start(text, tok.end_pos)
+    return SyntaxIssue(f"{prefix}unknown type: {word}", pos, pos)
+
+
+def _open_tensor_view_shape(err: UnexpectedInput) -> bool | None:
+    """Inside a ``tensor_view<...>`` type at ``err``: whether it was given a shape (``?x4x...``);
+    ``None`` when not inside one."""
+    ip = getattr(err, "interactive_parser", None)
+    if ip is None:
+        return None
+    values = ip.parser_state.value_stack
+    for i in range(len(values) - 1, -1, -1):
+        item = values[i]
+        if isinstance(item, Token) and str(item) in ("tensor_view", "!cuda_tile.tensor_view"):
+            after = [v for v in values[i + 1:] if isinstance(v, Token)]
+            depth = sum(v.type == "LESSTHAN" for v in after) - sum(v.type == "MORETHAN" for v in after)
+            if depth <= 0:
+                return None
+            return any(v.type == "DIMS_X" for v in after)
+    return None
+
+
+def _punctuation_named(expected: set[str]) -> set[str]:
+    """``expected`` with Lark's anonymous names of punctuation terminals (``__ANON_0`` for ``->``)
+    replaced by the names :data:`_PUNCT` knows."""
+    cached = getattr(_punctuation_named, "_cache", None)
+    if cached is None:
+        by_text = {text: name for name, text in _PUNCT.items()}
+        cached = {t.name: by_text[t.pattern.value] for t in get_parser().terminals
+                  if t.name.startswith("__") and t.pattern.type == "str" and t.pattern.value in by_text}
+        _punctuation_named._cache = cached
+    return {cached.get(name, name) for name in expected}
+
+
+def _keyword_or_region(err: UnexpectedToken, expected: set[str], op: str | None, text: str) -> SyntaxIssue | None:
+    """What an op's parser reports when the next token fits no keyword or region it accepts.
+
+    Of the terminals the parser really accepts (:func:`_accepted`): when only keywords, ``,``
+    (a list that may go on) and an attribute dictionary's ``{`` remain, the optional ones were tried first
+    (MLIR ``parseOptionalKeyword``/``parseOptionalComma``/``parseOptionalAttrDict``) and the
+    error is the required one: a single keyword gives "expected '<keyword>'" at the token
+    (``AsmParser::parseKeyword``, mlir/include/mlir/IR/OpImplementation.h).  When a region may
+    come next, whatever else may come first is optional: "expected '{' to begin a region" at the
+    end of the token before (MLIR ``OperationParser::parseRegion``, emitWrongTokenError).
+    """
+    accepted = _accepted(err, expected - {"BARE_ID"} - _op_name_terminals())
+    literals = _literal_terminals()
+    keywords = {n for n in accepted if n in literals and n not in _op_name_terminals()}
+    region = "LBRACE" in accepted and _opens_region(err)
+    tok = err.token
+    if region:
+        # what else fits here comes before the region, so is optional
+        pos = _end_of_previous_token(text, tok.start_pos)
+        return SyntaxIssue("expected '{' to begin a region", pos, pos)
+    rest = accepted - keywords - {"COMMA", "LBRACE"}  # a `{` here opens an optional attribute dictionary
+    if not rest and len(keywords) == 1:
+        return _missing_keyword(tok, literals[next(iter(keywords))], op, text)
+    return None
+
+
+def _opens_region(err: UnexpectedInput) -> bool:
+    """Whether a ``{`` fed to the parser at ``err`` opens a region (block labels may follow)."""
+    after = _state_after(err, "LBRACE")
+    if after is None:
+        return False
+    return "CARET_ID" in err.interactive_parser.parser_state.parse_conf.parse_table.states.get(after, {})
+
+
+def _missing_keyword(tok: Token, word: str, op: str | None, text: str) -> SyntaxIssue:
+    """A required keyword not found: MLIR ``AsmParser::parseKeyword`` (mlir/include/mlir/IR/
+    OpImplementation.h) reports "expected '<keyword>'" at the token found instead; through a
+    custom op's parser (an ODS format, or a short-form type it reads) with the op's prefix."""
+    prefix = _type_prefix(op, text, tok.start_pos) or ""
+    return SyntaxIssue(f"{prefix}expected '{word}'", tok.start_pos, tok.end_pos)
 
 
 def _describe(err: UnexpectedInput, text: str) -> list[SyntaxIssue]:
@@ -421,8 +737,18 @@ def _describe(err: UnexpectedInput, text: str) -> list[SyntaxIssue]:
             earlier = _invalid_enum_before(err, *current)
             if earlier is not None:
                 return [earlier]
-        if "STRIDES" in expected and len(expected) == 1:
-            return [SyntaxIssue("unexpected token after element type in 0-d tensor_view", start, end)]
+        if _at_operation_name(err, expected):
+            unknown = _unknown_operation(err, text)
+            if unknown is not None:
+                return [unknown]
+        if "STRIDES" in expected and len(expected) == 1 and _open_tensor_view_shape(err) is False:
+            # NVIDIA TensorViewType::parse (Types.cpp): a 0-d tensor_view takes no strides
+            prefix = _type_prefix(op, text, start) or ""
+            return [SyntaxIssue(f"{prefix}unexpected token after element type in 0-d tensor_view", start, end)]
+        if expected & _literal_terminals().keys():
+            missing = _keyword_or_region(err, expected, op, text)
+            if missing is not None:
+                return [missing]
         if {"INT", "QUESTION"} <= expected and "VALUE_ID" not in expected:
             return [SyntaxIssue("expected either 64-bit integer or question mark", start, end)]
         if op is not None and {"INT", "VALUE_ID"} <= expected:
@@ -438,12 +764,19 @@ def _describe(err: UnexpectedInput, text: str) -> list[SyntaxIssue]:
         if op is not None and "AT_ID" in expected and not ({"VALUE_ID", "COLON"} & expected):
             return [SyntaxIssue(f"custom op '{op}' expected valid '@'-identifier for symbol name", start, end)]
         if {"INT_TYPE", "FLOAT_TYPE"} <= expected and "COLON" not in expected:
+            if _is_mlir_keyword(str(tok)) and _attribute_type(err):
+                # MLIR Parser::parseNonFunctionType: a keyword that starts no builtin type
+                pos = _end_of_previous_token(text, start)
+                return [SyntaxIssue("expected non-function type", pos, pos)]
+            unknown = _unknown_type(tok, op, text)
+            if unknown is not None:
+                return [unknown]
             # a type was required: its parser wants a keyword first; NVIDIA's short-form
             # type parser runs inside the custom op's parser (hence the prefix)
             prefix = f"custom op '{op}' " if op is not None and not _written_with_bang(text, start) else ""
             if prefix or tok.type == "INT":
                 return [SyntaxIssue(prefix + "expected valid keyword", start, end)]
-        message = _expected_message(expected, tok)
+        message = _expected_message(_punctuation_named(expected), tok)
         if message.startswith("expected '") or message == "expected SSA operand":
             # MLIR's emitWrongTokenError (``parseToken``, ``parseSSAUse``): a missing token is
             # reported at the end of the previous token, not at the unexpected one
