@@ -75,6 +75,11 @@ class Scope:
         return None
 
 
+def _ssa_name(name: str) -> str:
+    """The name of ``%x#N`` without its result number, as MLIR's ``resolveSSAUse`` prints it."""
+    return name.split("#", 1)[0]
+
+
 def _canonical(name: str) -> str:
     """``%x`` and ``%x#0`` name the same value."""
     return name[:-2] if name.endswith("#0") else name
@@ -350,7 +355,7 @@ class Builder:
                 and expected != value.type and not op.invalid):
             op.invalid = True
             self.error(
-                f"use of value '{name}' expects different type than prior uses: "
+                f"use of value '{_ssa_name(name)}' expects different type than prior uses: "
                 f"{_q(expected)} vs {_q(value.type)}",
                 rng, "structure.use-type", [Note("prior use here", _start(value.range))])
         value.uses.append(Use(op, index, rng))
@@ -436,6 +441,29 @@ class Builder:
         opdef = lookup(name) if "." in name else None
         op = Operation(name, opdef, generic=True, name_range=self.rng(name_tok))
         errors_before = len(self.diagnostics)
+        # MLIR ``parseGenericOperationAfterOpName``: operands (unresolved),
+        # successors, properties, regions, attribute dict, function type; only
+        # then are the operands resolved, and the results bound after the op.
+        if succ_t is not None:
+            for s in succ_t.children:
+                op.successors.append(Block(label=str(s.children[0])))
+        if props_t is not None:
+            d = self.attribute(props_t.children[0])
+            op.properties.update(d.entries if isinstance(d, A.DictAttr) else {})
+        region_errors = len(self.diagnostics)
+        if regions_t is not None:
+            isolated = opdef is not None and opdef.has_trait("IsolatedFromAbove")
+            for rt in regions_t.children:
+                op.regions.append(self.region(rt, op, scope, [], isolated))
+        region_errors = len(self.diagnostics) - region_errors
+        if attrs_t is not None:
+            d = self.attribute(attrs_t)
+            if isinstance(d, A.DictAttr):
+                for k, v in d.entries.items():
+                    if opdef is not None and opdef.attribute(k) is not None and k not in op.properties:
+                        op.properties[k] = v
+                    else:
+                        op.attributes[k] = v
         ftype = self.type(ftype_t)
         inputs = list(ftype.inputs) if isinstance(ftype, T.FunctionType) else []
         outputs = list(ftype.results) if isinstance(ftype, T.FunctionType) else []
@@ -449,28 +477,11 @@ class Builder:
             op.operands.append(None)  # type: ignore[arg-type]
             op.operand_ranges.append(rng)
             op.operands[i] = self.use(scope, vname, rng, inputs[i] if i < len(inputs) else None, op, i)
-        if props_t is not None:
-            d = self.attribute(props_t.children[0])
-            op.properties.update(d.entries if isinstance(d, A.DictAttr) else {})
-        if attrs_t is not None:
-            d = self.attribute(attrs_t)
-            if isinstance(d, A.DictAttr):
-                for k, v in d.entries.items():
-                    if opdef is not None and opdef.attribute(k) is not None and k not in op.properties:
-                        op.properties[k] = v
-                    else:
-                        op.attributes[k] = v
         self.bind_results(op, bound, outputs, scope, name_tok)
         if opdef is not None:
             self.assign_segments(op, opdef)
-        op.invalid = len(self.diagnostics) > errors_before
-        if regions_t is not None:
-            isolated = opdef is not None and opdef.has_trait("IsolatedFromAbove")
-            for rt in regions_t.children:
-                op.regions.append(self.region(rt, op, scope, [], isolated))
-        if succ_t is not None:
-            for s in succ_t.children:
-                op.successors.append(Block(label=str(s.children[0])))
+        # errors of the op itself, not of the ops nested in its regions
+        op.invalid = len(self.diagnostics) - region_errors > errors_before
         return op
 
     def string_literal(self, tok: Token) -> str:
@@ -578,7 +589,12 @@ class Builder:
 
     def finish_custom_op(self, op: Operation, opdef: OpDef, parts: _OpParts, bound, scope: Scope,
                          name_tok: Token, errors_before: int) -> None:
-        """Resolve operands, bind results, attach attributes and build the regions."""
+        """Build the regions, resolve the operands, attach attributes and bind the results.
+
+        The order is MLIR's: a custom parser reads the whole format (regions
+        included) before ``resolveOperands``, and ``OperationParser::parseOperation``
+        binds the result names once the op is parsed.
+        """
         # results
         result_types: list[T.Type] = []
         for r in opdef.results:
@@ -593,6 +609,12 @@ class Builder:
                 result_types.extend(ts or [])
             else:
                 result_types.append(ts[0] if ts else T.UNKNOWN)
+        # MLIR parses the whole format, regions included, before resolving
+        # the operands (ODS-generated parsers and NVIDIA's ``ForOp::parse`` /
+        # ``LoopOp::parse`` alike); the results are bound after the op.
+        region_errors = len(self.diagnostics)
+        self.custom_regions(op, opdef, parts, scope)
+        region_errors = len(self.diagnostics) - region_errors
         # operands in ODS order
         index = 0
         for o in opdef.operands:
@@ -622,12 +644,17 @@ class Builder:
                 n = len(op.results) - rindex
             op.result_segments[r.name] = (rindex, n)
             rindex += n
-        op.invalid = len(self.diagnostics) > errors_before
+        # errors of the op itself, not of the ops nested in its regions
+        op.invalid = len(self.diagnostics) - region_errors > errors_before
+        return op
+
+    def custom_regions(self, op: Operation, opdef: OpDef, parts: _OpParts, scope: Scope) -> None:
+        """Build the regions of a custom-form op (before its operands are resolved, as MLIR)."""
         isolated = opdef.has_trait("IsolatedFromAbove")
         if parts.all_regions is not None:
             for rtree in parts.all_regions:
                 op.regions.append(self.region(rtree, op, scope, [], isolated))
-            return op
+            return
         for rdef in opdef.regions:
             entry = parts.regions.get(rdef.name)
             if entry is None:
@@ -635,7 +662,6 @@ class Builder:
                 continue
             rtree, args = entry
             op.regions.append(self.region(rtree, op, scope, args, isolated))
-        return op
 
     def run_parse_rules(self, opdef: OpDef, parts: _OpParts, op: Operation, scope: Scope, tree: Tree) -> None:
         """Run the parse-time rules of NVIDIA's C++ parser for this op (parse_rules package)."""
