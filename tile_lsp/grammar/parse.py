@@ -70,6 +70,12 @@ def _punct_rank(p: str) -> tuple[int, str]:
     return (_PUNCT_PRIORITY.index(p) if p in _PUNCT_PRIORITY else len(_PUNCT_PRIORITY), p)
 
 
+# What may stand, optionally, where an operand is required (keywords such as
+# ``weak``, attributes, a ``,`` of an optional group): MLIR's parsers try them
+# first, so a token that is none of them is "expected SSA operand".
+_OPTIONAL_BEFORE_OPERAND = frozenset({"VALUE_ID", "BARE_ID", "BANG_ID", "COMMA"})
+
+
 def _expected_message(expected: set[str], token: Token | None) -> str:
     names = {e for e in expected if not e.startswith("__")}
     puncts = sorted((_PUNCT[e] for e in names if e in _PUNCT), key=_punct_rank)
@@ -77,7 +83,9 @@ def _expected_message(expected: set[str], token: Token | None) -> str:
         found = "end of file"
     else:
         found = None
-    if "VALUE_ID" in names and len(names) <= 2:
+    if "VALUE_ID" in names and (len(names) <= 2 or names <= _OPTIONAL_BEFORE_OPERAND):
+        # the custom parser tried its optional keywords/attributes, then
+        # ``parseOperand`` (MLIR ``OperationParser::parseSSAUse``) failed
         return "expected SSA operand"
     if len(names) == 1 and puncts:
         return f"expected '{puncts[0]}'"
@@ -300,7 +308,7 @@ def _describe(err: UnexpectedInput, text: str) -> list[SyntaxIssue]:
             if prefix or tok.type == "INT":
                 return [SyntaxIssue(prefix + "expected valid keyword", start, end)]
         message = _expected_message(expected, tok)
-        if message.startswith("expected '"):
+        if message.startswith("expected '") or message == "expected SSA operand":
             # MLIR's emitWrongTokenError: a missing punctuation is reported at
             # the end of the previous token, not at the unexpected one
             start = end = _end_of_previous_token(text, start)
