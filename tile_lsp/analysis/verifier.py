@@ -225,6 +225,67 @@ def _verify_terminator(op: Operation, ctx: VerifyContext) -> None:
         ctx.op_error(op, "must be the last operation in the parent block")
 
 
+# Custom parsers that end their regions with the default terminator when one
+# is missing (``ensureTerminator``): NVIDIA CudaTile.cpp ``parseControlFlowRegion``
+# (if, for, loop), ``ForOp::build`` and the ``parseFuncOp`` of entry and
+# testing$func.  The generic form never adds one.
+_ENSURES_TERMINATOR = frozenset({"cuda_tile.if", "cuda_tile.for", "cuda_tile.loop",
+                                 "cuda_tile.entry", "cuda_tile.testing$func"})
+
+
+def _isolated_ancestor(op: Operation) -> Operation:
+    """The op whose values MLIR numbers when printing ``op`` with a local scope."""
+    while op.opdef is None or not op.opdef.has_trait("IsolatedFromAbove"):
+        parent = op.parent_op
+        if parent is None:
+            break
+        op = parent
+    return op
+
+
+def _generic_op_text(op: Operation) -> str:
+    """``op`` as a diagnostic streams it at error severity (MLIR ``Diagnostic::appendOp``):
+    generic form, values numbered in the nearest isolated-from-above op; on a
+    new line when it spans several."""
+    from tile_lsp.analysis.printer import Namer, Printer
+
+    scope = _isolated_ancestor(op)
+    namer = Namer(list(scope.regions) if scope is not op else [], generic=True)
+    text = Printer(namer, generic=True).op_text(op, 0, "")
+    return "\n" + text if "\n" in text else text
+
+
+def verify_block_terminator(op: Operation, block, ctx: VerifyContext) -> None:
+    """MLIR ``OperationVerifier::verifyOnEntrance(Block &)`` (``mlir/lib/IR/Verifier.cpp``).
+
+    A block whose last op is not a terminator is "block with no terminator,
+    has <op>" at that op, unless its parent op has ``NoTerminator``
+    (``mayBeValidWithoutTerminator``); an empty one is "empty block: expect at
+    least a terminator" at the parent op.  Checked when the block is entered: after the parent
+    op's own verifiers, before the block's ops.  Regions of ops whose custom
+    parser adds the default terminator (:data:`_ENSURES_TERMINATOR`) have one.
+    """
+    opdef = op.opdef
+    if opdef is None or opdef.has_trait("NoTerminator"):
+        return
+    if not op.generic and op.name in _ENSURES_TERMINATOR:
+        return
+    if not opdef.full_name.startswith("cuda_tile.") and not op.generic:
+        return  # other dialects' custom parsers are not modelled
+    ctx.code = "structure.block-terminator"
+    if not block.operations:
+        # at the region's location, which is its parent op's
+        ctx.diagnostics.append(Diagnostic(Severity.ERROR, "empty block: expect at least a terminator",
+                                          op_location(op), ctx.code))
+        raise VerifyFailure()
+    last = block.operations[-1]
+    if last.opdef is None or last.opdef.has_trait("Terminator"):
+        return  # an unregistered op might be a terminator
+    ctx.diagnostics.append(Diagnostic(Severity.ERROR, f"block with no terminator, has {_generic_op_text(last)}",
+                                      op_location(last), ctx.code))
+    raise VerifyFailure()
+
+
 def _verify_symbol_uses(op: Operation, ctx: VerifyContext, tables: dict[int, SymbolTable]) -> None:
     """``get_global @g`` must name a ``global`` of the enclosing symbol table."""
     if op.name != "cuda_tile.get_global":
@@ -295,6 +356,11 @@ def _verify_op(op: Operation, ctx: VerifyContext, tables: dict[int, SymbolTable]
         return
     for region in op.regions:
         for block in region.blocks:
+            try:
+                verify_block_terminator(op, block, ctx)
+            except VerifyFailure:
+                _failed(op, ctx)
+                return
             for child in block.operations:
                 _verify_op(child, ctx, tables)
     verify_op_tail(op, ctx, tables)
