@@ -317,18 +317,23 @@ class Builder:
         prior = scope.values.get(key)
         if prior is not None:
             where = self.rng(name_node) if name_node is not None else value.range
-            self.error(f"redefinition of SSA value '{value.name}'", where,
+            self.error(f"redefinition of SSA value '{_ssa_name(value.name)}'", where,
                        "structure.redefinition", [Note("previously defined here", prior.range)])
             return
         scope.values[key] = value
         pending = scope.pending.pop(key, None)
         if pending:
+            # MLIR ``OperationParser::addDefinition``: the forward reference's
+            # placeholder has the type of its first use
+            _, _, first_rng, expected = pending[0]
+            if expected is not None and expected != T.UNKNOWN and value.type != T.UNKNOWN and expected != value.type:
+                number = value.name.split("#", 1)[1] if "#" in value.name else "0"
+                where = self.rng(name_node) if name_node is not None else value.range
+                self.error(
+                    f"definition of SSA value '{_ssa_name(value.name)}#{number}' has type {_q(value.type)}",
+                    where, "structure.use-type",
+                    [Note(f"previously used here with type {_q(expected)}", _start(first_rng))])
             for op, idx, rng, expected in pending:
-                if expected is not None and expected != T.UNKNOWN and value.type != T.UNKNOWN and expected != value.type:
-                    self.error(
-                        f"definition of SSA value '{value.name}#0' has type {_q(value.type)} "
-                        f"but was previously used with type {_q(expected)}",
-                        value.range, "structure.use-type")
                 op.operands[idx] = value
                 value.uses.append(Use(op, idx, rng))
 
@@ -349,6 +354,17 @@ class Builder:
             while scope_ is not None and not scope_.isolated:
                 scope_ = scope_.parent
             target = scope_ or scope
+            earlier = target.pending.get(key)
+            if earlier:
+                # resolveSSAUse: a later use checks the placeholder's type (its first use's)
+                _, _, first_rng, first_type = earlier[0]
+                if (expected is not None and expected != T.UNKNOWN and first_type is not None
+                        and first_type != T.UNKNOWN and expected != first_type and not op.invalid):
+                    op.invalid = True
+                    self.error(
+                        f"use of value '{_ssa_name(name)}' expects different type than prior uses: "
+                        f"{_q(expected)} vs {_q(first_type)}",
+                        rng, "structure.use-type", [Note("prior use here", _start(first_rng))])
             target.pending.setdefault(key, []).append((op, index, rng, expected))
             return placeholder
         if (expected is not None and expected != T.UNKNOWN and value.type != T.UNKNOWN
