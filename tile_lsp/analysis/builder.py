@@ -31,7 +31,7 @@ from tile_lsp.dialect import types as T
 from tile_lsp.analysis.parse_rules import PARSE_RULES, ParseContext, run_parse_rules
 from tile_lsp.analysis.parse_rules.views import CUSTOM_ENUM_KEYWORDS
 from tile_lsp.analysis.type_rules import locate_type_error
-from tile_lsp.dialect.custom_formats import ENUM_KEYWORD_DIRECTIVES, OPTIONAL_OPERANDS_BY_TYPE
+from tile_lsp.dialect.custom_formats import CUSTOM_FORMATS, ENUM_KEYWORD_DIRECTIVES, OPTIONAL_OPERANDS_BY_TYPE
 from tile_lsp.dialect.registry import lookup
 from tile_lsp.dialect.schema import OpDef
 from tile_lsp.grammar.formats import (
@@ -194,6 +194,10 @@ class _OpParts:
 
     operands: dict[str, list[tuple[str, Range | None]]] = field(default_factory=dict)
     types: dict[str, list[T.Type]] = field(default_factory=dict)
+    # names whose types the text gives (``type($x)``), not inferred
+    written_types: frozenset[str] = frozenset()
+    # operand variables the format walk reached (an absent optional group's are not)
+    read_operands: set[str] = field(default_factory=set)
     props: dict[str, A.Attribute] = field(default_factory=dict)
     attrs: dict[str, A.Attribute] = field(default_factory=dict)
     regions: dict[str, tuple[Tree, list[tuple[str, T.Type, Range | None]]]] = field(default_factory=dict)
@@ -569,6 +573,7 @@ class Builder:
             self.error("expected valid '@'-identifier for symbol name", where, "parse.symbol")
         _disambiguate_optional_operands(opdef, parts)
         self.split_operands_directive(opdef, parts, name_tok)
+        parts.written_types = frozenset(parts.types)
         self.infer_types(opdef, parts, bound)
         if opdef.dialect == "cuda_tile" and opdef.name in PARSE_RULES:  # rules are keyed by cuda_tile names
             self.run_parse_rules(opdef, parts, op, scope, tree)
@@ -637,6 +642,7 @@ class Builder:
             uses = parts.operands.get(o.name, [])
             ts = parts.types.get(o.name)
             start = index
+            self.check_operand_type_count(opdef, o, uses, ts, parts, name_tok)
             for k, (vname, rng) in enumerate(uses):
                 expected = None
                 if ts:
@@ -663,6 +669,29 @@ class Builder:
         # errors of the op itself, not of the ops nested in its regions
         op.invalid = len(self.diagnostics) - region_errors > errors_before
         return op
+
+    def check_operand_type_count(self, opdef: OpDef, o, uses, ts, parts: _OpParts, name_tok: Token) -> None:
+        """MLIR ``OpAsmParser::resolveOperands``, as ODS-generated parsers call it per operand group.
+
+        An optional or variadic group whose written types (``type($x)``) are
+        not as many as its operands is "custom op 'X' number of operands and
+        types do not match: got N operands and M types", at the group's first
+        operand, or at the op name when the group's optional part was absent
+        (its location was never set).  Only for declarative formats: NVIDIA's
+        C++ parsers resolve their own way.
+        """
+        if o.kind == "single" or ts is None or o.name not in parts.written_types or len(ts) == len(uses):
+            return
+        if opdef.format == CUSTOM_FORMATS.get(opdef.name):
+            return
+        if uses:
+            where = _start(uses[0][1])
+        elif o.name not in parts.read_operands:
+            where = self.point(name_tok)
+        else:
+            return  # an empty list where it was read: its location is not kept
+        self.error(f"custom op '{opdef.full_name}' number of operands and types do not match: "
+                   f"got {len(uses)} operands and {len(ts)} types", where, "parse.operand-types")
 
     def custom_regions(self, op: Operation, opdef: OpDef, parts: _OpParts, scope: Scope) -> None:
         """Build the regions of a custom-form op (before its operands are resolved, as MLIR)."""
@@ -730,6 +759,7 @@ class Builder:
         name = var.name
         parts.nodes[name] = child
         if opdef.operand(name) is not None:
+            parts.read_operands.add(name)
             if child is None:
                 parts.operands[name] = []
             elif child.data == "value_use":
