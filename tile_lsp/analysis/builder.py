@@ -75,6 +75,14 @@ class Scope:
         return None
 
 
+def _isolated_scope(scope: Scope) -> Scope:
+    """The nearest isolated-from-above scope (MLIR ``isolatedNameScopes.back()``)."""
+    s: Scope | None = scope
+    while s is not None and not s.isolated:
+        s = s.parent
+    return s or scope
+
+
 def _ssa_name(name: str) -> str:
     """The name of ``%x#N`` without its result number, as MLIR's ``resolveSSAUse`` prints it."""
     return name.split("#", 1)[0]
@@ -284,9 +292,11 @@ class Builder:
                     continue
                 if item.data == "attr_alias_def":
                     name = str(item.children[0])[1:]
+                    self.alias_redefinition("attribute", name, self.module.attr_aliases, item.children[0])
                     self.module.attr_aliases[name] = self.attribute(item.children[1])
                 elif item.data == "type_alias_def":
                     name = str(item.children[0])[1:]
+                    self.alias_redefinition("type", name, self.module.type_aliases, item.children[0])
                     self.module.type_aliases[name] = self.type(item.children[1])
                 elif item.data == "operation":
                     self.operation(item, self.module.body, scope)
@@ -295,6 +305,12 @@ class Builder:
             pass
         self.resolve_location_aliases()
         return self.module
+
+    def alias_redefinition(self, kind: str, name: str, defined: dict, tok: Token) -> None:
+        """MLIR ``TopLevelOperationParser::parseAttributeAliasDef`` / ``parseTypeAliasDef``:
+        an alias defined again is "redefinition of <kind> alias id '<name>'", at its name."""
+        if name in defined:
+            self.error(f"redefinition of {kind} alias id '{name}'", self.rng(tok), "parse.alias")
 
     def resolve_location_aliases(self) -> None:
         aliases = self.module.attr_aliases
@@ -325,7 +341,10 @@ class Builder:
                        "structure.redefinition", [Note("previously defined here", prior.range)])
             return
         scope.values[key] = value
-        pending = scope.pending.pop(key, None)
+        # forward references wait in the isolated scope (see :meth:`use`): as
+        # MLIR's per-isolated-region value table, a definition in any nested
+        # region resolves them (the verifier then reports the dominance)
+        pending = _isolated_scope(scope).pending.pop(key, None)
         if pending:
             # MLIR ``OperationParser::addDefinition``: the forward reference's
             # placeholder has the type of its first use
@@ -353,11 +372,7 @@ class Builder:
         if value is None:
             # forward reference within this region, resolved when defined
             placeholder = Value(name, expected if expected is not None else T.UNKNOWN, rng)
-            target = scope
-            scope_ = scope
-            while scope_ is not None and not scope_.isolated:
-                scope_ = scope_.parent
-            target = scope_ or scope
+            target = _isolated_scope(scope)
             earlier = target.pending.get(key)
             if earlier:
                 # resolveSSAUse: a later use checks the placeholder's type (its first use's)
