@@ -31,7 +31,7 @@ from tile_lsp.dialect import types as T
 from tile_lsp.analysis.parse_rules import PARSE_RULES, ParseContext, run_parse_rules
 from tile_lsp.analysis.parse_rules.views import CUSTOM_ENUM_KEYWORDS
 from tile_lsp.analysis.type_rules import locate_type_error
-from tile_lsp.dialect.custom_formats import ENUM_KEYWORD_DIRECTIVES, OPTIONAL_OPERANDS_BY_TYPE
+from tile_lsp.dialect.custom_formats import CUSTOM_FORMATS, ENUM_KEYWORD_DIRECTIVES, OPTIONAL_OPERANDS_BY_TYPE
 from tile_lsp.dialect.registry import lookup
 from tile_lsp.dialect.schema import OpDef
 from tile_lsp.grammar.formats import (
@@ -73,6 +73,19 @@ class Scope:
                 return None
             scope = scope.parent
         return None
+
+
+def _isolated_scope(scope: Scope) -> Scope:
+    """The nearest isolated-from-above scope (MLIR ``isolatedNameScopes.back()``)."""
+    s: Scope | None = scope
+    while s is not None and not s.isolated:
+        s = s.parent
+    return s or scope
+
+
+def _ssa_name(name: str) -> str:
+    """The name of ``%x#N`` without its result number, as MLIR's ``resolveSSAUse`` prints it."""
+    return name.split("#", 1)[0]
 
 
 def _canonical(name: str) -> str:
@@ -189,6 +202,10 @@ class _OpParts:
 
     operands: dict[str, list[tuple[str, Range | None]]] = field(default_factory=dict)
     types: dict[str, list[T.Type]] = field(default_factory=dict)
+    # names whose types the text gives (``type($x)``), not inferred
+    written_types: frozenset[str] = frozenset()
+    # operand variables the format walk reached (an absent optional group's are not)
+    read_operands: set[str] = field(default_factory=set)
     props: dict[str, A.Attribute] = field(default_factory=dict)
     attrs: dict[str, A.Attribute] = field(default_factory=dict)
     regions: dict[str, tuple[Tree, list[tuple[str, T.Type, Range | None]]]] = field(default_factory=dict)
@@ -275,9 +292,11 @@ class Builder:
                     continue
                 if item.data == "attr_alias_def":
                     name = str(item.children[0])[1:]
+                    self.alias_redefinition("attribute", name, self.module.attr_aliases, item.children[0])
                     self.module.attr_aliases[name] = self.attribute(item.children[1])
                 elif item.data == "type_alias_def":
                     name = str(item.children[0])[1:]
+                    self.alias_redefinition("type", name, self.module.type_aliases, item.children[0])
                     self.module.type_aliases[name] = self.type(item.children[1])
                 elif item.data == "operation":
                     self.operation(item, self.module.body, scope)
@@ -287,6 +306,12 @@ class Builder:
         self.resolve_location_aliases()
         return self.module
 
+    def alias_redefinition(self, kind: str, name: str, defined: dict, tok: Token) -> None:
+        """MLIR ``TopLevelOperationParser::parseAttributeAliasDef`` / ``parseTypeAliasDef``:
+        an alias defined again is "redefinition of <kind> alias id '<name>'", at its name."""
+        if name in defined:
+            self.error(f"redefinition of {kind} alias id '{name}'", self.rng(tok), "parse.alias")
+
     def resolve_location_aliases(self) -> None:
         aliases = self.module.attr_aliases
         for op in self.module.walk():
@@ -295,10 +320,15 @@ class Builder:
                 op.location = aliases[loc.alias]
 
     def finish_scope(self, scope: Scope) -> None:
-        """Report forward references never defined (MLIR: at the end of the region)."""
-        for name, uses in scope.pending.items():
-            for op, idx, rng, _ in uses:
-                self.error("use of undeclared SSA value name", rng, "structure.undefined-value")
+        """Report forward references never defined, at the end of the region.
+
+        As MLIR's ``OperationParser::popSSANameScope``: one error per name, at
+        its first use (where its placeholder was made), in text order.
+        """
+        firsts = [uses[0][2] for uses in scope.pending.values() if uses]
+        firsts.sort(key=lambda r: (r is not None, r.start if r is not None else None))
+        for rng in firsts:
+            self.error("use of undeclared SSA value name", rng, "structure.undefined-value")
 
     # -- values ------------------------------------------------------------------
 
@@ -312,18 +342,26 @@ class Builder:
         prior = scope.values.get(key)
         if prior is not None:
             where = self.rng(name_node) if name_node is not None else value.range
-            self.error(f"redefinition of SSA value '{value.name}'", where,
+            self.error(f"redefinition of SSA value '{_ssa_name(value.name)}'", where,
                        "structure.redefinition", [Note("previously defined here", prior.range)])
             return
         scope.values[key] = value
-        pending = scope.pending.pop(key, None)
+        # forward references wait in the isolated scope (see :meth:`use`): as
+        # MLIR's per-isolated-region value table, a definition in any nested
+        # region resolves them (the verifier then reports the dominance)
+        pending = _isolated_scope(scope).pending.pop(key, None)
         if pending:
+            # MLIR ``OperationParser::addDefinition``: the forward reference's
+            # placeholder has the type of its first use
+            _, _, first_rng, expected = pending[0]
+            if expected is not None and expected != T.UNKNOWN and value.type != T.UNKNOWN and expected != value.type:
+                number = value.name.split("#", 1)[1] if "#" in value.name else "0"
+                where = self.rng(name_node) if name_node is not None else value.range
+                self.error(
+                    f"definition of SSA value '{_ssa_name(value.name)}#{number}' has type {_q(value.type)}",
+                    where, "structure.use-type",
+                    [Note(f"previously used here with type {_q(expected)}", _start(first_rng))])
             for op, idx, rng, expected in pending:
-                if expected is not None and expected != T.UNKNOWN and value.type != T.UNKNOWN and expected != value.type:
-                    self.error(
-                        f"definition of SSA value '{value.name}#0' has type {_q(value.type)} "
-                        f"but was previously used with type {_q(expected)}",
-                        value.range, "structure.use-type")
                 op.operands[idx] = value
                 value.uses.append(Use(op, idx, rng))
 
@@ -339,18 +377,25 @@ class Builder:
         if value is None:
             # forward reference within this region, resolved when defined
             placeholder = Value(name, expected if expected is not None else T.UNKNOWN, rng)
-            target = scope
-            scope_ = scope
-            while scope_ is not None and not scope_.isolated:
-                scope_ = scope_.parent
-            target = scope_ or scope
+            target = _isolated_scope(scope)
+            earlier = target.pending.get(key)
+            if earlier:
+                # resolveSSAUse: a later use checks the placeholder's type (its first use's)
+                _, _, first_rng, first_type = earlier[0]
+                if (expected is not None and expected != T.UNKNOWN and first_type is not None
+                        and first_type != T.UNKNOWN and expected != first_type and not op.invalid):
+                    op.invalid = True
+                    self.error(
+                        f"use of value '{_ssa_name(name)}' expects different type than prior uses: "
+                        f"{_q(expected)} vs {_q(first_type)}",
+                        rng, "structure.use-type", [Note("prior use here", _start(first_rng))])
             target.pending.setdefault(key, []).append((op, index, rng, expected))
             return placeholder
         if (expected is not None and expected != T.UNKNOWN and value.type != T.UNKNOWN
                 and expected != value.type and not op.invalid):
             op.invalid = True
             self.error(
-                f"use of value '{name}' expects different type than prior uses: "
+                f"use of value '{_ssa_name(name)}' expects different type than prior uses: "
                 f"{_q(expected)} vs {_q(value.type)}",
                 rng, "structure.use-type", [Note("prior use here", _start(value.range))])
         value.uses.append(Use(op, index, rng))
@@ -436,6 +481,29 @@ class Builder:
         opdef = lookup(name) if "." in name else None
         op = Operation(name, opdef, generic=True, name_range=self.rng(name_tok))
         errors_before = len(self.diagnostics)
+        # MLIR ``parseGenericOperationAfterOpName``: operands (unresolved),
+        # successors, properties, regions, attribute dict, function type; only
+        # then are the operands resolved, and the results bound after the op.
+        if succ_t is not None:
+            for s in succ_t.children:
+                op.successors.append(Block(label=str(s.children[0])))
+        if props_t is not None:
+            d = self.attribute(props_t.children[0])
+            op.properties.update(d.entries if isinstance(d, A.DictAttr) else {})
+        region_errors = len(self.diagnostics)
+        if regions_t is not None:
+            isolated = opdef is not None and opdef.has_trait("IsolatedFromAbove")
+            for rt in regions_t.children:
+                op.regions.append(self.region(rt, op, scope, [], isolated))
+        region_errors = len(self.diagnostics) - region_errors
+        if attrs_t is not None:
+            d = self.attribute(attrs_t)
+            if isinstance(d, A.DictAttr):
+                for k, v in d.entries.items():
+                    if opdef is not None and opdef.attribute(k) is not None and k not in op.properties:
+                        op.properties[k] = v
+                    else:
+                        op.attributes[k] = v
         ftype = self.type(ftype_t)
         inputs = list(ftype.inputs) if isinstance(ftype, T.FunctionType) else []
         outputs = list(ftype.results) if isinstance(ftype, T.FunctionType) else []
@@ -449,28 +517,11 @@ class Builder:
             op.operands.append(None)  # type: ignore[arg-type]
             op.operand_ranges.append(rng)
             op.operands[i] = self.use(scope, vname, rng, inputs[i] if i < len(inputs) else None, op, i)
-        if props_t is not None:
-            d = self.attribute(props_t.children[0])
-            op.properties.update(d.entries if isinstance(d, A.DictAttr) else {})
-        if attrs_t is not None:
-            d = self.attribute(attrs_t)
-            if isinstance(d, A.DictAttr):
-                for k, v in d.entries.items():
-                    if opdef is not None and opdef.attribute(k) is not None and k not in op.properties:
-                        op.properties[k] = v
-                    else:
-                        op.attributes[k] = v
         self.bind_results(op, bound, outputs, scope, name_tok)
         if opdef is not None:
             self.assign_segments(op, opdef)
-        op.invalid = len(self.diagnostics) > errors_before
-        if regions_t is not None:
-            isolated = opdef is not None and opdef.has_trait("IsolatedFromAbove")
-            for rt in regions_t.children:
-                op.regions.append(self.region(rt, op, scope, [], isolated))
-        if succ_t is not None:
-            for s in succ_t.children:
-                op.successors.append(Block(label=str(s.children[0])))
+        # errors of the op itself, not of the ops nested in its regions
+        op.invalid = len(self.diagnostics) - region_errors > errors_before
         return op
 
     def string_literal(self, tok: Token) -> str:
@@ -542,6 +593,7 @@ class Builder:
             self.error("expected valid '@'-identifier for symbol name", where, "parse.symbol")
         _disambiguate_optional_operands(opdef, parts)
         self.split_operands_directive(opdef, parts, name_tok)
+        parts.written_types = frozenset(parts.types)
         self.infer_types(opdef, parts, bound)
         if opdef.dialect == "cuda_tile" and opdef.name in PARSE_RULES:  # rules are keyed by cuda_tile names
             self.run_parse_rules(opdef, parts, op, scope, tree)
@@ -578,7 +630,12 @@ class Builder:
 
     def finish_custom_op(self, op: Operation, opdef: OpDef, parts: _OpParts, bound, scope: Scope,
                          name_tok: Token, errors_before: int) -> None:
-        """Resolve operands, bind results, attach attributes and build the regions."""
+        """Build the regions, resolve the operands, attach attributes and bind the results.
+
+        The order is MLIR's: a custom parser reads the whole format (regions
+        included) before ``resolveOperands``, and ``OperationParser::parseOperation``
+        binds the result names once the op is parsed.
+        """
         # results
         result_types: list[T.Type] = []
         for r in opdef.results:
@@ -593,14 +650,22 @@ class Builder:
                 result_types.extend(ts or [])
             else:
                 result_types.append(ts[0] if ts else T.UNKNOWN)
-        # operands in ODS order; MLIR resolves them only once the op's format parsed: after an error in
-        # it (a type that breaks its verifier...) their types are not compared (MLIR never gets there)
+        # after an error in the op's format (a type that breaks its verifier...) MLIR never gets to
+        # resolve the operands: their types are not compared
         op.invalid = op.invalid or len(self.diagnostics) > errors_before
+        # MLIR parses the whole format, regions included, before resolving
+        # the operands (ODS-generated parsers and NVIDIA's ``ForOp::parse`` /
+        # ``LoopOp::parse`` alike); the results are bound after the op.
+        region_errors = len(self.diagnostics)
+        self.custom_regions(op, opdef, parts, scope)
+        region_errors = len(self.diagnostics) - region_errors
+        # operands in ODS order
         index = 0
         for o in opdef.operands:
             uses = parts.operands.get(o.name, [])
             ts = parts.types.get(o.name)
             start = index
+            self.check_operand_type_count(opdef, o, uses, ts, parts, name_tok)
             for k, (vname, rng) in enumerate(uses):
                 expected = None
                 if ts:
@@ -624,12 +689,40 @@ class Builder:
                 n = len(op.results) - rindex
             op.result_segments[r.name] = (rindex, n)
             rindex += n
-        op.invalid = len(self.diagnostics) > errors_before
+        # errors of the op itself, not of the ops nested in its regions
+        op.invalid = len(self.diagnostics) - region_errors > errors_before
+        return op
+
+    def check_operand_type_count(self, opdef: OpDef, o, uses, ts, parts: _OpParts, name_tok: Token) -> None:
+        """MLIR ``OpAsmParser::resolveOperands``, as ODS-generated parsers call it per operand group.
+
+        An optional or variadic group whose written types (``type($x)``) are
+        not as many as its operands is "custom op 'X' number of operands and
+        types do not match: got N operands and M types", at the group's first
+        operand, or at the op name when the group's optional part was absent
+        (its location was never set).  Only for declarative formats: NVIDIA's
+        C++ parsers resolve their own way.
+        """
+        if o.kind == "single" or ts is None or o.name not in parts.written_types or len(ts) == len(uses):
+            return
+        if opdef.format == CUSTOM_FORMATS.get(opdef.name):
+            return
+        if uses:
+            where = _start(uses[0][1])
+        elif o.name not in parts.read_operands:
+            where = self.point(name_tok)
+        else:
+            return  # an empty list where it was read: its location is not kept
+        self.error(f"custom op '{opdef.full_name}' number of operands and types do not match: "
+                   f"got {len(uses)} operands and {len(ts)} types", where, "parse.operand-types")
+
+    def custom_regions(self, op: Operation, opdef: OpDef, parts: _OpParts, scope: Scope) -> None:
+        """Build the regions of a custom-form op (before its operands are resolved, as MLIR)."""
         isolated = opdef.has_trait("IsolatedFromAbove")
         if parts.all_regions is not None:
             for rtree in parts.all_regions:
                 op.regions.append(self.region(rtree, op, scope, [], isolated))
-            return op
+            return
         for rdef in opdef.regions:
             entry = parts.regions.get(rdef.name)
             if entry is None:
@@ -637,7 +730,6 @@ class Builder:
                 continue
             rtree, args = entry
             op.regions.append(self.region(rtree, op, scope, args, isolated))
-        return op
 
     def run_parse_rules(self, opdef: OpDef, parts: _OpParts, op: Operation, scope: Scope, tree: Tree) -> None:
         """Run the parse-time rules of NVIDIA's C++ parser for this op (parse_rules package)."""
@@ -690,6 +782,7 @@ class Builder:
         name = var.name
         parts.nodes[name] = child
         if opdef.operand(name) is not None:
+            parts.read_operands.add(name)
             if child is None:
                 parts.operands[name] = []
             elif child.data == "value_use":

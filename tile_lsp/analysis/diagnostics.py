@@ -90,7 +90,7 @@ LATE_PARSE_CODES = frozenset({"structure.undefined-value"})
 
 
 def mlir_order(syntax: list[Diagnostic], build: list[Diagnostic], verify: list[Diagnostic],
-               spans: list[tuple[Position, Position]] | None = None) -> list[Diagnostic]:
+               failed=None) -> list[Diagnostic]:
     """One chunk's diagnostics in the order NVIDIA's ``cuda-tile-opt`` would meet them.
 
     MLIR parses a whole chunk before it verifies anything (``parseSourceFile``
@@ -103,19 +103,22 @@ def mlir_order(syntax: list[Diagnostic], build: list[Diagnostic], verify: list[D
     before operand resolution) with each of ``syntax`` placed before the
     first builder diagnostic that lies after it.  ``syntax`` stays in the
     order the parser met its errors: the first is MLIR's, the later ones
-    come from our recovery and may lie before it.  The
-    verifier's diagnostics (``verify``) follow, sorted by position.  The
-    first diagnostic is therefore the one MLIR prints, and nothing precedes
-    it that MLIR would not print (issue 15, "phase order").
+    come from our recovery and may lie before it.  The verifier's
+    diagnostics (``verify``) follow, sorted by position.  The first
+    diagnostic is therefore the one MLIR prints, and nothing precedes it
+    that MLIR would not print (issue 15, "phase order").
 
-    ``spans`` are the ranges of the chunk's top-level operations (functions:
-    the ops of a ``cuda_tile.module`` body, or of the chunk), in text order.
-    MLIR abandons the whole text at its first parse error; we abandon only
-    the top-level op that holds it (or, when recovery removed that op, the
-    text between the ops around it): every other diagnostic that starts
-    there, but for those at the first error's own position (MLIR prints two
-    for some failures), depends on how the parser recovered, while those of the other
-    functions are real, independent errors and stay.
+    ``failed(position)`` (see :func:`tile_lsp.analysis.pipeline.failure_scope`)
+    gives, for the first parse error, the span of the operation MLIR's
+    parser was reading when it failed (or the text recovery removed in its
+    place) and the start positions of the ops around it.  MLIR abandons the
+    whole text there; we drop only what depends on the failure: the other
+    diagnostics inside that span (the rest of the failed op, its regions
+    included) and the verifier's findings on the ops that contain it (their
+    structure is incomplete).  Errors MLIR prints for the same failure stay
+    (two at one position for enum keywords; every undeclared value at a
+    region's end), and so do the other ops' errors, verifier's included:
+    real, independent errors the editor needs.
     """
     out: list[Diagnostic] = []
     k = 0
@@ -129,27 +132,19 @@ def mlir_order(syntax: list[Diagnostic], build: list[Diagnostic], verify: list[D
         out.append(d)
     out.extend(syntax[k:])
     first = next((d for d in out if d.severity == Severity.ERROR and d.range is not None), None)
-    out.extend(sorted(verify, key=Diagnostic.sort_key))
-    if first is None or spans is None:
-        return out
-    lo, hi = _span_around(first.range.start, spans)
-    at = first.range.start  # MLIR may print several errors for one failure, all there
-    late = first.code if first.code in LATE_PARSE_CODES else None  # or all at the end of the region
-    return [d for d in out if d.range is None or d.range.start == at or (late and d.code == late)
-            or not (lo <= d.range.start < hi)]
+    verify = sorted(verify, key=Diagnostic.sort_key)
+    if first is None or failed is None:
+        return out + verify
+    (lo, hi), holders = failed(first.range.start)
+    at = first.range.start
+    late = first.code if first.code in LATE_PARSE_CODES else None
 
+    def depends(d: Diagnostic, verifier: bool) -> bool:
+        if d is first or d.range is None or d.range.start == at or (late and d.code == late):
+            return False
+        return lo <= d.range.start < hi or (verifier and d.range.start in holders)
 
-def _span_around(pos: Position, spans: list[tuple[Position, Position]]) -> tuple[Position, Position]:
-    """The span of ``spans`` holding ``pos``, else the gap between the spans around it."""
-    lo, hi = Position(-1, -1), Position(1 << 62, 0)
-    for start, end in spans:
-        if start <= pos <= end:
-            return start, Position(end.line, end.character + 1)
-        if end < pos:
-            lo = max(lo, Position(end.line, end.character + 1))
-        elif start > pos:
-            hi = min(hi, start)
-    return lo, hi
+    return [d for d in out if not depends(d, False)] + [d for d in verify if not depends(d, True)]
 
 
 def split_lines(text: str) -> list[str]:

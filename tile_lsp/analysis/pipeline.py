@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 
-from tile_lsp.analysis.diagnostics import Diagnostic, Range, Severity, SourceText, mlir_order
+from tile_lsp.analysis.diagnostics import Diagnostic, Position, Range, Severity, SourceText, mlir_order
 from tile_lsp.analysis.split import Chunk
 
 log = logging.getLogger(__name__)
@@ -73,7 +73,7 @@ def analyze_chunk(chunk: Chunk, options, source: SourceText | None = None, *, pr
         # brackets left open at the end of the text: which op holds which region is a guess, so the
         # verifier's findings on that structure would be ours, not the user's (MLIR stops there too)
         verified = [] if result.closed else verify_module(module, options)
-        diagnostics = mlir_order(syntax, build, verified, function_spans(module))
+        diagnostics = mlir_order(syntax, build, verified, failure_scope(module))
     except Exception as exc:  # never let a bug hide the user's file
         log.exception("analysis failed")
         pos = source.position(base)
@@ -117,23 +117,48 @@ def without_uses_of(build: list[Diagnostic], names: frozenset[str] | set[str], s
     return out
 
 
-#: Ops whose body holds the functions of a chunk (their ops are the "top-level ops" of a chunk).
-_CONTAINERS = frozenset({"cuda_tile.module", "builtin.module"})
+def failure_scope(module):
+    """For :func:`~tile_lsp.analysis.diagnostics.mlir_order`: ``position -> ((start, end), holders)``.
+
+    ``(start, end)`` is the span of the op MLIR's parser was reading when it
+    failed at ``position``, found in the IR ``module`` of the chunk: the
+    innermost op whose own text (outside its regions) holds the position, or,
+    where recovery removed the failed statement, the gap between the ops
+    around it in the innermost block holding it; ``holders`` are the start
+    positions of the ops whose regions hold it.
+    """
+    def scope(pos):
+        holders = set()
+        ops = module.body.operations if module is not None else []
+        lo, hi = Position(-1, -1), Position(1 << 62, 0)
+        while True:
+            inner = None
+            for op in ops:
+                r = op.range
+                if r is None:
+                    continue
+                if r.start <= pos <= r.end:
+                    inner = op
+                    break
+                if r.end < pos:
+                    lo = max(lo, _after(r.end))
+                elif r.start > pos:
+                    hi = min(hi, r.start)
+            if inner is None:
+                return (lo, hi), holders
+            block = next((b for reg in inner.regions for b in reg.blocks
+                          if b.range is not None and b.range.start <= pos <= b.range.end), None)
+            region = next((reg for reg in inner.regions
+                           if reg.range is not None and reg.range.start <= pos <= reg.range.end), None)
+            if block is None and region is None:
+                return (inner.range.start, _after(inner.range.end)), holders
+            holders.add(inner.range.start)
+            lo = region.range.start if region is not None else block.range.start
+            hi = _after(region.range.end if region is not None else block.range.end)
+            ops = block.operations if block is not None else [o for b in region.blocks for o in b.operations]
+
+    return scope
 
 
-def function_spans(module) -> list:
-    """Ranges of the top-level ops of ``module`` (a chunk's IR): the ops of a ``cuda_tile.module`` or
-    ``builtin.module`` body, else the chunk's own ops, in text order (see
-    :func:`~tile_lsp.analysis.diagnostics.mlir_order`)."""
-    spans = []
-
-    def add(ops) -> None:
-        for op in ops:
-            if op.name in _CONTAINERS and op.regions and op.regions[0].blocks:
-                add(op.regions[0].blocks[0].operations)
-            elif op.range is not None:
-                spans.append((op.range.start, op.range.end))
-
-    if module is not None:
-        add(module.body.operations)
-    return sorted(spans)
+def _after(p: Position) -> Position:
+    return Position(p.line, p.character + 1)

@@ -1288,9 +1288,9 @@ def _collect(units: list[UnitResult], module=None) -> list[Diagnostic]:
 
     walk(units)
     walk_verify(units)
-    from tile_lsp.analysis.pipeline import function_spans
+    from tile_lsp.analysis.pipeline import failure_scope
 
-    return mlir_order(issues, build, verify, function_spans(module))
+    return mlir_order(issues, build, verify, failure_scope(module))
 
 
 def analyze_units(chunk, layout: list[Unit], options, source: SourceText, previous: ChunkState | None = None):

@@ -197,22 +197,80 @@ def _verify_traits(op: Operation, ctx: VerifyContext) -> None:
 # ---------------------------------------------------------------------------
 
 
-def _verify_dominance(op: Operation, ctx: VerifyContext) -> None:
-    """Operands defined later in the same block do not dominate their use (MLIR DominanceInfo)."""
+def _region_of(op: Operation):
+    return op.parent.parent if op.parent is not None else None
+
+
+def _is_proper_ancestor(outer, inner) -> bool:
+    """Whether region ``outer`` strictly encloses region ``inner`` (MLIR ``Region::isProperAncestor``)."""
+    while inner is not None:
+        owner = inner.parent
+        inner = _region_of(owner) if owner is not None else None
+        if inner is outer:
+            return True
+    return False
+
+
+def _result_dominates(owner: Operation, user: Operation) -> bool:
+    """``DominanceInfo::properlyDominates`` for a result of ``owner`` used by ``user``
+    (single-block regions; a value of a multi-block region is not judged)."""
+    block = owner.parent
+    if block is None or (block.parent is not None and len(block.parent.blocks) != 1):
+        return True
+    anc: Operation | None = user
+    while anc is not None and anc.parent is not block:
+        anc = anc.parent_op
+    if anc is None or anc is owner:
+        return False
+    ops = block.operations
+    return ops.index(owner) < ops.index(anc)
+
+
+def verify_dominance(root: Operation, ctx: VerifyContext) -> None:
+    """MLIR ``OperationVerifier::verifyDominanceOfContainedRegions`` (``mlir/lib/IR/Verifier.cpp``).
+
+    Run on an isolated-from-above op once it and everything in it verified:
+    its regions' ops in order, nested regions after (a worklist, last pushed
+    first), isolated ops and graph regions (``HasOnlyGraphRegion``) apart.  An
+    operand whose definition does not properly dominate its user is "operand #N
+    does not dominate this use" with the note "operand defined here (op ...)"
+    naming where the definition's region is (``diagnoseInvalidOperandDominance``).
+    """
+    _verify_dominance_in(root, ctx)
+
+
+def _verify_dominance_in(root, ctx: VerifyContext) -> None:
+    """:func:`verify_dominance` over ``root``: an op, or the document's top-level :class:`Module`."""
     ctx.code = "structure.dominance"
-    block = op.parent
-    if block is None:
-        return
-    position = {id(o): i for i, o in enumerate(block.operations)}
-    mine = position.get(id(op))
-    for k, v in enumerate(op.operands):
-        owner = v.defining_op
-        if owner is None or owner.parent is not block:
-            continue
-        theirs = position.get(id(owner))
-        if theirs is not None and mine is not None and theirs >= mine:
-            ctx.op_error(op, f"operand #{k} does not dominate this use",
-                         [Note("operand defined here", op_location(owner))])
+    worklist = [root]
+    while worklist:
+        op = worklist.pop()
+        graph = getattr(op, "opdef", None) is not None and op.opdef.has_trait("HasOnlyGraphRegion")
+        blocks = [op.body] if isinstance(op, Module) else [b for r in op.regions for b in r.blocks]
+        for block in blocks:
+            for user in block.operations:
+                if not graph:
+                    for k, v in enumerate(user.operands):
+                        owner = v.defining_op if v is not None else None
+                        if owner is None or _result_dominates(owner, user):
+                            continue
+                        mine, theirs = _region_of(user), _region_of(owner)
+                        if user.parent is owner.parent:
+                            where = "op in the same block"
+                        elif mine is theirs:
+                            where = "op in the same region"
+                        elif _is_proper_ancestor(theirs, mine):
+                            where = "op in a parent region"
+                        elif _is_proper_ancestor(mine, theirs):
+                            where = "op in a child region"
+                        else:
+                            where = "op is neither in a parent nor in a child region"
+                        ctx.diagnostics.append(Diagnostic(
+                            Severity.ERROR, f"operand #{k} does not dominate this use", op_location(user),
+                            ctx.code, [Note(f"operand defined here ({where})", op_location(owner))]))
+                        raise VerifyFailure()
+                if user.regions and not (user.opdef is not None and user.opdef.has_trait("IsolatedFromAbove")):
+                    worklist.append(user)
 
 
 def _verify_terminator(op: Operation, ctx: VerifyContext) -> None:
@@ -223,6 +281,90 @@ def _verify_terminator(op: Operation, ctx: VerifyContext) -> None:
     block = op.parent
     if block is not None and block.operations and block.operations[-1] is not op:
         ctx.op_error(op, "must be the last operation in the parent block")
+
+
+# Custom parsers that end their regions with the default terminator when one
+# is missing (``ensureTerminator``): NVIDIA CudaTile.cpp ``parseControlFlowRegion``
+# (if, for, loop), ``ForOp::build`` and the ``parseFuncOp`` of entry and
+# testing$func.  The generic form never adds one.
+_ENSURES_TERMINATOR = frozenset({"cuda_tile.if", "cuda_tile.for", "cuda_tile.loop",
+                                 "cuda_tile.entry", "cuda_tile.testing$func"})
+
+
+def _isolated_ancestor(op: Operation) -> Operation:
+    """The op whose values MLIR numbers when printing ``op`` with a local scope."""
+    while op.opdef is None or not op.opdef.has_trait("IsolatedFromAbove"):
+        parent = op.parent_op
+        if parent is None:
+            break
+        op = parent
+    return op
+
+
+def _generic_op_text(op: Operation) -> str:
+    """``op`` as a diagnostic streams it at error severity (MLIR ``Diagnostic::appendOp``):
+    generic form, values numbered in the nearest isolated-from-above op; on a
+    new line when it spans several."""
+    from tile_lsp.analysis.printer import Namer, Printer
+
+    scope = _isolated_ancestor(op)
+    namer = Namer(list(scope.regions) if scope is not op else [], generic=True)
+    text = Printer(namer, generic=True).op_text(op, 0, "")
+    return "\n" + text if "\n" in text else text
+
+
+def verify_block_terminator(op: Operation, block, ctx: VerifyContext) -> None:
+    """MLIR ``OperationVerifier::verifyOnEntrance(Block &)`` (``mlir/lib/IR/Verifier.cpp``).
+
+    A block whose last op is not a terminator is "block with no terminator,
+    has <op>" at that op, unless its parent op has ``NoTerminator``
+    (``mayBeValidWithoutTerminator``); an empty one is "empty block: expect at
+    least a terminator" at the parent op.  Checked when the block is entered: after the parent
+    op's own verifiers, before the block's ops.  Regions of ops whose custom
+    parser adds the default terminator (:data:`_ENSURES_TERMINATOR`) have one.
+    """
+    opdef = op.opdef
+    if opdef is None or opdef.has_trait("NoTerminator"):
+        return
+    if not op.generic and op.name in _ENSURES_TERMINATOR:
+        return
+    if not opdef.full_name.startswith("cuda_tile.") and not op.generic:
+        return  # other dialects' custom parsers are not modelled
+    ctx.code = "structure.block-terminator"
+    if not block.operations:
+        # at the region's location, which is its parent op's
+        ctx.diagnostics.append(Diagnostic(Severity.ERROR, "empty block: expect at least a terminator",
+                                          op_location(op), ctx.code))
+        raise VerifyFailure()
+    last = block.operations[-1]
+    if last.opdef is None or last.opdef.has_trait("Terminator"):
+        return  # an unregistered op might be a terminator
+    ctx.diagnostics.append(Diagnostic(Severity.ERROR, f"block with no terminator, has {_generic_op_text(last)}",
+                                      op_location(last), ctx.code))
+    raise VerifyFailure()
+
+
+def verify_symbol_table(op: Operation, ctx: VerifyContext) -> None:
+    """MLIR ``detail::verifySymbolTable`` (``mlir/lib/IR/SymbolTable.cpp``), the region
+    trait of ``SymbolTable`` ops: a second op of the body with the same
+    ``sym_name`` is "redefinition of symbol named 'X'" at that op, with the note
+    "see existing symbol definition here" at the first."""
+    if op.opdef is None or not op.opdef.has_trait("SymbolTable") or len(op.regions) != 1:
+        return
+    ctx.code = "structure.symbol-table"
+    seen: dict[str, Operation] = {}
+    for block in op.regions[0].blocks:
+        for child in block.operations:
+            name = child.attr("sym_name")
+            value = getattr(name, "value", None)
+            if not isinstance(value, str):
+                continue
+            prior = seen.setdefault(value, child)
+            if prior is not child:
+                ctx.diagnostics.append(Diagnostic(
+                    Severity.ERROR, f"redefinition of symbol named '{value}'", op_location(child), ctx.code,
+                    [Note("see existing symbol definition here", op_location(prior))]))
+                raise VerifyFailure()
 
 
 def _verify_symbol_uses(op: Operation, ctx: VerifyContext, tables: dict[int, SymbolTable]) -> None:
@@ -295,9 +437,24 @@ def _verify_op(op: Operation, ctx: VerifyContext, tables: dict[int, SymbolTable]
         return
     for region in op.regions:
         for block in region.blocks:
+            try:
+                verify_block_terminator(op, block, ctx)
+            except VerifyFailure:
+                _failed(op, ctx)
+                return
             for child in block.operations:
                 _verify_op(child, ctx, tables)
     verify_op_tail(op, ctx, tables)
+    if op.regions and _isolated(op) and not op.invalid:
+        # MLIR ``verifyOpAndDominance``: dominance is a second pass over a verified isolated op
+        try:
+            verify_dominance(op, ctx)
+        except VerifyFailure:
+            _failed(op, ctx)
+
+
+def _isolated(op: Operation) -> bool:
+    return bool(op.regions) and op.opdef is not None and op.opdef.has_trait("IsolatedFromAbove")
 
 
 #: Verify one op and everything nested in it (steps 1-5), reporting into ``ctx``.
@@ -309,11 +466,11 @@ def verify_op_tail(op: Operation, ctx: VerifyContext, tables: dict[int, SymbolTa
     if op.invalid:
         return
     try:
+        verify_symbol_table(op, ctx)
         for code, fn in _REGION_RULES.get(op.name, ()):
             ctx.code = f"{op.name}.{code}"
             fn(op, ctx)
         _verify_terminator(op, ctx)
-        _verify_dominance(op, ctx)
         _verify_symbol_uses(op, ctx, tables)
     except VerifyFailure:
         _failed(op, ctx)
@@ -332,6 +489,12 @@ def verify_module(module: Module, options: object) -> list[Diagnostic]:
     try:
         for op in module.body.operations:
             _verify_op(op, ctx, tables)
+        try:
+            # the ops written at the top level, outside any module op
+            _verify_dominance_in(module, ctx)
+        except VerifyFailure:
+            if getattr(ctx.options, "mlir_compat", False):
+                raise StopVerification()
     except StopVerification:
         pass
     return ctx.diagnostics

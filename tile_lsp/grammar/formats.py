@@ -331,12 +331,18 @@ class GrammarBuilder:
             self.lines.append(f"{'!' if keep else ''}{name}: {body}")
         return name
 
-    def _var(self, op: OpDef, var: Var, in_anchor_group: bool) -> str:
+    def _var(self, op: OpDef, var: Var, in_anchor_group: bool, guarded: bool = False) -> str:
         name = var.name
         operand = op.operand(name)
         if operand is not None:
             if operand.kind == "single":
                 return "value_use"
+            if guarded:
+                # after the element that decides an optional group, MLIR's
+                # generated parser reads an optional operand with
+                # ``parseOptionalOperand`` and a variadic one with
+                # ``parseOperandList``: both may be absent (OpFormatGen.cpp)
+                return "[value_use_list]" if operand.kind == "variadic" else "[value_use]"
             if operand.kind == "optional" or in_anchor_group:
                 return "value_use_list" if operand.kind == "variadic" else "value_use"
             return "[value_use_list]"
@@ -361,14 +367,14 @@ class GrammarBuilder:
                 return "[type_list]"
         raise ValueError(f"{op.name}: unsupported type directive argument {arg!r}")
 
-    def element(self, op: OpDef, e, in_anchor_group: bool = False) -> str | None:
+    def element(self, op: OpDef, e, in_anchor_group: bool = False, guarded: bool = False) -> str | None:
         if isinstance(e, Literal):
             text = e.text.strip()
             if not text:
                 return None
             return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
         if isinstance(e, Var):
-            return self._var(op, e, in_anchor_group or e.anchor)
+            return self._var(op, e, in_anchor_group or e.anchor, guarded)
         if isinstance(e, Directive):
             if e.name == "attr-dict":
                 return "[attr_dict]"
@@ -393,7 +399,7 @@ class GrammarBuilder:
                 return "region_list_bare"
             raise ValueError(f"{op.name}: unsupported directive {e.name}")
         if isinstance(e, OptionalGroup):
-            then = " ".join(x for x in (self.element(op, x, True) for x in e.then) if x)
+            then = " ".join(x for x in self._group(op, e.then) if x)
             name = self._named("og", then)
             if e.else_:
                 else_ = " ".join(x for x in (self.element(op, x, True) for x in e.else_) if x)
@@ -405,11 +411,25 @@ class GrammarBuilder:
             return self._named("!oil", f"({kws})*")
         raise ValueError(f"{op.name}: unsupported element {e!r}")
 
+    def _group(self, op: OpDef, elems) -> list[str | None]:
+        """The rules of an optional group's elements; those after the first
+        (which decides whether the group is there) are ``guarded``."""
+        out: list[str | None] = []
+        for x in elems:
+            decided = getattr(self, "_declarative", True) and any(r for r in out)
+            out.append(self.element(op, x, True, guarded=decided))
+        return out
+
     def build(self) -> str:
         alternatives = []
         for op in self.ops:
             if op.format is None:
                 continue
+            # ``guarded`` optional operands are a rule of MLIR's generated
+            # parsers, not of NVIDIA's C++ ones (``parseViewTkoCommon`` requires
+            # the operand after ``token =``)
+            from tile_lsp.dialect.custom_formats import CUSTOM_FORMATS
+            self._declarative = op.format != CUSTOM_FORMATS.get(op.name)
             try:
                 elems = parse_format(op.format)
                 body = " ".join(x for x in (self.element(op, e) for e in elems) if x)

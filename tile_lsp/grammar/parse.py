@@ -93,6 +93,12 @@ def _punct_rank(p: str) -> tuple[int, str]:
     return (_PUNCT_PRIORITY.index(p) if p in _PUNCT_PRIORITY else len(_PUNCT_PRIORITY), p)
 
 
+# What may stand, optionally, where an operand is required (keywords such as
+# ``weak``, attributes, a ``,`` of an optional group): MLIR's parsers try them
+# first, so a token that is none of them is "expected SSA operand".
+_OPTIONAL_BEFORE_OPERAND = frozenset({"VALUE_ID", "BARE_ID", "BANG_ID", "COMMA"})
+
+
 def _expected_message(expected: set[str], token: Token | None) -> str:
     names = {e for e in expected if not e.startswith("__")}
     puncts = sorted((_PUNCT[e] for e in names if e in _PUNCT), key=_punct_rank)
@@ -100,7 +106,9 @@ def _expected_message(expected: set[str], token: Token | None) -> str:
         found = "end of file"
     else:
         found = None
-    if "VALUE_ID" in names and len(names) <= 2:
+    if "VALUE_ID" in names and (len(names) <= 2 or names <= _OPTIONAL_BEFORE_OPERAND):
+        # the custom parser tried its optional keywords/attributes, then
+        # ``parseOperand`` (MLIR ``OperationParser::parseSSAUse``) failed
         return "expected SSA operand"
     if len(names) == 1 and puncts:
         return f"expected '{puncts[0]}'"
@@ -662,6 +670,13 @@ def _open_tensor_view_shape(err: UnexpectedInput) -> bool | None:
     return None
 
 
+def _after_comma(err: UnexpectedInput) -> bool:
+    """Whether the token before the error was a ``,`` (in a 0-d tensor_view: after its element type)."""
+    ip = getattr(err, "interactive_parser", None)
+    values = ip.parser_state.value_stack if ip is not None else []
+    return bool(values) and isinstance(values[-1], Token) and values[-1].type == "COMMA"
+
+
 def _punctuation_named(expected: set[str]) -> set[str]:
     """``expected`` with Lark's anonymous names of punctuation terminals (``__ANON_0`` for ``->``)
     replaced by the names :data:`_PUNCT` knows."""
@@ -741,7 +756,8 @@ def _describe(err: UnexpectedInput, text: str) -> list[SyntaxIssue]:
             unknown = _unknown_operation(err, text)
             if unknown is not None:
                 return [unknown]
-        if "STRIDES" in expected and len(expected) == 1 and _open_tensor_view_shape(err) is False:
+        if _open_tensor_view_shape(err) is False and ("STRIDES" in expected and len(expected) == 1
+                                                       or _after_comma(err)):
             # NVIDIA TensorViewType::parse (Types.cpp): a 0-d tensor_view takes no strides
             prefix = _type_prefix(op, text, start) or ""
             return [SyntaxIssue(f"{prefix}unexpected token after element type in 0-d tensor_view", start, end)]
