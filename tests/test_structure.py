@@ -52,10 +52,13 @@ def test_use_before_definition_in_the_same_block_does_not_dominate():
 
 
 def test_isolated_from_above_hides_outer_values():
+    # as cuda-tile-opt: one error per undeclared name, at its first use, in text order
     text = ("cuda_tile.module @m {\n  entry @k(%a: tile<i32>) {\n    return\n  }\n"
-            "  entry @j() {\n    %0 = addi %a, %a : tile<i32>\n    return\n  }\n}\n")
-    messages = [d.message for d in diags(text)]
-    assert messages == ["use of undeclared SSA value name", "use of undeclared SSA value name"]
+            "  entry @j() {\n    %0 = addi %a, %a : tile<i32>\n    %1 = addi %b, %b : tile<i32>\n"
+            "    return\n  }\n}\n")
+    found = [(d.message, d.range.start) for d in diags(text)]
+    assert found == [("use of undeclared SSA value name", Position(5, 14)),
+                     ("use of undeclared SSA value name", Position(6, 14))]
 
 
 def test_terminator_must_end_its_block():

@@ -1094,6 +1094,13 @@ class Builder:
             for k, (name, ty, rng) in enumerate(entry_args):
                 arg = BlockArgument(name, ty if ty is not None else T.UNKNOWN, rng, owner=entry, index=k)
                 entry.arguments.append(arg)
+                prior = None if isolated else scope.lookup(_canonical(name))
+                if prior is not None:
+                    # MLIR OperationParser::parseRegionBody: a named entry argument must not name a
+                    # value visible there (a region that is not isolated sees the enclosing ones)
+                    self.error(f"region entry argument '{name}' is already in use", rng, "structure.redefinition",
+                               [Note("previously referenced here", _start(prior.range))])
+                    continue
                 self.define(inner, arg, None)
             if ops or entry_args:
                 region.blocks.append(entry)

@@ -9,7 +9,15 @@ from __future__ import annotations
 
 import logging
 
-from tile_lsp.analysis.diagnostics import Diagnostic, Position, Range, Severity, SourceText, mlir_order
+from tile_lsp.analysis.diagnostics import (
+    LATE_PARSE_CODES,
+    Diagnostic,
+    Position,
+    Range,
+    Severity,
+    SourceText,
+    mlir_order,
+)
 from tile_lsp.analysis.split import Chunk
 
 log = logging.getLogger(__name__)
@@ -36,7 +44,7 @@ def analyze_chunk(chunk: Chunk, options, source: SourceText | None = None, *, pr
     from tile_lsp.analysis.api import ChunkAnalysis
     from tile_lsp.analysis.builder import Builder
     from tile_lsp.analysis.verifier import verify_module
-    from tile_lsp.grammar.parse import parse
+    from tile_lsp.grammar.parse import brackets_balance, parse
 
     if source is None:
         source = SourceText(chunk.text)
@@ -56,23 +64,26 @@ def analyze_chunk(chunk: Chunk, options, source: SourceText | None = None, *, pr
                 if state_out is not None:
                     state_out.append(state)
                 return analysis
-        result = parse(chunk.text, max_issues=1 if compat else 50)
+        result = parse(chunk.text, max_issues=50)
         syntax = [Diagnostic(Severity.ERROR, issue.message,
                              source.range(base + issue.start, base + issue.end), "parse.syntax")
                   for issue in result.issues]
-        if compat and syntax:
-            # MLIR stops at the first error; its diagnostics all sit at one place
-            first = syntax[0].range
-            return ChunkAnalysis(chunk, None, [d for d in syntax if d.range == first][:2])
         builder = Builder(source, base, result.text, stop_at_first_error=compat)
         module = builder.build(result.tree)
-        if compat and builder.diagnostics:
-            # the builder stopped at the first fatal error; what it reported up to it is MLIR's
-            return ChunkAnalysis(chunk, module, builder.diagnostics)
         build = without_recovery_cascades(builder.diagnostics, result, chunk.text, source, base)
-        # brackets left open at the end of the text: which op holds which region is a guess, so the
-        # verifier's findings on that structure would be ours, not the user's (MLIR stops there too)
-        verified = [] if result.closed else verify_module(module, options)
+        if compat and (syntax or build):
+            # MLIR stops at its first error, a syntax error or one of a custom op's parser met before
+            # it (the builder stopped at its first fatal one); its diagnostics all sit at one place
+            found = mlir_order(syntax, build, [])
+            late = found[0].code in LATE_PARSE_CODES  # every undeclared value, at the region's end
+            return ChunkAnalysis(chunk, None if syntax else module,
+                                 [d for d in found if d.code == found[0].code] if late else
+                                 [d for d in found if d.range == found[0].range][:2])
+        # brackets that do not balance (closed by recovery at the end of the text, or a `}` too many):
+        # which op holds which region is a guess, so the verifier's findings on that structure would
+        # be ours, not the user's (MLIR stops there too)
+        guessed = result.closed or (bool(syntax) and not brackets_balance(chunk.text))
+        verified = [] if guessed else verify_module(module, options)
         diagnostics = mlir_order(syntax, build, verified, failure_scope(module))
     except Exception as exc:  # never let a bug hide the user's file
         log.exception("analysis failed")

@@ -292,6 +292,32 @@ def _probe(err: UnexpectedToken, names: list[str]) -> str | None:
     return None
 
 
+def _in_hint_dictionary(err: UnexpectedToken, text: str, start: int) -> str | None:
+    """Inside the ``{...}`` of an ``optimization_hints=<arch = {...}>`` entry when ``err`` happened:
+    ``"name"`` after its ``{`` or a ``,`` (an attribute name was expected), ``"close"`` after an
+    entry (``,`` or ``}`` was), else ``None``.
+
+    The grammar reads the hints as a balanced token soup; NVIDIA's parser
+    (``OptimizationHintsAttr::parse``, cuda-tile ``AttrDefs``) reads each
+    architecture's value as a dictionary attribute, with MLIR's messages
+    (``Parser::parseAttributeDict``).
+    """
+    ip = getattr(err, "interactive_parser", None)
+    if ip is None:
+        return None
+    values = ip.parser_state.value_stack
+    for i in range(len(values) - 1, -1, -1):
+        item = values[i]
+        if isinstance(item, Token) and item.type == "LBRACE":
+            if not any(isinstance(v, Token) and v.type == "OPTIMIZATION_HINTS" for v in values[max(i - 4, 0):i]):
+                return None
+            # the soup's trees drop its commas: read the character before the error instead
+            return "name" if text[:start].rstrip()[-1:] in ("{", ",") else "close"
+        if isinstance(item, Token) and item.type in ("RBRACE", "LESSTHAN", "MORETHAN"):
+            return None
+    return None
+
+
 def _accepts_op(err: UnexpectedToken) -> bool:
     """Whether an operation may start at ``err``: the parser takes an op name there.
 
@@ -315,13 +341,21 @@ def _structural_issue(err: UnexpectedToken, text: str, start: int, end: int, eof
     * after the result names of an operation, no ``=``: "expected '=' after
       SSA name" (wrong token);
     * in an attribute dictionary, after ``{`` or ``,``, a token that cannot
-      name an attribute: "expected attribute name", at the token; after an
-      entry, neither ``,`` nor ``}``: "expected '}' in attribute dictionary"
-      (wrong token) (``parseAttributeDict``);
+      name an attribute: "expected attribute name"; after an entry, neither
+      ``,`` nor ``}``: "expected '}' in attribute dictionary" (both wrong
+      tokens) (``parseAttributeDict``; also in the dictionaries of
+      ``optimization_hints``, :func:`_in_hint_dictionary`);
     * where a region must open: "expected '{' to begin a region" (wrong token) (``parseRegion``).
     """
     expected = set(err.expected)
     tok = err.token
+    hint_dict = _in_hint_dictionary(err, text, start)
+    if hint_dict == "name":
+        pos = _wrong_token_offset(text, start, eof)
+        return SyntaxIssue("expected attribute name", pos, pos)
+    if hint_dict == "close":
+        pos = _wrong_token_offset(text, start, eof)
+        return SyntaxIssue("expected '}' in attribute dictionary", pos, pos)
     word = "" if eof else str(tok)
     is_name = _NAME_WORD.fullmatch(word) is not None and _INT_TYPE_WORD.fullmatch(word) is None
     if {"STRING", "VALUE_ID"} <= expected and not is_name and _accepts_op(err):
@@ -335,7 +369,8 @@ def _structural_issue(err: UnexpectedToken, text: str, start: int, end: int, eof
         return SyntaxIssue("expected '}' in attribute dictionary", pos, pos)
     if "STRING" in expected and "VALUE_ID" not in expected \
             and _probe(err, ["STRING", "RBRACE"]) == "attr_dict":
-        return SyntaxIssue("expected attribute name", start, end)
+        pos = _wrong_token_offset(text, start, eof)
+        return SyntaxIssue("expected attribute name", pos, pos)
     if "LBRACE" in expected and _opens_region(err):
         pos = _wrong_token_offset(text, start, eof)
         return SyntaxIssue("expected '{' to begin a region", pos, pos)
@@ -805,6 +840,9 @@ def _describe(err: UnexpectedInput, text: str) -> list[SyntaxIssue]:
         ch = text[pos] if pos < len(text) else ""
         if ch == '"':
             return [SyntaxIssue("expected '\"' in string literal", pos, pos + 1)]
+        if ch in _PREFIX_ERRORS and not _SUFFIX_ID_START.match(text, pos + 1):
+            # MLIR Lexer::lexPrefixedIdentifier: a prefix without a name, reported at the prefix
+            return [SyntaxIssue(_PREFIX_ERRORS[ch], pos, pos + 1)]
         if ch == "-" and "INT_TYPE" in (err.allowed or ()):
             # a negative dimension: MLIR's type parser wants the element type keyword here
             current = _current_op(err)
@@ -815,6 +853,12 @@ def _describe(err: UnexpectedInput, text: str) -> list[SyntaxIssue]:
         pos = len(text.rstrip())
         return [SyntaxIssue("unexpected end of file", pos, pos)]
     return [SyntaxIssue(str(err).splitlines()[0], 0, 0)]
+
+
+#: MLIR's lexer errors for a ``#``, ``%``, ``^`` or ``!`` not followed by a name (``lexPrefixedIdentifier``).
+_PREFIX_ERRORS = {"#": "invalid attribute name", "%": "invalid SSA name", "^": "invalid block name",
+                  "!": "invalid type identifier"}
+_SUFFIX_ID_START = re.compile(r"[0-9A-Za-z$._\-]")
 
 
 def _line_bounds(text: str, offset: int) -> tuple[int, int]:
@@ -974,6 +1018,17 @@ def _at_end(err: UnexpectedInput) -> bool:
 
 _STRINGS_AND_COMMENTS = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*')
 _CLOSER = {"(": ")", "[": "]", "{": "}"}
+
+
+def brackets_balance(text: str) -> bool:
+    """Whether every ``(``, ``[`` and ``{`` of ``text`` is closed by its match (strings and comments skipped)."""
+    stack: list[str] = []
+    for ch in re.sub(r"[^()\[\]{}]+", "", _STRINGS_AND_COMMENTS.sub("", text)):
+        if ch in _CLOSER:
+            stack.append(_CLOSER[ch])
+        elif not stack or stack.pop() != ch:
+            return False
+    return not stack
 
 
 def _unclosed(text: str) -> str:
