@@ -40,6 +40,9 @@ CASES = [
     # no type mismatch of %a is reported after it
     ("pow2-type-first", HEAD + C128 + "    %b = addi %a, %a : tile<100xi32>\n    return\n  }\n}\n",
      (4, 28, "custom op 'cuda_tile.addi' all dimensions must be powers of two, got 100")),
+    # a constant's literal is read before its type, whose own check then fails: no shape comparison
+    ("constant-type-before-shape", HEAD + "    %a = constant <i32: [1, 2]> : tile<100xi32>\n    return\n  }\n}\n",
+     (3, 39, "custom op 'cuda_tile.constant' all dimensions must be powers of two, got 100")),
     # a syntax error (a '>' missing) blanks %b's line: the later uses of %b are not "undeclared"
     # a `}` missing after a reduce body: the next reduce's arguments name values still in scope
     ("region-entry-argument", "cuda_tile.module @m {\n  entry @f(%x: tile<8xf32>) {\n"
@@ -49,6 +52,10 @@ CASES = [
      "    (%a: tile<f32>, %b: tile<f32>) {\n      %s2 = addf %a, %b : tile<f32>\n"
      "      yield %s2 : tile<f32>\n    }\n    return\n  }\n}\n",
      (8, 6, "region entry argument '%a' is already in use")),
+    # a name visible from an enclosing region cannot be defined again in a nested one
+    ("redefinition-in-nested-region", "cuda_tile.module @m {\n  entry @f(%c: tile<i1>) {\n" + C128.replace(
+        "128xi32", "i32") + "    if %c {\n      %a = constant <i32: 2> : tile<i32>\n    }\n    return\n  }\n}\n",
+     (5, 7, "redefinition of SSA value '%a'")),
     # the dictionaries of optimization_hints are MLIR attribute dictionaries
     ("hint-dict-name", "cuda_tile.module @k {\n  entry @f() optimization_hints=<sm_90 = {num_cta_in_cga = 2, > {\n"
      "    return\n  }\n}\n", (2, 62, "expected attribute name")),

@@ -319,6 +319,17 @@ class Builder:
             if isinstance(loc, A.LocationAttr) and loc.kind == "alias" and loc.alias in aliases:
                 op.location = aliases[loc.alias]
 
+    def reference_range(self, scope: Scope, key: str) -> Range | None:
+        """Where ``key`` was defined (visible from ``scope``) or first used as a forward reference in
+        ``scope``'s isolated region, else ``None`` (MLIR ``OperationParser::getReferenceLoc``)."""
+        value = scope.lookup(key)
+        if value is not None:
+            return value.range
+        while scope is not None and not scope.isolated:
+            scope = scope.parent
+        uses = scope.pending.get(key) if scope is not None else None
+        return uses[0][2] if uses else None
+
     def finish_scope(self, scope: Scope) -> None:
         """Report forward references never defined, at the end of the region.
 
@@ -339,7 +350,9 @@ class Builder:
         the value's own range: never without a location.
         """
         key = _canonical(value.name)
-        prior = scope.values.get(key)
+        # MLIR OperationParser::addDefinition: any name visible there, from an enclosing region too
+        # (one table per isolated-from-above region), cannot be defined again
+        prior = scope.lookup(key)
         if prior is not None:
             where = self.rng(name_node) if name_node is not None else value.range
             self.error(f"redefinition of SSA value '{_ssa_name(value.name)}'", where,
@@ -1094,12 +1107,13 @@ class Builder:
             for k, (name, ty, rng) in enumerate(entry_args):
                 arg = BlockArgument(name, ty if ty is not None else T.UNKNOWN, rng, owner=entry, index=k)
                 entry.arguments.append(arg)
-                prior = None if isolated else scope.lookup(_canonical(name))
+                prior = None if isolated else self.reference_range(scope, _canonical(name))
                 if prior is not None:
-                    # MLIR OperationParser::parseRegionBody: a named entry argument must not name a
-                    # value visible there (a region that is not isolated sees the enclosing ones)
+                    # MLIR OperationParser::parseRegionBody (getReferenceLoc): a named entry argument
+                    # must not name a value visible there (a region that is not isolated sees the
+                    # enclosing ones) nor one used earlier and not defined yet (a forward reference)
                     self.error(f"region entry argument '{name}' is already in use", rng, "structure.redefinition",
-                               [Note("previously referenced here", _start(prior.range))])
+                               [Note("previously referenced here", _start(prior))])
                     continue
                 self.define(inner, arg, None)
             if ops or entry_args:

@@ -821,10 +821,12 @@ class _ChunkRun:
     def _unit_lines(self, unit: Unit) -> tuple[int, int]:
         return self.first_line + unit.line, self._line_at(max(unit.end - 1, unit.start))
 
-    def _parse_build(self, text: str, start: int, block, scope, aliases_only: bool = False, cache: bool = False):
+    def _parse_build(self, text: str, start: int, block, scope, aliases_only: bool = False, cache: bool = False,
+                     outer_ops: tuple[str, ...] = ()):
         """Parse ``text`` (at chunk offset ``start``) and build its items into ``block``.
 
         ``cache``: take the parse from, and keep it in, :data:`_STATEMENT_PARSES`.
+        ``outer_ops``: the ops whose regions hold ``text`` (see :func:`tile_lsp.grammar.parse.parse`).
 
         Returns ``(ops, syntax issues, build diagnostics, aliases defined,
         the ParseResult)``.
@@ -834,11 +836,12 @@ class _ChunkRun:
         from tile_lsp.grammar.parse import parse
 
         base = self.base + start
-        result = _STATEMENT_PARSES.get(text) if cache else None
+        key = "\x00".join(outer_ops + (text,))
+        result = _STATEMENT_PARSES.get(key) if cache else None
         if result is None:
-            result = parse(text, max_issues=50)
+            result = parse(text, max_issues=50, outer_ops=outer_ops)
             if cache:
-                _STATEMENT_PARSES.put(text, result)
+                _STATEMENT_PARSES.put(key, result)
         issues = [Diagnostic(Severity.ERROR, i.message, self.source.range(base + i.start, base + i.end), "parse.syntax")
                   for i in result.issues]
         builder = Builder(self.source, base, result.text)
@@ -984,6 +987,7 @@ class _ChunkRun:
             inner.values.setdefault(_canonical(arg.name), arg)
         shifters: dict[int, _Shifter] = {}
         children: list[UnitResult] = []
+        reused_names: set[str] = set()
         for rel in unit.children:
             stmt = Unit(unit.start + rel.start, unit.start + rel.end, unit.line + rel.line, rel.kind)
             s_text = text[stmt.start:stmt.end]
@@ -991,11 +995,13 @@ class _ChunkRun:
             old = stmt_pool.take(s_text, s_first) if stmt_pool is not None else None
             if old is not None and self._reuse_statement(old, s_first, s_last, body, inner, remap, shifters):
                 children.append(old)
+                reused_names.update(_defined_names(old.ops))
                 continue
             # while the user types, the statements rebuilt are the one edited and the users of what it
             # renamed, typed again on the next keystroke: their parses are kept a while
             s_ops, issues, build, aliases, parsed = self._parse_build(s_text, stmt.start, body, inner,
-                                                                      cache=old_fn is not None)
+                                                                      cache=old_fn is not None,
+                                                                      outer_ops=(fn.name,))
             if aliases or not _statement_parse_ok(s_text, parsed, s_ops, issues, s_first):
                 block.operations.remove(fn)
                 return None
@@ -1008,6 +1014,13 @@ class _ChunkRun:
             res.uses_locations = "loc(" in s_text
             res.blanked = parsed.blanked_values(s_text)
             children.append(res)
+        if inner.pending and not reused_names.isdisjoint(inner.pending):
+            # a use of a name no statement defines before it, which a reused statement defines
+            # after it: what that means (a definition resolving the forward reference, a region
+            # argument "already in use") depends on the order, which reuse did not look at: parse
+            # the function whole
+            block.operations.remove(fn)
+            return None
         head = len(builder.diagnostics)
         builder.finish_scope(inner)  # uses of names no statement defines
         blanked = frozenset().union(*(c.blanked for c in children))
@@ -1368,6 +1381,20 @@ def _statement_parse_ok(text: str, parsed, ops: list, issues: list[Diagnostic], 
             return False
         depth += change
     return depth == 0
+
+
+def _defined_names(ops: list) -> set[str]:
+    """Canonical names of the values ``ops`` define: results and block arguments, nested ones included."""
+    from tile_lsp.analysis.builder import _canonical
+
+    out: set[str] = set()
+    for top in ops:
+        for op in top.walk():
+            out.update(_canonical(r.name) for r in op.results)
+            for region in op.regions:
+                for block in region.blocks:
+                    out.update(_canonical(a.name) for a in block.arguments)
+    return out
 
 
 def _statement_context(res: UnitResult) -> tuple:

@@ -600,8 +600,12 @@ def unknown_operation_message(name: str, default: str) -> str:
     return f"custom op '{name}' is unknown{tried}"
 
 
-def _unknown_operation(err: UnexpectedToken, text: str) -> SyntaxIssue | None:
-    """The error MLIR reports for a token met where an operation's name was expected."""
+def _unknown_operation(err: UnexpectedToken, text: str, outer_ops: tuple[str, ...] = ()) -> SyntaxIssue | None:
+    """The error MLIR reports for a token met where an operation's name was expected.
+
+    ``outer_ops``: the ops (names as written) whose regions hold the whole text parsed, outermost
+    first, when it is a statement parsed apart from them (see :func:`parse`).
+    """
     tok = err.token
     word = str(tok)
     start = tok.start_pos
@@ -613,7 +617,7 @@ def _unknown_operation(err: UnexpectedToken, text: str) -> SyntaxIssue | None:
         return SyntaxIssue("expected operation name in quotes", pos, pos)
     if lookup(word) is not None:
         return None  # a registered op the grammar does not take here: another error
-    owners = _region_owners(err)
+    owners = list(outer_ops) + _region_owners(err)
     issue = SyntaxIssue(unknown_operation_message(word, default_dialect(owners)), start, tok.end_pos)
     # parsed alone, a statement does not know the regions around it
     issue.needs_context = not owners
@@ -766,8 +770,10 @@ def _missing_keyword(tok: Token, word: str, op: str | None, text: str) -> Syntax
     return SyntaxIssue(f"{prefix}expected '{word}'", tok.start_pos, tok.end_pos)
 
 
-def _describe(err: UnexpectedInput, text: str) -> list[SyntaxIssue]:
-    """The issues MLIR would print for ``err`` (usually one; NVIDIA's enum parsers print two)."""
+def _describe(err: UnexpectedInput, text: str, outer_ops: tuple[str, ...] = ()) -> list[SyntaxIssue]:
+    """The issues MLIR would print for ``err`` (usually one; NVIDIA's enum parsers print two).
+
+    ``outer_ops``: see :func:`parse`."""
     if isinstance(err, UnexpectedToken):
         tok = err.token
         expected = set(err.expected)
@@ -788,7 +794,7 @@ def _describe(err: UnexpectedInput, text: str) -> list[SyntaxIssue]:
             if earlier is not None:
                 return [earlier]
         if _at_operation_name(err, expected):
-            unknown = _unknown_operation(err, text)
+            unknown = _unknown_operation(err, text, outer_ops)
             if unknown is not None:
                 return [unknown]
         if _open_tensor_view_shape(err) is False and ("STRIDES" in expected and len(expected) == 1
@@ -1045,12 +1051,15 @@ def _unclosed(text: str) -> str:
     return "".join(reversed(stack))
 
 
-def parse(text: str, *, max_issues: int = 50) -> ParseResult:
+def parse(text: str, *, max_issues: int = 50, outer_ops: tuple[str, ...] = ()) -> ParseResult:
     """Parse ``text``; never raises on bad input.
 
     Returns the tree of the text with each failing statement blanked, and the
     syntax issues in order of discovery (the first is MLIR's).  After
     ``max_issues`` issues parsing stops and ``tree`` is ``None``.
+    ``outer_ops`` names the ops whose regions hold ``text`` when it is a
+    statement parsed apart from them (the editor's incremental analysis): what
+    MLIR reports for an unknown op name depends on them (its default dialect).
     """
     parser = get_parser()
     issues: list[SyntaxIssue] = []
@@ -1061,7 +1070,7 @@ def parse(text: str, *, max_issues: int = 50) -> ParseResult:
             tree = parser.parse(work)
             return ParseResult(tree, work, issues, closed)
         except UnexpectedInput as err:
-            described = _describe(err, work)
+            described = _describe(err, work, outer_ops)
             issue = described[0]
             issues.extend(described)
             if _at_end(err) or _partial_statement(err) is None:

@@ -35,6 +35,7 @@ from lark import Token, Tree
 
 from tile_lsp.analysis.diagnostics import Note, Range
 from tile_lsp.analysis.parse_rules import ParseContext, ParseRuleFailure, parse_rule
+from tile_lsp.analysis.type_rules import verify_type
 from tile_lsp.dialect import types as T
 
 # ---------------------------------------------------------------------------
@@ -317,6 +318,10 @@ def check_dense_typed(ctx: ParseContext, node: Any, attr_name: str = "value") ->
     result = getattr(attr, "type", None)
     type_loc = offset_range(ctx, start_of(type_node)) if start_of(type_node) is not None else None
     if result is None or result == T.UNKNOWN:
+        return
+    if verify_type(result) is not None:
+        # the type's own parser fails first (a dimension that is not a power of two...): the builder
+        # reports it, after the literal's rules, and NVIDIA's parser stops there
         return
     if not isinstance(result, T.TileType):
         emit(ctx, MSG_RESULT_NOT_TILE.format(result), type_loc)
