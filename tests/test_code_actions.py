@@ -204,8 +204,10 @@ def test_did_you_mean_fixes():
     text = ("cuda_tile.module @m {\n  entry @k() {\n    %0 = constant <f32: 1.0> : tile<4xf32>\n"
             "    %1 = mulff %0, %0 : tile<4xf32>\n    %2 = cuda_tile.subff %0, %0 : tile<4xf32>\n    return\n  }\n}\n")
     analysis = analyse(text)
+    # cuda-tile-opt's messages; the second typo is another statement's, a real independent error
     assert [(d.message, d.range.start.line) for d in analysis.diagnostics] == [
-        ("unexpected token", 3), ("unexpected token", 4)]
+        ("custom op 'mulff' is unknown (tried 'cuda_tile.mulff' as well)", 3),
+        ("custom op 'cuda_tile.subff' is unknown", 4)]
     first = quick_fixes(analysis, Range(Position(3, 0), Position(3, 30)))
     assert [(f.title, f.preferred) for f in first] == [("Did you mean 'mulf'?", True), ("Did you mean 'muli'?", False)]
     second = quick_fixes(analysis, Range(Position(4, 0), Position(4, 30)))

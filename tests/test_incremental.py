@@ -113,11 +113,14 @@ def test_a_missing_brace_is_reported_where_mlir_fails(corpus):
     assert lines[closing] == "  }\n"
     broken = "".join(lines[:closing] + lines[closing + 1:])
     diagnostics = analyze_text(broken).diagnostics
-    # MLIR reads the second entry into the first one's body and meets the end of the file inside the
-    # module: its error, where it really fails (after the last `}`), and nothing that only the
+    # MLIR reads the second entry into the first one's body, where the first one's arguments are
+    # visible: its first error is the second entry's %arg0 (cuda-tile-opt: 36:123 on this text), then
+    # it would meet the end of the file inside the module (after the last `}`); nothing that only the
     # mis-nesting causes (the verifier does not run on a structure the recovery guessed)
     last = max(k for k, line in enumerate(broken.splitlines()) if line.strip())
+    header = broken.splitlines()[second - 1]
     assert [(d.message, d.range.start.line, d.range.start.character) for d in diagnostics] == [
+        ("region entry argument '%arg0' is already in use", second - 1, header.index("%arg0")),
         ("expected operation name in quotes", last, 1)]
 
 

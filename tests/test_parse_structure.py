@@ -52,6 +52,10 @@ CASES = [
      "    (%a: tile<f32>, %b: tile<f32>) {\n      %s2 = addf %a, %b : tile<f32>\n"
      "      yield %s2 : tile<f32>\n    }\n    return\n  }\n}\n",
      (8, 6, "region entry argument '%a' is already in use")),
+    # an entry's header written twice: the inner entry's arguments, though its region is isolated, are
+    # checked where that region starts, where the outer ones are visible
+    ("entry-header-twice", "cuda_tile.module @m {\n  entry @f(%a: tile<i32>) {\n  entry @f(%a: tile<i32>) {\n"
+     "    return\n  }\n}\n", (3, 12, "region entry argument '%a' is already in use")),
     # a name visible from an enclosing region cannot be defined again in a nested one
     ("redefinition-in-nested-region", "cuda_tile.module @m {\n  entry @f(%c: tile<i1>) {\n" + C128.replace(
         "128xi32", "i32") + "    if %c {\n      %a = constant <i32: 2> : tile<i32>\n    }\n    return\n  }\n}\n",

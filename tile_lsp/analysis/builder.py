@@ -1107,11 +1107,12 @@ class Builder:
             for k, (name, ty, rng) in enumerate(entry_args):
                 arg = BlockArgument(name, ty if ty is not None else T.UNKNOWN, rng, owner=entry, index=k)
                 entry.arguments.append(arg)
-                prior = None if isolated else self.reference_range(scope, _canonical(name))
+                prior = self.reference_range(scope, _canonical(name))
                 if prior is not None:
                     # MLIR OperationParser::parseRegionBody (getReferenceLoc): a named entry argument
-                    # must not name a value visible there (a region that is not isolated sees the
-                    # enclosing ones) nor one used earlier and not defined yet (a forward reference)
+                    # must not name a value visible where the region starts (checked before the
+                    # region's own name scope is pushed, isolated or not) nor one used earlier and
+                    # not defined yet (a forward reference)
                     self.error(f"region entry argument '{name}' is already in use", rng, "structure.redefinition",
                                [Note("previously referenced here", _start(prior))])
                     continue

@@ -76,6 +76,8 @@ class Diagnostic:
     code: str = ""
     notes: list[Note] = field(default_factory=list)
     source: str = "tile-lsp"
+    #: a syntax error's: the text its statement covered, which recovery removed (see :func:`mlir_order`)
+    extent: Range | None = None
 
     def sort_key(self) -> tuple:
         """Key ordering diagnostics by position, unknown locations first."""
@@ -111,7 +113,8 @@ def mlir_order(syntax: list[Diagnostic], build: list[Diagnostic], verify: list[D
     ``failed(position)`` (see :func:`tile_lsp.analysis.pipeline.failure_scope`)
     gives, for the first parse error, the span of the operation MLIR's
     parser was reading when it failed (or the text recovery removed in its
-    place) and the start positions of the ops around it.  MLIR abandons the
+    place; for a syntax error, its ``extent``, the statement recovery
+    removed) and the start positions of the ops around it.  MLIR abandons the
     whole text there; we drop only what depends on the failure: the other
     diagnostics inside that span (the rest of the failed op, its regions
     included) and the verifier's findings on the ops that contain it (their
@@ -136,6 +139,8 @@ def mlir_order(syntax: list[Diagnostic], build: list[Diagnostic], verify: list[D
     if first is None or failed is None:
         return out + verify
     (lo, hi), holders = failed(first.range.start)
+    if first.extent is not None:  # a syntax error: the statement recovery removed
+        lo, hi = first.extent.start, first.extent.end
     at = first.range.start
     late = first.code if first.code in LATE_PARSE_CODES else None
 

@@ -608,7 +608,8 @@ def _shift_diagnostics(diags: list[Diagnostic], delta: int, first: int, last: in
         notes = [dataclasses.replace(n, range=_shift_range(n.range, delta))
                  if n.range is not None and n.uri is None and first <= n.range.start.line <= last else n
                  for n in d.notes]
-        out.append(dataclasses.replace(d, range=_shift_range(d.range, delta), notes=notes))
+        out.append(dataclasses.replace(d, range=_shift_range(d.range, delta), notes=notes,
+                                       extent=_shift_range(d.extent, delta)))
     return out
 
 
@@ -842,7 +843,9 @@ class _ChunkRun:
             result = parse(text, max_issues=50, outer_ops=outer_ops)
             if cache:
                 _STATEMENT_PARSES.put(key, result)
-        issues = [Diagnostic(Severity.ERROR, i.message, self.source.range(base + i.start, base + i.end), "parse.syntax")
+        issues = [Diagnostic(Severity.ERROR, i.message, self.source.range(base + i.start, base + i.end), "parse.syntax",
+                             extent=None if i.blanked is None else
+                             self.source.range(base + i.blanked[0], base + i.blanked[1]))
                   for i in result.issues]
         builder = Builder(self.source, base, result.text)
         builder.module = self.module

@@ -48,6 +48,8 @@ class SyntaxIssue:
     #: the parser met the error at the first token of a statement or at the end of the text: what it
     #: reports then depends on what comes before or after (the statement before, in the same block)
     needs_context: bool = False
+    #: the span ``[start, end)`` recovery blanked after this error (the statement that failed), if any
+    blanked: tuple[int, int] | None = None
 
 
 @dataclass
@@ -1095,6 +1097,8 @@ def parse(text: str, *, max_issues: int = 50, outer_ops: tuple[str, ...] = ()) -
                 start, end = issue.start, len(work)
                 if work[start:end].strip() == "":
                     break
+            for d in described:
+                d.blanked = (start, end)
             work = _blank(work, start, end)
         except RecursionError:
             issues.append(SyntaxIssue("nesting too deep", 0, 0))
