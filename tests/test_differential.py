@@ -44,11 +44,12 @@ DATA = ROOT / "tests" / "data" / "differential" / "sample.jsonl"
 #: the 12 kinds, which the sample cycles through, so the subset stays balanced).
 STRIDE = 7
 
-#: Ratchets: per cent agreement measured when the sample was stored; only raise them.
-#: Measured on the sample of seed 15 (2,396 mutations): subset 342/343 and 166/343,
-#: all 2388/2396 and 1143/2396.
-FLOORS_SUBSET = {"verdict": 99.70, "first": 48.39}
-FLOORS_ALL = {"verdict": 99.66, "first": 47.70}
+#: Ratchets: per cent agreement measured on the stored sample; only raise them.
+#: Measured on the sample of seed 15 (2,396 mutations) when it was stored: subset 342/343 and
+#: 166/343, all 2388/2396 and 1143/2396; after the fixes of issue 15 (our first error read as
+#: printed): subset 342/343 and 340/343, all 2390/2396 and 2331/2396.
+FLOORS_SUBSET = {"verdict": 99.70, "first": 99.12}
+FLOORS_ALL = {"verdict": 99.74, "first": 97.28}
 
 
 def _bench():
