@@ -138,7 +138,7 @@ def failure_scope(module):
     innermost op whose own text (outside its regions) holds the position, or,
     where recovery removed the failed statement, the gap between the ops
     around it in the innermost block holding it; ``holders`` are the start
-    positions of the ops whose regions hold it.
+    positions (and those of the names) of the ops whose regions hold it.
     """
     def scope(pos):
         holders = set()
@@ -166,6 +166,8 @@ def failure_scope(module):
             if block is None and region is None:
                 return (inner.range.start, _after(inner.range.end)), holders
             holders.add(inner.range.start)
+            if inner.name_range is not None:  # the verifier reports an op at its name
+                holders.add(inner.name_range.start)
             lo = region.range.start if region is not None else block.range.start
             hi = _after(region.range.end if region is not None else block.range.end)
             ops = block.operations if block is not None else [o for b in region.blocks for o in b.operations]
