@@ -195,30 +195,42 @@ def load_config(path: Path) -> Config | None:
     return Config(path, path.parent, values)
 
 
+def config_file_in(directory: Path) -> Path | None:
+    """The configuration file of ``directory`` itself (not its parents), or ``None``.
+
+    ``tile-lsp.toml`` first, then a ``pyproject.toml`` with a
+    ``[tool.tile-lsp]`` table.  A ``pyproject.toml`` that is not valid TOML
+    is passed over here (it may not be ours); :func:`load_config` reports
+    the errors of the file found.
+    """
+    candidate = directory / CONFIG_FILE
+    if candidate.is_file():
+        return candidate
+    candidate = directory / PYPROJECT
+    if candidate.is_file():
+        try:
+            with candidate.open("rb") as f:
+                data = tomllib.load(f)
+        except (OSError, tomllib.TOMLDecodeError):
+            return None
+        tool = data.get("tool")
+        if isinstance(tool, dict) and TOOL_TABLE in tool:
+            return candidate
+    return None
+
+
 def find_config_file(start: Path) -> Path | None:
     """The configuration file that governs ``start`` (a file or a directory), or ``None``.
 
     Looks in ``start`` (or its directory, for a file) and then in each parent
-    for ``tile-lsp.toml``, then ``pyproject.toml`` with a ``[tool.tile-lsp]``
-    table.  A ``pyproject.toml`` that is not valid TOML is skipped here (it
-    may not be ours); :func:`load_config` reports errors of the file found.
+    (:func:`config_file_in`); the first found wins.
     """
     start = start.resolve()
     directory = start if start.is_dir() else start.parent
     for d in (directory, *directory.parents):
-        candidate = d / CONFIG_FILE
-        if candidate.is_file():
-            return candidate
-        candidate = d / PYPROJECT
-        if candidate.is_file():
-            try:
-                with candidate.open("rb") as f:
-                    data = tomllib.load(f)
-            except (OSError, tomllib.TOMLDecodeError):
-                continue
-            tool = data.get("tool")
-            if isinstance(tool, dict) and TOOL_TABLE in tool:
-                return candidate
+        found = config_file_in(d)
+        if found is not None:
+            return found
     return None
 
 
@@ -234,7 +246,6 @@ class ConfigResolver:
         self._fixed: Config | None = None
         self._isolated = isolated
         self._by_dir: dict[Path, Config] = {}
-        self._by_file: dict[Path, Config] = {}
         if fixed is not None:
             if not fixed.is_file():
                 raise ConfigError(f"{fixed}: no such configuration file")
@@ -247,15 +258,18 @@ class ConfigResolver:
         directory = (path if path.is_dir() else path.parent).resolve()
         if self._isolated:
             return Config(None, directory)
+        return self._for_directory(directory)
+
+    def _for_directory(self, directory: Path) -> Config:
+        """The configuration of the absolute ``directory``, each directory looked at once."""
         found = self._by_dir.get(directory)
         if found is None:
-            file = find_config_file(directory)
-            if file is None:
-                found = Config(None, directory)
+            file = config_file_in(directory)
+            if file is not None:
+                found = load_config(file) or Config(None, directory)
+            elif directory.parent != directory:
+                found = self._for_directory(directory.parent)
             else:
-                found = self._by_file.get(file)
-                if found is None:
-                    found = load_config(file) or Config(None, directory)
-                    self._by_file[file] = found
+                found = Config(None, directory)
             self._by_dir[directory] = found
         return found
