@@ -342,7 +342,7 @@ def check_files(items: list[tuple[Path, argparse.Namespace]], jobs: int = 1,
     ``jobs`` > 1 spreads the files over that many processes (0: one per
     core); the results are the same as with one.  ``progress``: allow a
     progress bar on stderr (see :func:`_progress`).  Raises
-    :class:`UsageError` when a file cannot be read.
+    :class:`UsageError` when a file cannot be read or a worker process dies.
     """
     workers = jobs or os.cpu_count() or 1
     workers = min(workers, len(items))
@@ -356,6 +356,7 @@ def check_files(items: list[tuple[Path, argparse.Namespace]], jobs: int = 1,
                     bar.update(1)
             return results
         from concurrent.futures import ProcessPoolExecutor, as_completed
+        from concurrent.futures.process import BrokenProcessPool
 
         with ProcessPoolExecutor(max_workers=workers) as pool:
             futures = [pool.submit(_check_one, item) for item in items]
@@ -364,6 +365,8 @@ def check_files(items: list[tuple[Path, argparse.Namespace]], jobs: int = 1,
                     future.result()  # the first failure (a UsageError) stops the run
                     if bar is not None:
                         bar.update(1)
+            except BrokenProcessPool as exc:
+                raise UsageError(f"a --jobs worker process died ({exc}); try --jobs 1") from None
             except BaseException:
                 pool.shutdown(wait=False, cancel_futures=True)
                 raise
