@@ -52,8 +52,16 @@ cuda_tile.module @m {
 """
 HINT_WARNING = "num_qqq is not known hint for current Operation"
 
-# a view op introduced after Tile IR 13.1 would be reported under tile-version 13.1; the
-# version is observed through the JSON objects instead (see test_config_sets_tile_version).
+# an attribute Tile IR 13.3 introduced: reported when an older release is targeted
+APPROX_EXP = """\
+cuda_tile.module @m {
+  entry @k(%f: tile<f32>) {
+    %e = exp %f rounding<approx> : tile<f32>
+    return
+  }
+}
+"""
+NEEDS_13_3 = "attribute 'rounding_mode' requires bytecode version 13.3+, but targeting {}"
 
 
 def run_main(capsys, *args) -> tuple[int, str, str]:
@@ -240,6 +248,19 @@ def test_config_file_sets_options_and_the_command_line_overrides(tmp_path, monke
     other.write_text('gpu-name = "sm_90"\nquiet = true\n')
     code, out, _ = run_main(capsys, "check", "--config", str(other), str(f))
     assert (code, out) == (0, "")
+
+
+def test_config_sets_the_tile_version(tmp_path, monkeypatch, capsys):
+    (tmp_path / "tile-lsp.toml").write_text('tile-version = "13.1"\n')
+    f = tmp_path / "exp.mlir"
+    f.write_text(APPROX_EXP)
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run_main(capsys, "check", "--format", "json", str(f))
+    assert code == 1 and messages(out) == [NEEDS_13_3.format("13.1")]
+    code, out, _ = run_main(capsys, "check", "--format", "json", "--tile-version", "13.2", str(f))
+    assert code == 1 and messages(out) == [NEEDS_13_3.format("13.2")]
+    code, out, _ = run_main(capsys, "check", "--format", "json", "--tile-version", "13.3", str(f))
+    assert code == 0 and json.loads(out) == []
 
 
 def test_config_in_pyproject_and_the_hint_switches(tmp_path, monkeypatch, capsys):
