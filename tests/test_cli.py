@@ -119,7 +119,7 @@ def test_directory_search_and_missing_paths(tmp_path, capsys):
     empty = tmp_path / "empty"
     empty.mkdir()
     code, _, err = run_main(capsys, "--check", str(empty))
-    assert code == 2 and "no *.mlir or *.tileir files" in err
+    assert code == 2 and f"no files matching *.mlir, *.tileir, *.tileirbc under '{empty}'" in err
     code, _, err = run_main(capsys, "--check", str(tmp_path / "missing.mlir"))
     assert code == 2 and "no such file or directory" in err
 

@@ -1,4 +1,4 @@
-"""Output formats of ``tile-lsp --check``: text, JSON, GitHub Actions, SARIF.
+"""Output formats of ``tile-lsp check``: text, JSON, GitHub Actions, SARIF, GitLab code quality.
 
 Every formatter takes a list of ``(path, source, diagnostics)`` entries:
 ``path`` is the file name to print, ``source`` the :class:`SourceText` of the
@@ -15,6 +15,7 @@ one (equal to the byte column on ASCII lines) and no source line is shown.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import unicodedata
@@ -31,11 +32,13 @@ __all__ = [
     "escape_github_data",
     "escape_github_property",
     "format_github",
+    "format_gitlab",
     "format_json",
     "format_sarif",
     "format_summary",
     "format_text",
     "to_json_objects",
+    "to_gitlab_issues",
     "to_sarif_log",
 ]
 
@@ -452,3 +455,49 @@ def format_sarif(entries: Sequence[Entry], *, tool_version: str | None = None, i
     location) and notes as ``relatedLocations``.  Ends with a newline.
     """
     return json.dumps(to_sarif_log(entries, tool_version=tool_version), indent=indent, ensure_ascii=False) + "\n"
+
+
+# ---------------------------------------------------------------------------
+# GitLab code quality
+# ---------------------------------------------------------------------------
+
+_GITLAB_SEVERITIES = {
+    Severity.ERROR: "major",
+    Severity.WARNING: "minor",
+    Severity.NOTE: "info",
+    Severity.REMARK: "info",
+}
+
+
+def to_gitlab_issues(entries: Sequence[Entry]) -> list[dict]:
+    """The code-quality issues :func:`format_gitlab` serialises, one per diagnostic."""
+    issues = []
+    seen: dict[str, int] = {}
+    for path, source, diagnostics in entries:
+        for diag in _sorted(diagnostics):
+            line = _span(source, diag.range)[0] if diag.range is not None else 1
+            check = diag.code or diag.source
+            key = f"{path}\0{line}\0{check}\0{diag.message}"
+            seen[key] = seen.get(key, 0) + 1  # the same finding twice on a line stays two issues
+            fingerprint = hashlib.sha256(f"{key}\0{seen[key]}".encode()).hexdigest()
+            issues.append({
+                "description": diag.message,
+                "check_name": check,
+                "fingerprint": fingerprint,
+                "severity": _GITLAB_SEVERITIES[diag.severity],
+                "location": {"path": path, "lines": {"begin": line}},
+            })
+    return issues
+
+
+def format_gitlab(entries: Sequence[Entry], *, indent: int | None = 2) -> str:
+    """GitLab code-quality report (``artifacts:reports:codequality``): a JSON array of issues.
+
+    Each issue has ``description`` (the message), ``check_name`` (the code,
+    or the source when the code is empty), ``fingerprint`` (SHA-256 of
+    path, line, check and message, stable between runs), ``severity``
+    (``major`` for errors, ``minor`` for warnings, ``info`` for notes and
+    remarks) and ``location`` (``path`` as printed, ``lines.begin`` 1-based;
+    1 for an unknown location).  Ends with a newline.
+    """
+    return json.dumps(to_gitlab_issues(entries), indent=indent, ensure_ascii=False) + "\n"

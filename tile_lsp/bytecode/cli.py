@@ -1,8 +1,8 @@
 """``tile-lsp translate``: MLIR text <-> Tile IR bytecode.
 
-Usage (the lead wires it into ``tile_lsp/cli.py``)::
+Usage::
 
-    tile-lsp translate --to-bytecode [--tile-version V] IN.mlir -o OUT.tileirbc
+    tile-lsp translate --to-bytecode [--bytecode-version V] IN.mlir -o OUT.tileirbc
     tile-lsp translate --from-bytecode [-g] IN.tileirbc -o OUT.mlir
 
 ``IN``/``OUT`` may be ``-`` for stdin/stdout.  ``--to-bytecode`` parses and
@@ -15,7 +15,10 @@ info as ``loc(#alias)`` and alias definitions exactly as ``tileirdisasm -g``,
 so that the text translates back to the same bytecode.  ``--generic`` prints
 MLIR's generic op form inside ``"builtin.module"`` (with ``-g``: the locations
 as ``--mlir-print-debuginfo``).  Exit codes: 0 success, 1 bad input
-(diagnostics or a bytecode error on stderr), 2 usage.
+(diagnostics or a bytecode error on stderr), 2 usage.  ``--tile-version``
+is the deprecated spelling of ``--bytecode-version`` here (elsewhere it
+names the Tile IR release whose rules apply); it still works, with a
+warning on stderr.
 """
 
 from __future__ import annotations
@@ -28,15 +31,30 @@ from tile_lsp.bytecode.reader import BytecodeError, read_bytecode
 from tile_lsp.bytecode.writer import BytecodeWriteError, write_bytecode
 
 
+EXAMPLES = """\
+examples:
+  tile-lsp translate --to-bytecode kernel.mlir -o kernel.tileirbc
+  tile-lsp translate --to-bytecode --bytecode-version 13.1 kernel.mlir -o kernel.tileirbc
+  tile-lsp translate --from-bytecode kernel.tileirbc            # as tileirdisasm prints it
+  tile-lsp translate --from-bytecode -g kernel.tileirbc -o kernel.mlir   # with debug info
+  cat kernel.mlir | tile-lsp translate --to-bytecode - -o - > kernel.tileirbc
+
+exit status: 0 success, 1 bad input (diagnostics on stderr), 2 usage error.
+"""
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tile-lsp translate",
-                                description="Translate between cuda_tile MLIR text and Tile IR bytecode.")
+                                description="Translate between cuda_tile MLIR text and Tile IR bytecode.",
+                                epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     mode = p.add_mutually_exclusive_group(required=True)
     mode.add_argument("--to-bytecode", action="store_true", help="MLIR text -> bytecode")
     mode.add_argument("--from-bytecode", action="store_true", help="bytecode -> MLIR text")
     versions = [F.version_text(v) for v in F.SUPPORTED_VERSIONS]
-    p.add_argument("--tile-version", default=F.version_text(F.MAX_VERSION), choices=versions,
-                   help="bytecode version to write (default %(default)s)")
+    p.add_argument("--bytecode-version", default=None, choices=versions,
+                   help=f"bytecode version to write (default {F.version_text(F.MAX_VERSION)})")
+    p.add_argument("--tile-version", dest="deprecated_tile_version", default=None, choices=versions,
+                   help="deprecated spelling of --bytecode-version")
     p.add_argument("--generic", action="store_true", help="with --from-bytecode: print the generic op form")
     p.add_argument("-g", "--print-debug-info", action="store_true",
                    help="with --from-bytecode: print the debug-info locations (as tileirdisasm -g)")
@@ -71,6 +89,13 @@ def translate_main(argv: list[str]) -> int:
         args = _parser().parse_args(argv)
     except SystemExit as e:
         return int(e.code or 0) if e.code in (0, None) else 2
+    if args.deprecated_tile_version is not None:
+        print("tile-lsp translate: warning: --tile-version is deprecated here; use --bytecode-version "
+              "(--tile-version names the rules' Tile IR release in 'tile-lsp check')", file=sys.stderr)
+        if args.bytecode_version is not None and args.bytecode_version != args.deprecated_tile_version:
+            print("tile-lsp translate: error: --tile-version and --bytecode-version disagree", file=sys.stderr)
+            return 2
+    args.bytecode_version = args.bytecode_version or args.deprecated_tile_version or F.version_text(F.MAX_VERSION)
     try:
         if args.from_bytecode:
             return _from_bytecode(args)
@@ -120,7 +145,7 @@ def _to_bytecode(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 1
     try:
-        data = write_bytecode(analysis.chunks[0].module, version=args.tile_version)
+        data = write_bytecode(analysis.chunks[0].module, version=args.bytecode_version)
     except BytecodeWriteError as e:
         print(f"{args.input}: error: {e}", file=sys.stderr)
         return 1

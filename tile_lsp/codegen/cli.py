@@ -3,9 +3,12 @@
 ``tile-lsp ptx FILE [--gpu-name sm_90] [--kernel NAME] [-o OUT] [--ptxas]``
 prints (or writes) the PTX module; ``tile-lsp lower FILE --stage NAME``
 prints one stage of the pipeline (:data:`tile_lsp.codegen.STAGES`).
-Diagnostics go to stderr in MLIR's text form.  Exit status: 0 on success,
+Diagnostics go to stderr in MLIR's text form.  Without ``--gpu-name``, the
+``gpu-name`` of the file's configuration (``tile-lsp.toml`` or
+``pyproject.toml`` ``[tool.tile-lsp]``, :mod:`tile_lsp.config`) applies, else
+the module's compute capability, else sm_90.  Exit status: 0 on success,
 1 when the lowering (or ptxas, with ``--ptxas``) reported errors, 2 on a
-usage or I/O error.
+usage, I/O or configuration error.
 """
 
 from __future__ import annotations
@@ -21,13 +24,33 @@ from tile_lsp.codegen.pipeline import STAGES, LoweringResult, lower_text
 from tile_lsp.report import format_text
 
 
+PTX_EXAMPLES = """\
+examples:
+  tile-lsp ptx kernel.mlir                          # PTX on stdout
+  tile-lsp ptx kernel.mlir --gpu-name sm_80 -o kernel.ptx
+  tile-lsp ptx kernel.tileirbc --kernel vector_add --ptxas   # and ptxas' verdict
+
+exit status: 0 success, 1 lowering (or ptxas) errors, 2 usage, I/O or configuration error.
+"""
+
+LOWER_EXAMPLES = """\
+examples:
+  tile-lsp lower kernel.mlir --stage legal
+  tile-lsp lower kernel.mlir --stage nv_tileas --gpu-name sm_100
+
+exit status: 0 success, 1 lowering errors, 2 usage, I/O or configuration error.
+"""
+
+
 def _parser(prog: str, stage: bool) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=prog, description=(
         "Print one stage of the cuda_tile lowering pipeline." if stage else
-        "Lower a cuda_tile module to PTX."))
+        "Lower a cuda_tile module to PTX."), epilog=LOWER_EXAMPLES if stage else PTX_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("file", help="cuda_tile text (.mlir / .tileir) or bytecode (.tileirbc)")
     p.add_argument("--gpu-name", default=None,
-                   help="target GPU, sm_80 ... sm_120 (default: the module's compute capability, else sm_90)")
+                   help="target GPU, sm_80 ... sm_120 (default: gpu-name of the configuration file, "
+                        "else the module's compute capability, else sm_90)")
     p.add_argument("--kernel", default=None, help="lower only this entry")
     p.add_argument("-o", dest="output", default=None, help="write to this file instead of stdout")
     if stage:
@@ -75,7 +98,18 @@ def run_ptxas(ptx: str, gpu_name: str, timeout: float = 300) -> tuple[bool, str]
 
 def main(argv: list[str], stage: bool) -> int:
     """Entry point of ``tile-lsp ptx`` (``stage=False``) and ``tile-lsp lower`` (``stage=True``)."""
-    args = _parser("tile-lsp lower" if stage else "tile-lsp ptx", stage).parse_args(argv)
+    try:
+        args = _parser("tile-lsp lower" if stage else "tile-lsp ptx", stage).parse_args(argv)
+    except SystemExit as exc:  # argparse: 2 on a usage error, 0 on --help
+        return int(exc.code or 0)
+    if args.gpu_name is None:
+        from tile_lsp.config import ConfigError, ConfigResolver
+
+        try:
+            args.gpu_name = ConfigResolver().for_path(Path(args.file)).get("gpu-name")
+        except ConfigError as exc:
+            sys.stderr.write(f"tile-lsp: error: {exc}\n")
+            return 2
     try:
         text = _read(args.file)
     except (OSError, UnicodeDecodeError, ValueError) as exc:

@@ -67,8 +67,9 @@ async def _run(ls: Any, uri: str, stage: str, kernel: str | None) -> dict[str, A
     doc = ls.workspace.get_text_document(uri)
     text = doc.source
     title = uri.rsplit("/", 1)[-1] or "document"
-    settings = getattr(ls, "settings", None)
-    gpu = getattr(settings, "target_gpu", None)
+    # the targetGpu setting, else the workspace's configuration (TileLanguageServer.target_gpu)
+    target = getattr(ls, "target_gpu", None)
+    gpu = target[0] if isinstance(target, tuple) else getattr(getattr(ls, "settings", None), "target_gpu", None)
     token = None
     if _supports_progress(ls):
         token = str(uuid.uuid4())

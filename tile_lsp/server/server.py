@@ -11,6 +11,13 @@ in a worker thread and publishes the diagnostics:
 * ``workspace/didChangeConfiguration``: settings updated, open documents
   analysed again.
 
+The workspace's configuration file (``tile-lsp.toml`` or ``pyproject.toml``
+``[tool.tile-lsp]``, found upward from the root the client names in
+``initialize``; :mod:`tile_lsp.config`) gives ``tile-version``,
+``gpu-name`` and the hint warnings; ``tile-lsp serve --tile-version /
+--gpu-name`` override it, and the client's ``tileVersion`` / ``targetGpu``
+settings, when set, override both.
+
 Editor features (definition, references, documentHighlight, hover,
 prepareRename/rename, documentSymbol, foldingRange, workspace/symbol) are
 thin adapters over :class:`tile_lsp.analysis.index.DocumentIndex`, built
@@ -34,7 +41,8 @@ import logging
 import sys
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypeVar
@@ -55,7 +63,7 @@ from tile_lsp.server.convert import PositionEncoder, to_lsp_diagnostics
 from tile_lsp.server.document import IndexedWorkspace
 from tile_lsp.server.heap import HeapPolicy, configure_collector
 from tile_lsp.server.protocol import TileProtocol
-from tile_lsp.server.settings import ServerSettings
+from tile_lsp.server.settings import ServerSettings, parse_target_gpu
 
 logger = logging.getLogger(__name__)
 
@@ -109,6 +117,10 @@ class TileLanguageServer(LanguageServer):
             protocol_cls=TileProtocol,
         )
         self.settings = ServerSettings()
+        #: the workspace's configuration file (:meth:`load_project_config`), ``None``: none
+        self.project_config: Any = None
+        #: configuration keys given on the command line (``tile-lsp serve --gpu-name``): over the file
+        self.cli_overrides: dict[str, Any] = {}
         self._docs: dict[str, _DocumentState] = {}
         self._executor: ThreadPoolExecutor | None = None
         self._warmed_up = False
@@ -164,17 +176,62 @@ class TileLanguageServer(LanguageServer):
         """Analysis options for ``text`` under the current settings.
 
         Split mode is on exactly when ``text`` has a ``// -----`` line; the
-        editor's own checks are on, with the ``targetGpu`` setting.
+        editor's own checks are on, with the target of :attr:`target_gpu`,
+        the Tile IR version of :attr:`tile_version` and the hint warnings of
+        the workspace's configuration file.
         """
         from tile_lsp.analysis.rules.target import is_mlir_tool_input  # late: loads the verifier rules
 
+        target = self.target_gpu
         return AnalysisOptions(
             split_input_file=has_split_marker(text),
-            tile_version=self.settings.tile_version,
-            target_sm=self.settings.target_sm,
+            tile_version=self.tile_version,
+            target_sm=target[1] if target else None,
+            warn_unsupported_hints=bool(self._configured("warn-unsupported-hints")),
+            error_unsupported_hints=bool(self._configured("error-unsupported-hints")),
             editor_checks=True,
             mlir_tool_input=is_mlir_tool_input(text),
         )
+
+    # -- the workspace's configuration file -----------------------------------
+
+    def _configured(self, key: str) -> Any:
+        """``key`` of :mod:`tile_lsp.config` from the command line, else the workspace's file, else ``None``."""
+        if key in self.cli_overrides:
+            return self.cli_overrides[key]
+        return self.project_config.get(key) if self.project_config is not None else None
+
+    @property
+    def tile_version(self) -> str | None:
+        """The Tile IR version the rules follow: the ``tileVersion`` setting, else the configuration's."""
+        return self.settings.tile_version or self._configured("tile-version")
+
+    @property
+    def target_gpu(self) -> tuple[str, int] | None:
+        """The target as ``("sm_90", 90)``: the ``targetGpu`` setting, else the configuration's ``gpu-name``."""
+        if self.settings.target_sm is not None:
+            return self.settings.target_gpu or f"sm_{self.settings.target_sm}", self.settings.target_sm
+        return parse_target_gpu(self._configured("gpu-name"))
+
+    def load_project_config(self, root: Path | None) -> None:
+        """Read the configuration file governing the workspace ``root`` (none: ``None`` or no file).
+
+        An invalid file is reported to the client as a warning naming the
+        file and the key, and ignored; the server goes on with its defaults.
+        """
+        from tile_lsp.config import ConfigError, find_config_file, load_config
+
+        self.project_config = None
+        if root is None or not root.is_dir():
+            return
+        try:
+            found = find_config_file(root)
+            self.project_config = load_config(found) if found is not None else None
+        except ConfigError as exc:
+            self.log(f"tile-lsp: {exc}; the configuration file is ignored", types.MessageType.Warning)
+            return
+        if self.project_config is not None:
+            self.log(f"tile-lsp: configuration from {self.project_config.path}")
 
     # -- logging -----------------------------------------------------------
 
@@ -499,7 +556,21 @@ def on_initialize(ls: TileLanguageServer, params: types.InitializeParams) -> Non
     """
     if type(ls.workspace) is Workspace:
         ls.workspace.__class__ = IndexedWorkspace  # same state, one method overridden
+    ls.load_project_config(workspace_root(params))
     ls.apply_settings(params.initialization_options)
+
+
+def workspace_root(params: types.InitializeParams) -> Path | None:
+    """The directory of the workspace ``initialize`` names: its first workspace folder, else
+    ``rootUri``, else ``rootPath``; ``None`` when it names none (or not a ``file:`` URI)."""
+    from pygls.uris import to_fs_path
+
+    uris = [f.uri for f in params.workspace_folders or []] + ([params.root_uri] if params.root_uri else [])
+    for uri in uris:
+        path = to_fs_path(uri)
+        if path:
+            return Path(path)
+    return Path(params.root_path) if params.root_path else None
 
 
 @guarded()
@@ -715,11 +786,13 @@ WARM_IMPORTS = ("tile_lsp.analysis.pipeline", "tile_lsp.analysis.builder", "tile
                 "tile_lsp.codegen.legalize")
 
 
-def serve_stdio() -> None:
+def serve_stdio(overrides: Mapping[str, Any] | None = None) -> None:
     """Run a tile-lsp server over stdin/stdout until the client says ``exit``.
 
-    Python logging goes to stderr (stdout carries the protocol).  The
-    analysis is warmed up in a worker thread while the client initializes.
+    ``overrides``: configuration keys (``{"gpu-name": "sm_80"}``) that
+    take the place of the workspace configuration file's.  Python logging
+    goes to stderr (stdout carries the protocol).  The analysis is warmed up
+    in a worker thread while the client initializes.
     """
     if not logging.getLogger().handlers:
         logging.basicConfig(
@@ -729,5 +802,6 @@ def serve_stdio() -> None:
         )
     configure_collector()
     server = create_server()
+    server.cli_overrides = dict(overrides or {})
     server.warm_up()
     server.start_io()

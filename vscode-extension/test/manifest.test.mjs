@@ -76,3 +76,19 @@ test('the tileir language covers .tileir and .mlir; the language configuration h
   assert.ok(new RegExp(config.folding.markers.start).test('// region'));
   assert.ok(new RegExp(config.folding.markers.end).test('  // endregion'));
 });
+
+test('the .vsix is ready to publish: license file, repository and a 128x128 PNG icon', () => {
+  assert.equal(manifest.license, 'Apache-2.0');
+  const license = readFileSync(join(extensionRoot, 'LICENSE'), 'utf8');
+  assert.match(license, /Apache License\s+Version 2\.0, January 2004/);
+  assert.equal(license, repoFile('LICENSE'));
+  assert.match(manifest.repository.url, /^https:\/\/.+\.git$/);
+  assert.equal(manifest.repository.directory, 'vscode-extension');
+  const icon = readFileSync(join(extensionRoot, manifest.icon));
+  assert.deepEqual([...icon.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  assert.deepEqual([icon.readUInt32BE(16), icon.readUInt32BE(20)], [128, 128]); // IHDR width, height
+  assert.doesNotMatch(manifest.scripts.package, /--skip-license|--allow-missing-repository/);
+  const ignore = readFileSync(join(extensionRoot, '.vscodeignore'), 'utf8');
+  assert.match(ignore, /^!LICENSE$/m);
+  assert.match(ignore, /^!images\/\*\.png$/m);
+});
