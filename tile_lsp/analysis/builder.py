@@ -34,6 +34,7 @@ from tile_lsp.analysis.type_rules import locate_type_error
 from tile_lsp.dialect.custom_formats import CUSTOM_FORMATS, ENUM_KEYWORD_DIRECTIVES, OPTIONAL_OPERANDS_BY_TYPE
 from tile_lsp.dialect.registry import lookup
 from tile_lsp.dialect.schema import OpDef
+from tile_lsp.grammar.parse import wrong_token_offset
 from tile_lsp.grammar.formats import (
     Directive,
     Literal,
@@ -229,10 +230,14 @@ class Builder:
     chunk at its first error.
     """
 
-    def __init__(self, source: SourceText, base: int, text: str, *, stop_at_first_error: bool = False):
+    def __init__(self, source: SourceText, base: int, text: str, *, stop_at_first_error: bool = False,
+                 end: int | None = None):
         self.source = source
         self.base = base
         self.text = text
+        #: the end of the text as written: recovery may have closed its brackets after it
+        self.end = len(text) if end is None else end
+        self._checked_mnemonics: set[int] = set()
         self.diagnostics: list[Diagnostic] = []
         self.stop_at_first_error = stop_at_first_error
         self.module = Module()
@@ -272,6 +277,16 @@ class Builder:
         if self.stop_at_first_error and fatal:
             raise BuildError(message)
 
+    def _after_token(self, tok: Token) -> Range:
+        """Where MLIR's ``emitWrongTokenError`` reports an error met at the token after ``tok``:
+        the end of ``tok`` (past blanks and comments), or, at the end of the text, its last
+        character (:func:`~tile_lsp.grammar.parse.wrong_token_offset`)."""
+        after = _next_token_offset(self.text, tok.end_pos)
+        at_end = after >= self.end
+        pos = wrong_token_offset(self.text[:self.end], self.end, eof=True) if at_end \
+            else wrong_token_offset(self.text, after)
+        return self.source.range(self.base + pos, self.base + pos)
+
     def slice(self, node: Tree | Token) -> str:
         if isinstance(node, Token):
             return str(node)
@@ -290,34 +305,36 @@ class Builder:
             for item in tree.children:
                 if not isinstance(item, Tree):
                     continue
-                if item.data == "attr_alias_def":
-                    name = str(item.children[0])[1:]
-                    self.alias_redefinition("attribute", name, self.module.attr_aliases, item.children[0])
-                    self.module.attr_aliases[name] = self.attribute(item.children[1])
-                elif item.data == "type_alias_def":
-                    name = str(item.children[0])[1:]
-                    self.alias_redefinition("type", name, self.module.type_aliases, item.children[0])
-                    self.module.type_aliases[name] = self.type(item.children[1])
-                elif item.data == "operation":
+                if item.data == "operation":
                     self.operation(item, self.module.body, scope)
+                else:
+                    self.alias_definition(item)
             self.finish_scope(scope)
         except BuildError:
             pass
-        self.resolve_location_aliases()
+        resolve_location_aliases(self.module, self.module.walk())
+        self.diagnostics.extend(undefined_location_aliases(self.module))
         return self.module
 
-    def alias_redefinition(self, kind: str, name: str, defined: dict, tok: Token) -> None:
-        """MLIR ``TopLevelOperationParser::parseAttributeAliasDef`` / ``parseTypeAliasDef``:
-        an alias defined again is "redefinition of <kind> alias id '<name>'", at its name."""
-        if name in defined:
-            self.error(f"redefinition of {kind} alias id '{name}'", self.rng(tok), "parse.alias")
+    def alias_definition(self, item: Tree) -> tuple[str, str] | None:
+        """Define the alias of a top-level ``#a = attr`` / ``!t = type`` item in the module's tables;
+        returns ``(sigil, name)``, or ``None`` for another item.
 
-    def resolve_location_aliases(self) -> None:
-        aliases = self.module.attr_aliases
-        for op in self.module.walk():
-            loc = op.location
-            if isinstance(loc, A.LocationAttr) and loc.kind == "alias" and loc.alias in aliases:
-                op.location = aliases[loc.alias]
+        MLIR ``TopLevelOperationParser::parseAttributeAliasDef`` / ``parseTypeAliasDef``: an alias
+        defined again is "redefinition of <kind> alias id '<name>'", at its name.
+        """
+        if item.data == "attr_alias_def":
+            sigil, kind, table = "#", "attribute", self.module.attr_aliases
+        elif item.data == "type_alias_def":
+            sigil, kind, table = "!", "type", self.module.type_aliases
+        else:
+            return None
+        tok = item.children[0]
+        name = str(tok)[1:]
+        if name in table:
+            self.error(f"redefinition of {kind} alias id '{name}'", self.rng(tok), "parse.alias")
+        table[name] = self.attribute(item.children[1]) if sigil == "#" else self.type(item.children[1])
+        return sigil, name
 
     def reference_range(self, scope: Scope, key: str) -> Range | None:
         """Where ``key`` was defined (visible from ``scope``) or first used as a forward reference in
@@ -942,7 +959,13 @@ class Builder:
             return
         if custom == "AssumePredicate":
             inner = child.children
-            if isinstance(inner[0], Token) and inner[0].type == "BARE_ID":
+            if isinstance(inner[0], Tree) and inner[0].data.startswith("assume_"):
+                # the short forms the grammar spells out: div_by<...>, same_elements<...>, bounded<...>
+                written = self.slice(inner[0])
+                mnemonic, body = written.split("<", 1)
+                parts.props[target] = A.DialectAttr("cuda_tile", mnemonic.strip(), body[:-1],
+                                                    range=self.rng(child))
+            elif isinstance(inner[0], Token) and inner[0].type == "BARE_ID":
                 body = self.slice(inner[1])[1:-1] if len(inner) > 1 and inner[1] is not None else None
                 parts.props[target] = A.DialectAttr("cuda_tile", str(inner[0]), body, range=self.rng(child))
             else:
@@ -1228,13 +1251,15 @@ class Builder:
             return ts[0] if len(ts) == 1 else T.OpaqueType(self.slice(node))
         if d == "type_alias":
             name = str(c[0])[1:]
-            self._check_cuda_tile_mnemonic(c[0])
+            if self._check_cuda_tile_mnemonic(c[0]) and name == "cuda_tile.":
+                return T.UNKNOWN
             t = self.module.type_aliases.get(name)
             if t is None and "." in name:
                 # `!dialect.name` without a body is a dialect type, not an alias (MLIR LangRef)
                 return T.OpaqueType("!" + name)
             if t is None:
-                self.error(f"undefined symbol alias id '{name}'", self.rng(c[0]), "parse.alias")
+                # MLIR Parser::parseExtendedSymbol reports it as a wrong token: after the name
+                self.error(f"undefined symbol alias id '{name}'", self._after_token(c[0]), "parse.alias")
                 return T.UNKNOWN
             return t
         if d in ("dialect_type", "builtin_opaque_type"):
@@ -1245,24 +1270,38 @@ class Builder:
             return self.type(c[0])
         return T.OpaqueType(self.slice(node))
 
-    def _check_cuda_tile_mnemonic(self, tok: Token) -> None:
+    def _check_cuda_tile_mnemonic(self, tok: Token) -> bool:
         """Report ``!cuda_tile.<mnemonic>`` naming no type of the dialect.
 
         The dialect's type parser generated by MLIR's tblgen (``parseType`` of a dialect with
         ``useDefaultTypePrinterParser``; NVIDIA Types.td) reads the mnemonic and, finding no type
         of that name, reports "unknown  type `<mnemonic>` in dialect `cuda_tile`" at it.  The
-        types it knows are in the grammar and never reach here.
+        types it knows are in the grammar and never reach here.  ``!cuda_tile.`` alone: the
+        mnemonic is the next token ("expected valid keyword" when it is not a word; within the
+        text the builder sees).  Returns whether an error was reported (once per token).
         """
         text = str(tok)
         prefix = "!cuda_tile."
         if not isinstance(tok, Token) or not text.startswith(prefix) or tok.start_pos is None:
-            return
+            return False
+        if tok.start_pos in self._checked_mnemonics:
+            return True
+        self._checked_mnemonics.add(tok.start_pos)
         mnemonic = re.match(r"[A-Za-z_][A-Za-z0-9_$.]*", text[len(prefix):])
         if mnemonic is None:
-            return
+            if text == prefix:
+                # no mnemonic: the type parser reads the next token as one (parseKeyword)
+                after = _next_token_offset(self.text, tok.end_pos)
+                word = re.match(r"[A-Za-z_][A-Za-z0-9_$.]*", self.text[after:self.end])
+                at = self.base + min(after, self.end)
+                self.error(f"unknown  type `{word.group(0)}` in dialect `cuda_tile`" if word
+                           else "expected valid keyword", self.source.range(at, at), "parse.type")
+                return True
+            return False
         at = self.base + tok.start_pos + len(prefix)
         self.error(f"unknown  type `{mnemonic.group(0)}` in dialect `cuda_tile`", self.source.range(at, at),
                    "parse.type")
+        return True
 
     # -- attributes ------------------------------------------------------------------------
 
@@ -1396,6 +1435,31 @@ class Builder:
 
 
 _SKIP_BLANKS = re.compile(r"(?:\s+|//[^\n]*)*")
+
+
+def resolve_location_aliases(module, ops) -> None:
+    """Give each of ``ops`` whose location is ``loc(#alias)`` the location the alias names, once every
+    alias of the chunk is known (MLIR resolves them when the whole text is parsed)."""
+    aliases = module.attr_aliases
+    if not aliases:
+        return
+    for op in ops:
+        loc = op.location
+        if isinstance(loc, A.LocationAttr) and loc.kind == "alias" and loc.alias in aliases:
+            op.location = aliases[loc.alias]
+
+
+def undefined_location_aliases(module) -> list[Diagnostic]:
+    """"operation location alias was never defined", at each ``loc(#alias)`` of an op naming no alias of
+    ``module``; in text order.  MLIR ``OperationParser::finalize`` reports them when the whole text is
+    parsed (after everything else of the parse phase: their code is one of ``LATE_PARSE_CODES``)."""
+    out = []
+    for op in module.walk():
+        loc = op.location
+        if isinstance(loc, A.LocationAttr) and loc.kind == "alias" and loc.alias not in module.attr_aliases:
+            out.append(Diagnostic(Severity.ERROR, "operation location alias was never defined", loc.range,
+                                  "parse.location-alias"))
+    return out
 
 
 def _next_token_offset(text: str, offset: int) -> int:

@@ -78,6 +78,19 @@ class Diagnostic:
     source: str = "tile-lsp"
     #: a syntax error's: the text its statement covered, which recovery removed (see :func:`mlir_order`)
     extent: Range | None = None
+    #: a syntax error's: where the parser met the token it could not take, which may lie after ``range``
+    #: (a missing token is reported at the end of the one before); orders it among the parse phase's errors
+    met: Position | None = None
+
+    @classmethod
+    def from_syntax(cls, issue, source: "SourceText", base: int) -> "Diagnostic":
+        """The error of a :class:`~tile_lsp.grammar.parse.SyntaxIssue` found in text at code-point
+        offset ``base`` of the document ``source``."""
+        return cls(Severity.ERROR, issue.message, source.range(base + issue.start, base + issue.end),
+                   "parse.syntax",
+                   extent=None if issue.blanked is None else
+                   source.range(base + issue.blanked[0], base + issue.blanked[1]),
+                   met=None if issue.met is None else source.position(base + issue.met))
 
     def sort_key(self) -> tuple:
         """Key ordering diagnostics by position, unknown locations first."""
@@ -88,7 +101,14 @@ class Diagnostic:
 
 #: Codes of parse-phase errors that MLIR reports only at the end of a region (forward references never
 #: resolved, ``OperationParser::popSSANameScope``), not where the text names them.
-LATE_PARSE_CODES = frozenset({"structure.undefined-value"})
+LATE_PARSE_CODES = frozenset({"structure.undefined-value", "parse.location-alias"})
+
+
+def _met_key(d: Diagnostic) -> tuple:
+    """Where the parser met a syntax error, for ordering it among the builder's errors."""
+    if d.met is not None and d.range is not None:
+        return max(d.sort_key(), (d.met.line, d.met.character))
+    return d.sort_key()
 
 
 def mlir_order(syntax: list[Diagnostic], build: list[Diagnostic], verify: list[Diagnostic],
@@ -121,7 +141,8 @@ def mlir_order(syntax: list[Diagnostic], build: list[Diagnostic], verify: list[D
     structure is incomplete).  Errors MLIR prints for the same failure stay
     (two at one position for enum keywords; every undeclared value at a
     region's end), and so do the other ops' errors, verifier's included:
-    real, independent errors the editor needs.
+    real, independent errors the editor needs, and the others the parser
+    printed for the same failure (they share its ``extent``).
     """
     out: list[Diagnostic] = []
     k = 0
@@ -129,7 +150,10 @@ def mlir_order(syntax: list[Diagnostic], build: list[Diagnostic], verify: list[D
         # an SSA value never defined is reported when its region ends (MLIR's popSSANameScope): after
         # any syntax error met on the way
         key = (1 << 62, 0) if d.code in LATE_PARSE_CODES else d.sort_key()
-        while k < len(syntax) and syntax[k].sort_key() <= key:
+        # a builder error at the very token where a syntax error was met came first (the op's own
+        # parser reported it before returning to the one that failed)
+        while k < len(syntax) and (_met_key(syntax[k]) < key if syntax[k].met is not None
+                                   else syntax[k].sort_key() <= key):
             out.append(syntax[k])
             k += 1
         out.append(d)
@@ -147,6 +171,8 @@ def mlir_order(syntax: list[Diagnostic], build: list[Diagnostic], verify: list[D
     def depends(d: Diagnostic, verifier: bool) -> bool:
         if d is first or d.range is None or d.range.start == at or (late and d.code == late):
             return False
+        if first.extent is not None and d.extent == first.extent:
+            return False  # another error MLIR prints for the same failure (its parser's follow-up)
         return lo <= d.range.start < hi or (verifier and d.range.start in holders)
 
     return [d for d in out if not depends(d, False)] + [d for d in verify if not depends(d, True)]

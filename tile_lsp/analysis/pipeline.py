@@ -65,12 +65,8 @@ def analyze_chunk(chunk: Chunk, options, source: SourceText | None = None, *, pr
                     state_out.append(state)
                 return analysis
         result = parse(chunk.text, max_issues=50)
-        syntax = [Diagnostic(Severity.ERROR, issue.message,
-                             source.range(base + issue.start, base + issue.end), "parse.syntax",
-                             extent=None if issue.blanked is None else
-                             source.range(base + issue.blanked[0], base + issue.blanked[1]))
-                  for issue in result.issues]
-        builder = Builder(source, base, result.text, stop_at_first_error=compat)
+        syntax = [Diagnostic.from_syntax(issue, source, base) for issue in result.issues]
+        builder = Builder(source, base, result.text, stop_at_first_error=compat, end=len(chunk.text))
         module = builder.build(result.tree)
         build = without_recovery_cascades(builder.diagnostics, result, chunk.text, source, base)
         if compat and (syntax or build):

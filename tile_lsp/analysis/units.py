@@ -843,10 +843,7 @@ class _ChunkRun:
             result = parse(text, max_issues=50, outer_ops=outer_ops)
             if cache:
                 _STATEMENT_PARSES.put(key, result)
-        issues = [Diagnostic(Severity.ERROR, i.message, self.source.range(base + i.start, base + i.end), "parse.syntax",
-                             extent=None if i.blanked is None else
-                             self.source.range(base + i.blanked[0], base + i.blanked[1]))
-                  for i in result.issues]
+        issues = [Diagnostic.from_syntax(i, self.source, base) for i in result.issues]
         builder = Builder(self.source, base, result.text)
         builder.module = self.module
         ops = []
@@ -855,18 +852,14 @@ class _ChunkRun:
             for item in result.tree.children:
                 if not hasattr(item, "data"):
                     continue
-                if item.data == "attr_alias_def":
-                    name = str(item.children[0])[1:]
-                    self.module.attr_aliases[name] = builder.attribute(item.children[1])
-                    aliases.append(("#", name))
-                elif item.data == "type_alias_def":
-                    name = str(item.children[0])[1:]
-                    self.module.type_aliases[name] = builder.type(item.children[1])
-                    aliases.append(("!", name))
-                elif item.data == "operation":
+                if item.data == "operation":
                     op = builder.operation(item, block, scope)
                     if op is not None:
                         ops.append(op)
+                else:
+                    defined = builder.alias_definition(item)
+                    if defined is not None:
+                        aliases.append(defined)
         build = without_recovery_cascades(builder.diagnostics, result, text, self.source, base)
         return ops, issues, build, tuple(aliases), result
 
@@ -1168,14 +1161,9 @@ class _ChunkRun:
                         visible[name] = table[name]
         if full is not None:
             self.module.attr_aliases, self.module.type_aliases = full
-        aliases = self.module.attr_aliases
-        if self.new_ops and aliases:
-            # as Builder.resolve_location_aliases, once every alias of the chunk is known
-            for top in self.new_ops:
-                for op in top.walk():
-                    loc = op.location
-                    if isinstance(loc, A.LocationAttr) and loc.kind == "alias" and loc.alias in aliases:
-                        op.location = aliases[loc.alias]
+        from tile_lsp.analysis.builder import resolve_location_aliases
+
+        resolve_location_aliases(self.module, (op for top in self.new_ops for op in top.walk()))
         return units
 
     # -- verifying ----------------------------------------------------------------
@@ -1185,6 +1173,7 @@ class _ChunkRun:
         from tile_lsp.analysis.verifier import (
             VerifyContext,
             _load_rule_modules,
+            verify_isolated_dominance,
             verify_op,
             verify_op_head,
             verify_op_tail,
@@ -1252,6 +1241,7 @@ class _ChunkRun:
                     child.verify = ctx.diagnostics[child_start:]
                     child.verify_key = context
                 verify_op_tail(op, ctx, tables)
+                verify_isolated_dominance(op, ctx)
             res.verify = ctx.diagnostics[start:]
             res.verify_key = key
             del ctx.diagnostics[start:]
@@ -1303,6 +1293,10 @@ def _collect(units: list[UnitResult], module=None) -> list[Diagnostic]:
                 verify.extend(r.verify)
 
     walk(units)
+    if module is not None:
+        from tile_lsp.analysis.builder import undefined_location_aliases
+
+        build.extend(undefined_location_aliases(module))
     walk_verify(units)
     from tile_lsp.analysis.pipeline import failure_scope
 

@@ -211,9 +211,10 @@ def _is_proper_ancestor(outer, inner) -> bool:
     return False
 
 
-def _result_dominates(owner: Operation, user: Operation) -> bool:
+def _result_dominates(owner: Operation, user: Operation, order: dict[int, dict[int, int]]) -> bool:
     """``DominanceInfo::properlyDominates`` for a result of ``owner`` used by ``user``
-    (single-block regions; a value of a multi-block region is not judged)."""
+    (single-block regions; a value of a multi-block region is not judged).  ``order`` caches
+    each block's op positions (``id(block) -> id(op) -> index``)."""
     block = owner.parent
     if block is None or (block.parent is not None and len(block.parent.blocks) != 1):
         return True
@@ -222,8 +223,10 @@ def _result_dominates(owner: Operation, user: Operation) -> bool:
         anc = anc.parent_op
     if anc is None or anc is owner:
         return False
-    ops = block.operations
-    return ops.index(owner) < ops.index(anc)
+    index = order.get(id(block))
+    if index is None:
+        index = order[id(block)] = {id(o): i for i, o in enumerate(block.operations)}
+    return index[id(owner)] < index[id(anc)]
 
 
 def verify_dominance(root: Operation, ctx: VerifyContext) -> None:
@@ -242,6 +245,7 @@ def verify_dominance(root: Operation, ctx: VerifyContext) -> None:
 def _verify_dominance_in(root, ctx: VerifyContext) -> None:
     """:func:`verify_dominance` over ``root``: an op, or the document's top-level :class:`Module`."""
     ctx.code = "structure.dominance"
+    order: dict[int, dict[int, int]] = {}
     worklist = [root]
     while worklist:
         op = worklist.pop()
@@ -252,7 +256,7 @@ def _verify_dominance_in(root, ctx: VerifyContext) -> None:
                 if not graph:
                     for k, v in enumerate(user.operands):
                         owner = v.defining_op if v is not None else None
-                        if owner is None or _result_dominates(owner, user):
+                        if owner is None or _result_dominates(owner, user, order):
                             continue
                         mine, theirs = _region_of(user), _region_of(owner)
                         if user.parent is owner.parent:
@@ -445,8 +449,13 @@ def _verify_op(op: Operation, ctx: VerifyContext, tables: dict[int, SymbolTable]
             for child in block.operations:
                 _verify_op(child, ctx, tables)
     verify_op_tail(op, ctx, tables)
+    verify_isolated_dominance(op, ctx)
+
+
+def verify_isolated_dominance(op: Operation, ctx: VerifyContext) -> None:
+    """MLIR ``verifyOpAndDominance``: dominance is a second pass over a verified isolated op
+    (:func:`verify_dominance`); nothing for another op or one already found invalid."""
     if op.regions and _isolated(op) and not op.invalid:
-        # MLIR ``verifyOpAndDominance``: dominance is a second pass over a verified isolated op
         try:
             verify_dominance(op, ctx)
         except VerifyFailure:

@@ -99,3 +99,35 @@ ENUM_KEYWORD_DIRECTIVES: dict[str, tuple[str, str, str]] = {
     ),
 }
 
+
+
+# The short forms of an assume predicate (NVIDIA CudaTile.cpp parseAssumePredicate), and what its
+# parser says of another keyword.
+ASSUME_PREDICATE_WORDS: tuple[str, ...] = ("div_by", "same_elements", "bounded")
+MSG_UNKNOWN_ASSUME_PREDICATE = ("unknown assume predicate attribute: {word} (expected 'div_by', 'same_elements', "
+                                "or 'bounded')")
+
+# The element types a typed dense literal (``constant <T: ...>``, ``global``) may name, in the order
+# of NVIDIA's message (CudaTile.cpp isValidDenseElementType), and the messages of its type.
+DENSE_ELEMENT_TYPES: tuple[str, ...] = ("i1", "i8", "i16", "i32", "i64", "f16", "bf16", "f32", "f64", "tf32",
+                                        "f8E4M3FN", "f8E5M2", "f8E8M0FNU", "f4E2M1FN")
+MSG_DENSE_ELEMENT_TYPE = ("expect element type to be one of " + " or ".join(DENSE_ELEMENT_TYPES)
+                          + " values, but got '{}'")
+#: how MLIR prints a type that failed to parse
+NULL_TYPE = "<<NULL TYPE>>"
+
+
+#: The enum attributes of the memory ops with declarative formats, in text order:
+#: (attribute, enum, optional).  An optional one anchors an optional group.
+DECLARATIVE_ENUMS: dict[str, tuple[tuple[str, str, bool], ...]] = {
+    "load_ptr_tko": (("memory_ordering_semantics", "MemoryOrderingSemantics", False),
+                     ("memory_scope", "MemoryScope", True)),
+    "store_ptr_tko": (("memory_ordering_semantics", "MemoryOrderingSemantics", False),
+                      ("memory_scope", "MemoryScope", True)),
+    "atomic_rmw_tko": (("memory_ordering_semantics", "MemoryOrderingSemantics", False),
+                       ("memory_scope", "MemoryScope", False), ("mode", "AtomicRMWMode", False)),
+    "atomic_cas_tko": (("memory_ordering_semantics", "MemoryOrderingSemantics", False),
+                       ("memory_scope", "MemoryScope", False)),
+}
+# the ODS-generated parser of an enum attribute (mlir-tblgen OpFormatGen)
+MSG_GENERATED_ENUM = "expected string or keyword containing one of the following enum values for attribute '{attr}' [{cases}]"

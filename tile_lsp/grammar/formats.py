@@ -271,7 +271,11 @@ enum_signedness: BARE_ID
 enum_comparison_predicate: BARE_ID
 enum_comparison_ordering: BARE_ID
 !symbol_visibility: "public" | "private" | "nested"
-assume_predicate: BARE_ID [pretty_body] | attribute_value
+assume_predicate: assume_div_by | assume_same_elements | assume_bounded | BARE_ID [pretty_body] | attribute_value
+assume_div_by: "div_by" "<" INT ["," "every" INT "along" INT] ">"
+assume_same_elements: "same_elements" "<" "[" [INT ("," INT)*] "]" ">"
+assume_bounded: "bounded" "<" assume_bound "," assume_bound ">"
+!assume_bound: INT | "?"
 dense_typed: "<" (non_function_type | BARE_ID) ":" [dense_literal] ">" ":" type
 argument_region: "(" [block_arg_list] ")" region
 function_signature: "(" [block_arg_list] ")" ["->" result_type_list]
@@ -286,7 +290,7 @@ loop_results: "->" type_list | ":" type_list
 iter_arg: VALUE_ID "=" value_use
 uniform_type: type
 type_arrow_type: type ["->" type]
-index_list: "[" [index_item ("," index_item)*] "]"
+index_list: "[" [value_use ("," value_use)*] "]"
 ?index_item: value_use | INT
 shape_list: "[" [index_item ("," index_item)*] "]"
 opt_hints: "optimization_hints" "=" pretty_body

@@ -18,7 +18,16 @@ from lark import Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 from lark.parsers.lalr_analysis import Reduce
 
-from tile_lsp.dialect.custom_formats import CUSTOM_FORMATS, ENUM_KEYWORD_DIRECTIVES
+from tile_lsp.dialect.custom_formats import (
+    ASSUME_PREDICATE_WORDS,
+    CUSTOM_FORMATS,
+    DECLARATIVE_ENUMS,
+    ENUM_KEYWORD_DIRECTIVES,
+    MSG_GENERATED_ENUM,
+    MSG_DENSE_ELEMENT_TYPE,
+    MSG_UNKNOWN_ASSUME_PREDICATE,
+    NULL_TYPE,
+)
 from tile_lsp.dialect.enums import ENUMS
 from tile_lsp.dialect.registry import lookup
 from tile_lsp.grammar.formats import attr_grammar
@@ -50,6 +59,8 @@ class SyntaxIssue:
     needs_context: bool = False
     #: the span ``[start, end)`` recovery blanked after this error (the statement that failed), if any
     blanked: tuple[int, int] | None = None
+    #: where the parser met the token it could not take (the end of the text for its end)
+    met: int | None = None
 
 
 @dataclass
@@ -208,6 +219,32 @@ def _invalid_enum_before(err: UnexpectedInput, op: str, op_index: int) -> Syntax
     return None
 
 
+def _missing_generated_enum(err: UnexpectedToken, rule: str | None, op: str, op_index: int, text: str,
+                            eof: bool) -> SyntaxIssue | None:
+    """A required enum keyword of a memory op's declarative format, missing (no keyword there).
+
+    MLIR's generated enum parser (mlir-tblgen OpFormatGen, ``parseOptionalKeywordOrString``
+    then the error) says "expected string or keyword containing one of the following enum
+    values for attribute '<attr>' [<cases>]" at the token found (the end of the text at its
+    end).  Which attribute: the enum keywords of the op's format in text order
+    (:data:`~tile_lsp.dialect.custom_formats.DECLARATIVE_ENUMS`), after those already read.
+    """
+    if rule != "enum_keyword":
+        return None
+    attrs = DECLARATIVE_ENUMS.get(op.removeprefix("cuda_tile."))
+    if attrs is None:
+        return None
+    ip = err.interactive_parser
+    read = sum(1 for i in range(op_index + 1, len(ip.parser_state.value_stack))
+               if _enum_rule_of(ip, i) == "enum_keyword")
+    if read >= len(attrs):
+        return None
+    attr, enum, _ = attrs[read]
+    at = len(text) if eof else err.token.start_pos
+    return SyntaxIssue(f"custom op '{op}' " + MSG_GENERATED_ENUM.format(attr=attr, cases=", ".join(_cases(enum))),
+                       at, at)
+
+
 def _declarative_enum_attrs(opdef) -> list[tuple[str, str]]:
     """``(attribute, enum)`` of the bare enum keywords of an ODS-format op, in format order."""
     if opdef.name in CUSTOM_FORMATS or opdef.format is None:
@@ -234,7 +271,7 @@ def _completed_rule(err: UnexpectedToken, token_type: str, value: str) -> str | 
     return _probe(err, [token_type])
 
 
-def _wrong_token_offset(text: str, offset: int, eof: bool = False) -> int:
+def wrong_token_offset(text: str, offset: int, eof: bool = False) -> int:
     """Where MLIR's ``Parser::emitWrongTokenError`` reports an error met at ``offset``.
 
     Rule (MLIR ``mlir/lib/AsmParser/Parser.cpp``, ``emitWrongTokenError``):
@@ -339,7 +376,7 @@ def _structural_issue(err: UnexpectedToken, text: str, start: int, end: int, eof
       name is accepted), a token that is neither a name nor ``%`` nor ``}``
       (a number, punctuation, the end of the file inside a region):
       "expected operation name in quotes" (``parseOperation``; reported as a
-      wrong token: :func:`_wrong_token_offset`);
+      wrong token: :func:`wrong_token_offset`);
     * after the result names of an operation, no ``=``: "expected '=' after
       SSA name" (wrong token);
     * in an attribute dictionary, after ``{`` or ``,``, a token that cannot
@@ -353,29 +390,220 @@ def _structural_issue(err: UnexpectedToken, text: str, start: int, end: int, eof
     tok = err.token
     hint_dict = _in_hint_dictionary(err, text, start)
     if hint_dict == "name":
-        pos = _wrong_token_offset(text, start, eof)
+        pos = wrong_token_offset(text, start, eof)
         return SyntaxIssue("expected attribute name", pos, pos)
     if hint_dict == "close":
-        pos = _wrong_token_offset(text, start, eof)
+        pos = wrong_token_offset(text, start, eof)
         return SyntaxIssue("expected '}' in attribute dictionary", pos, pos)
     word = "" if eof else str(tok)
     is_name = _NAME_WORD.fullmatch(word) is not None and _INT_TYPE_WORD.fullmatch(word) is None
-    if {"STRING", "VALUE_ID"} <= expected and not is_name and _accepts_op(err):
-        pos = _wrong_token_offset(text, start, eof)
+    if "STRING" in expected and not is_name and _accepts_op(err):
+        pos = wrong_token_offset(text, start, eof)
         return SyntaxIssue("expected operation name in quotes", pos, pos)
     if "EQUAL" in expected and _probe(err, ["EQUAL"]) == "op_results":
-        pos = _wrong_token_offset(text, start, eof)
+        pos = wrong_token_offset(text, start, eof)
         return SyntaxIssue("expected '=' after SSA name", pos, pos)
+    if expected == {"VALUE_ID"} and _probe(err, ["VALUE_ID", "EQUAL"]) == "op_results":
+        # after a `,` of the result list (MLIR ``parseSSADefOrUseAndType`` via ``parseSSAUse``)
+        pos = wrong_token_offset(text, start, eof)
+        return SyntaxIssue("expected valid ssa identifier", pos, pos)
     if "COMMA" in expected and _probe(err, ["RBRACE"]) == "attr_dict":
-        pos = _wrong_token_offset(text, start, eof)
+        pos = wrong_token_offset(text, start, eof)
         return SyntaxIssue("expected '}' in attribute dictionary", pos, pos)
     if "STRING" in expected and "VALUE_ID" not in expected \
             and _probe(err, ["STRING", "RBRACE"]) == "attr_dict":
-        pos = _wrong_token_offset(text, start, eof)
+        pos = wrong_token_offset(text, start, eof)
         return SyntaxIssue("expected attribute name", pos, pos)
     if "LBRACE" in expected and _opens_region(err):
-        pos = _wrong_token_offset(text, start, eof)
+        pos = wrong_token_offset(text, start, eof)
         return SyntaxIssue("expected '{' to begin a region", pos, pos)
+    return None
+
+
+#: The short forms of an assume predicate the grammar spells out, by their keyword's terminal.
+_ASSUME_FORMS = {"DIV_BY": "div_by", "SAME_ELEMENTS": "same_elements", "BOUNDED": "bounded"}
+_SAME_ELEMENTS_FAILED = ("failed to parse CudaTile_SameElementsAttr parameter 'values' which is to be a "
+                         "`DenseI64ArrayAttr`")
+
+
+def _assume_form(err: UnexpectedInput) -> tuple[str, str, list[str]] | None:
+    """``(op, form, tokens)`` when ``err`` happened inside an assume predicate's short form.
+
+    ``form`` is ``div_by``, ``same_elements`` or ``bounded``; ``tokens`` are the types of the
+    terminals read since its keyword (``["LESSTHAN", "INT", "COMMA"]``).
+    """
+    ip = getattr(err, "interactive_parser", None)
+    if ip is None:
+        return None
+    values = ip.parser_state.value_stack
+    read: list[str] = []
+    for i in range(len(values) - 1, -1, -1):
+        value = values[i]
+        if isinstance(value, Token):
+            if value.type in _ASSUME_FORMS:
+                current = _current_op(err)
+                if current is None:
+                    return None
+                return current[0], _ASSUME_FORMS[value.type], read[::-1]
+            read.append(value.type)
+        elif isinstance(value, Tree) and value.data == "assume_bound":
+            read.append("BOUND")
+        else:
+            return None
+    return None
+
+
+def _assume_issue(err: UnexpectedToken, text: str, start: int, end: int, eof: bool) -> list[SyntaxIssue] | None:
+    """MLIR's errors for a token that does not fit an assume predicate's short form, or ``None``.
+
+    The forms and their parsers (NVIDIA ``parseAssumePredicate`` in CudaTile.cpp and the
+    attributes' formats in AttrDefs.td): ``bounded<LB|?, UB|?>`` is read by hand, a bound being
+    an optional integer or ``?`` ("expected '?'", a wrong token); ``div_by<N (, every E along
+    A)?>`` and ``same_elements<[N, ...]>`` by ODS-generated parsers, whose integers and keywords
+    are read through the op's parser ("custom op 'cuda_tile.assume' expected integer value",
+    "... expected 'every'", at the token found), and which add "failed to parse ..." when a
+    parameter fails; punctuation is read with ``parseToken`` ("expected '>'", a wrong token).
+    At the end of the file a token's position is the end of the text.
+    """
+    at = len(text) if eof else start
+    current = _current_op(err)
+    if current is not None and _state_after(err, "BOUNDED") is not None:
+        # the predicate itself: parseOptionalKeyword found none, then parseAttribute wanted a name
+        prefix = f"custom op '{current[0]}' "
+        return [SyntaxIssue(prefix + "expected valid keyword", at, at),
+                SyntaxIssue(prefix + "expected attribute name", at, at)]
+    found = _assume_form(err)
+    if found is None:
+        return None
+    op, form, read = found
+    if read and read[-1] == "MORETHAN":
+        return None  # the form is complete: the error is in what follows it
+    prefix = f"custom op '{op}' "
+    wrong = wrong_token_offset(text, start, eof)
+    last = read[-1] if read else None
+    if not read:
+        return [SyntaxIssue("expected '<'", wrong, wrong)]
+    if form == "bounded":
+        if last in ("LESSTHAN", "COMMA"):
+            return [SyntaxIssue("expected '?'", wrong, wrong)]
+        message = "expected ','" if len(read) == 2 else "expected '>'"
+        return [SyntaxIssue(message, wrong, wrong)]
+    if form == "div_by":
+        if last == "LESSTHAN":
+            return [SyntaxIssue(prefix + "expected integer value", at, at),
+                    SyntaxIssue(prefix + "failed to parse parameter 'divisor' which is expected to be an integer",
+                                at, at)]
+        if last == "COMMA":
+            return [SyntaxIssue(prefix + "expected 'every'", at, at)]
+        if last in ("EVERY", "ALONG"):
+            return [SyntaxIssue(prefix + "expected integer value", at, at)]
+        if last == "INT" and read[-2] == "EVERY":
+            return [SyntaxIssue(prefix + "expected 'along'", at, at)]
+        return [SyntaxIssue("expected '>'", wrong, wrong)]
+    # same_elements
+    if last == "LESSTHAN":
+        return [SyntaxIssue("expected '['", wrong, wrong), SyntaxIssue(prefix + _SAME_ELEMENTS_FAILED, at, at)]
+    if last in ("LSQB", "COMMA"):
+        return [SyntaxIssue(prefix + "expected integer value", at, at), SyntaxIssue("expected ']'", wrong, wrong),
+                SyntaxIssue(prefix + _SAME_ELEMENTS_FAILED, at, at)]
+    if last == "INT":
+        return [SyntaxIssue("expected ']'", wrong, wrong), SyntaxIssue(prefix + _SAME_ELEMENTS_FAILED, at, at)]
+    return [SyntaxIssue("expected '>'", wrong, wrong)]
+
+
+_DIMENSION = re.compile(r"[ \t\r\n]*(?:\?|[0-9]+)")
+_BLANKS = re.compile(r"[ \t\r\n]*")
+
+
+def _dimension_list_issue(err: UnexpectedToken, text: str, start: int, op: str | None) -> SyntaxIssue | None:
+    """MLIR's error for a shaped type's dimension list that our lexer could not take whole.
+
+    Our lexer reads a dimension list as one token (``4x8x``, followed by the element type);
+    when it could not (``tile<4x2`` at the end of the text, ``tile<4x4 f32>``), the parser meets
+    the first dimension alone.  MLIR's ``Parser::parseDimensionListRanked`` reads dimensions
+    (an integer or ``?``) each followed by an ``x`` (``parseXInDimensionList``: "expected 'x' in
+    dimension list", a wrong token), then the element type, which must start with a keyword
+    ("expected valid keyword" at the token found, through the custom op's parser when it reads
+    a short-form type).  ``None`` when the list reads well that way (another error).
+    """
+    if err.token.type not in ("INT", "QUESTION") or "DIMS_X" not in err.expected:
+        return None
+    i = start
+    while True:
+        m = _DIMENSION.match(text, i)
+        if m is None or m.end() == i:
+            break
+        i = m.end()
+        after = _BLANKS.match(text, i).end()
+        if after >= len(text) or text[after] != "x":
+            pos = wrong_token_offset(text, after, eof=after >= len(text))
+            return SyntaxIssue("expected 'x' in dimension list", pos, pos)
+        i = after + 1
+    at = _BLANKS.match(text, i).end()
+    if at < len(text) and (text[at].isalpha() or text[at] == "_"):
+        return None
+    prefix = _type_prefix(op, text, start) or ""
+    return SyntaxIssue(prefix + "expected valid keyword", at, at)
+
+
+_CLOSERS = {"RSQB": "]", "MORETHAN": ">", "RPAR": ")", "RBRACE": "}"}
+
+
+def _list_end(err: UnexpectedToken) -> str | None:
+    """The error for a list that neither goes on nor ends: "expected ']'" (or the list's closer).
+
+    Where both ``,`` and a closing bracket fit, the ``,`` is optional: MLIR's
+    ``parseCommaSeparatedList`` (and an ODS optional group) tries it first, then requires the
+    closer.  The strides of a ``tensor_view`` type are NVIDIA's own list, whose message runs on:
+    "expected ']'strides array" (TensorViewType::parse, Types.cpp).  ``None`` unless exactly one
+    closer fits.
+    """
+    closers = _accepted(err, sorted(name for name in err.expected if name in _CLOSERS))
+    if len(closers) != 1:
+        return None
+    closer = _CLOSERS[next(iter(closers))]
+    if closer == "]" and _in_type_strides(err):
+        return "expected ']'strides array"
+    return f"expected '{closer}'"
+
+
+def _in_type_strides(err: UnexpectedInput) -> bool:
+    """Whether ``err`` happened in the ``strides=[...]`` list of a ``tensor_view`` type."""
+    values = err.interactive_parser.parser_state.value_stack
+    i = len(values) - 1
+    while i >= 0 and (isinstance(values[i], Tree) and values[i].data in ("stride_list", "stride")
+                      or isinstance(values[i], Token) and values[i].type in ("INT", "QUESTION", "COMMA")):
+        i -= 1
+    kinds = [v.type if isinstance(v, Token) else None for v in values[max(i - 2, 0):i + 1]]
+    return kinds == ["STRIDES", "EQUAL", "LSQB"]
+
+
+def _word_read_before_end(err: UnexpectedToken, text: str) -> list[SyntaxIssue] | None:
+    """Errors of a custom op's parser on the last word it read, when the text ends right after it.
+
+    MLIR's parsers check a keyword as they read it, so these come before the end of the text:
+    the element type of a typed dense literal that names no type (``constant <f``: "unknown
+    type: f", then NVIDIA's element-type message, where the next token would be: the end of
+    the text; ``parseDenseTypedElementsAttr``) and an assume predicate keyword that names no
+    predicate (at the keyword; ``parseAssumePredicate``).  Elsewhere the builder reports them.
+    """
+    ip = getattr(err, "interactive_parser", None)
+    values = ip.parser_state.value_stack if ip is not None else []
+    if len(values) < 2 or not isinstance(values[-1], Token) or values[-1].type != "BARE_ID":
+        return None
+    current = _current_op(err)
+    if current is None:
+        return None
+    op, index = current
+    word, before = values[-1], values[-2]
+    prefix = f"custom op '{op}' "
+    if index == len(values) - 2 and op == "cuda_tile.assume" and str(word) not in ASSUME_PREDICATE_WORDS:
+        return [SyntaxIssue(prefix + MSG_UNKNOWN_ASSUME_PREDICATE.format(word=word), word.start_pos, word.end_pos)]
+    if isinstance(before, Token) and before.type == "LESSTHAN" \
+            and _state_after(err, "COLON") is not None and op in ("cuda_tile.constant", "cuda_tile.global"):
+        end = len(text)
+        return [SyntaxIssue(f"{prefix}unknown type: {word}", end, end),
+                SyntaxIssue(prefix + MSG_DENSE_ELEMENT_TYPE.format(NULL_TYPE), end, end)]
     return None
 
 
@@ -766,10 +994,12 @@ def _opens_region(err: UnexpectedInput) -> bool:
 
 def _missing_keyword(tok: Token, word: str, op: str | None, text: str) -> SyntaxIssue:
     """A required keyword not found: MLIR ``AsmParser::parseKeyword`` (mlir/include/mlir/IR/
-    OpImplementation.h) reports "expected '<keyword>'" at the token found instead; through a
-    custom op's parser (an ODS format, or a short-form type it reads) with the op's prefix."""
-    prefix = _type_prefix(op, text, tok.start_pos) or ""
-    return SyntaxIssue(f"{prefix}expected '{word}'", tok.start_pos, tok.end_pos)
+    OpImplementation.h) reports "expected '<keyword>'" at the token found instead (the end of
+    the text at its end); through a custom op's parser (an ODS format, or a short-form type it
+    reads) with the op's prefix."""
+    start, end = (len(text), len(text)) if tok.type == "$END" else (tok.start_pos, tok.end_pos)
+    prefix = _type_prefix(op, text, start) or ""
+    return SyntaxIssue(f"{prefix}expected '{word}'", start, end)
 
 
 def _describe(err: UnexpectedInput, text: str, outer_ops: tuple[str, ...] = ()) -> list[SyntaxIssue]:
@@ -780,6 +1010,11 @@ def _describe(err: UnexpectedInput, text: str, outer_ops: tuple[str, ...] = ()) 
         tok = err.token
         expected = set(err.expected)
         eof = tok.type == "$END"
+        # Lark stops in the state before the reductions a fitting token would make: its look-ahead
+        # set merges the contexts that share that state; keep what really fits here
+        fits = _accepted(err, expected)
+        if fits:
+            err.expected = expected = fits
         if eof:
             # MLIR's end-of-file token sits at the end of the buffer
             start = end = len(text)
@@ -789,8 +1024,18 @@ def _describe(err: UnexpectedInput, text: str, outer_ops: tuple[str, ...] = ()) 
         structural = _structural_issue(err, text, start, end, eof)
         if structural is not None:
             return [structural]
+        assume = _assume_issue(err, text, start, end, eof)
+        if assume is not None:
+            return assume
+        if eof:
+            read = _word_read_before_end(err, text)
+            if read is not None:
+                return read
         current = _current_op(err)
         op = current[0] if current is not None else None
+        dims = _dimension_list_issue(err, text, start, op)
+        if dims is not None:
+            return [dims]
         if current is not None:
             earlier = _invalid_enum_before(err, *current)
             if earlier is not None:
@@ -809,14 +1054,20 @@ def _describe(err: UnexpectedInput, text: str, outer_ops: tuple[str, ...] = ()) 
             if missing is not None:
                 return [missing]
         if {"INT", "QUESTION"} <= expected and "VALUE_ID" not in expected:
-            return [SyntaxIssue("expected either 64-bit integer or question mark", start, end)]
+            # NVIDIA's dimension parser, inside a short-form type read by the custom op's parser
+            prefix = _type_prefix(op, text, start) or ""
+            return [SyntaxIssue(prefix + "expected either 64-bit integer or question mark", start, end)]
         if op is not None and {"INT", "VALUE_ID"} <= expected:
+            # NVIDIA's shape lists mix integers and operands (parseDynamicIndexList)
             return [SyntaxIssue(f"custom op '{op}' expected either integer or SSA value", start, end)]
         if "STRING" in expected and expected <= {"STRING", "BARE_ID", "BANG_ID"}:
             pos = _end_of_previous_token(text, start)
             return [SyntaxIssue("expected attribute value", pos, pos)]
         if op is not None and "BARE_ID" in expected:
             rule = _completed_rule(err, "BARE_ID", "x")
+            generated = _missing_generated_enum(err, rule, *current, text, eof)
+            if generated is not None:
+                return [generated]
             if rule in _MISSING_ENUM:
                 return [SyntaxIssue(f"custom op '{op}' expected valid keyword", start, end),
                         SyntaxIssue(f"custom op '{op}' {_MISSING_ENUM[rule]}", start, end)]
@@ -835,11 +1086,20 @@ def _describe(err: UnexpectedInput, text: str, outer_ops: tuple[str, ...] = ()) 
             prefix = f"custom op '{op}' " if op is not None and not _written_with_bang(text, start) else ""
             if prefix or tok.type == "INT":
                 return [SyntaxIssue(prefix + "expected valid keyword", start, end)]
+        if tok.type != "INT" and "INT" in expected and _probe(err, ["INT"]) == "fmt_int":
+            # an integer attribute of an ODS format: MLIR's parseAttribute found no attribute
+            pos = wrong_token_offset(text, start, eof)
+            return [SyntaxIssue("expected attribute value", pos, pos)]
         message = _expected_message(_punctuation_named(expected), tok)
+        if message == "expected ','":
+            message = _list_end(err) or message
+        elif message == "expected valid keyword":
+            # a keyword the custom op's parser reads (an enum case, a short-form type's)
+            message = (_type_prefix(op, text, start) or "") + message
         if message.startswith("expected '") or message == "expected SSA operand":
             # MLIR's emitWrongTokenError (``parseToken``, ``parseSSAUse``): a missing token is
             # reported at the end of the previous token, not at the unexpected one
-            start = end = _wrong_token_offset(text, start, eof)
+            start = end = wrong_token_offset(text, start, eof)
         elif eof and message == "unexpected end of file":
             start = end = len(text.rstrip())
         return [SyntaxIssue(message, start, end)]
@@ -867,6 +1127,16 @@ def _describe(err: UnexpectedInput, text: str, outer_ops: tuple[str, ...] = ()) 
 _PREFIX_ERRORS = {"#": "invalid attribute name", "%": "invalid SSA name", "^": "invalid block name",
                   "!": "invalid type identifier"}
 _SUFFIX_ID_START = re.compile(r"[0-9A-Za-z$._\-]")
+
+
+def _met_offset(err: UnexpectedInput, text: str) -> int | None:
+    """Offset of the token (or character) the parser could not take at ``err``; the end of the
+    text for its end."""
+    if _at_end(err):
+        return len(text)
+    if isinstance(err, UnexpectedToken):
+        return err.token.start_pos
+    return getattr(err, "pos_in_stream", None)
 
 
 def _line_bounds(text: str, offset: int) -> tuple[int, int]:
@@ -1073,7 +1343,14 @@ def parse(text: str, *, max_issues: int = 50, outer_ops: tuple[str, ...] = ()) -
             return ParseResult(tree, work, issues, closed)
         except UnexpectedInput as err:
             described = _describe(err, work, outer_ops)
+            met = _met_offset(err, work)
+            for d in described:
+                d.met = met
             issue = described[0]
+            if _at_end(err) and any(i.blanked is not None and not work[i.blanked[1]:].strip() for i in issues):
+                # the text ends right after a statement recovery removed: where MLIR would report
+                # what is missing at the end depends on that statement, so say nothing of it
+                described = []
             issues.extend(described)
             if _at_end(err) or _partial_statement(err) is None:
                 for d in described:
@@ -1088,6 +1365,9 @@ def parse(text: str, *, max_issues: int = 50, outer_ops: tuple[str, ...] = ()) -
                 cut = work if partial is None else _blank(work, _line_bounds(work, partial[0])[0], len(work))
                 closers = _unclosed(cut)
                 if closers:
+                    if partial is not None:
+                        for d in described:
+                            d.blanked = (_line_bounds(work, partial[0])[0], len(work))
                     closed = True
                     work = cut + "\n" + closers
                     continue

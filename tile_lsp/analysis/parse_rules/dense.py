@@ -33,6 +33,7 @@ from typing import Any
 
 from lark import Token, Tree
 
+from tile_lsp.dialect.custom_formats import DENSE_ELEMENT_TYPES, MSG_DENSE_ELEMENT_TYPE, NULL_TYPE
 from tile_lsp.analysis.diagnostics import Note, Range
 from tile_lsp.analysis.parse_rules import ParseContext, ParseRuleFailure, parse_rule
 from tile_lsp.analysis.type_rules import verify_type
@@ -42,12 +43,8 @@ from tile_lsp.dialect import types as T
 # Rule data (CudaTile.cpp isValidDenseElementType / validateIntegerBounds)
 # ---------------------------------------------------------------------------
 
-#: Element types a typed dense literal may name, in the order of the message.
-DENSE_ELEMENT_TYPES = ("i1", "i8", "i16", "i32", "i64", "f16", "bf16", "f32", "f64", "tf32",
-                       "f8E4M3FN", "f8E5M2", "f8E8M0FNU", "f4E2M1FN")
-
 _TYPE_LIST = " or ".join(DENSE_ELEMENT_TYPES)
-MSG_ELEMENT_TYPE = f"expect element type to be one of {_TYPE_LIST} values, but got '{{}}'"
+MSG_ELEMENT_TYPE = MSG_DENSE_ELEMENT_TYPE
 MSG_RESULT_NOT_TILE = f"result #0 must be tile of {_TYPE_LIST} values, but got '{{}}'"
 MSG_ELEMENT_MISMATCH = "mismatch between the element type: '{}' and the tile element type '{}'"
 MSG_SHAPE = "inferred shape of elements literal ({}) does not match type ({})"
@@ -55,7 +52,6 @@ MSG_RANKS = "tensor literal is invalid; ranks are not consistent between element
 MSG_INT_EXPECTED = "expected integer value"
 MSG_INT_TOO_LARGE = "integer value too large"
 MSG_INT_RANGE = "integer constant out of range for type"
-NULL_TYPE = "<<NULL TYPE>>"
 
 #: Accepted integer values per width: the union of the signed and unsigned
 #: ranges (validateIntegerBounds); i64 takes any value ``parseInteger<int64_t>`` reads.

@@ -31,6 +31,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from tile_lsp.dialect.custom_formats import ASSUME_PREDICATE_WORDS, MSG_UNKNOWN_ASSUME_PREDICATE
 from tile_lsp.analysis import attributes as A
 from tile_lsp.analysis.parse_rules import ParseContext, parse_rule
 from tile_lsp.analysis.parse_rules.dense import emit, end_of, offset_range, source_text, start_of
@@ -345,7 +346,7 @@ def entry_optimization_hints(ctx: ParseContext) -> None:
 # assume
 # ---------------------------------------------------------------------------
 
-ASSUME_PREDICATES = ("div_by", "same_elements", "bounded")
+ASSUME_PREDICATES = ASSUME_PREDICATE_WORDS
 #: cuda_tile attributes that parse in attribute position but are not assume predicates
 OTHER_CUDA_TILE_ATTRIBUTES = frozenset({"signedness", "overflow", "rounding", "comparison_ordering",
                                         "comparison_predicate", "optimization_hints", "padding_value",
@@ -364,8 +365,7 @@ def assume_predicate_syntax(ctx: ParseContext) -> None:
     loc = offset_range(ctx, start_of(node)) if start_of(node) is not None else None
     if getattr(first, "type", None) == "BARE_ID":
         if str(first) not in ASSUME_PREDICATES:
-            emit(ctx, f"unknown assume predicate attribute: {first} (expected 'div_by', 'same_elements', or "
-                      f"'bounded')", loc)
+            emit(ctx, MSG_UNKNOWN_ASSUME_PREDICATE.format(word=first), loc)
         return
     attr = ctx.props.get("predicate")
     if isinstance(attr, A.AliasAttr):

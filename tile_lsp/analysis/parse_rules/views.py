@@ -28,6 +28,7 @@ from tile_lsp.analysis import attributes as A
 from tile_lsp.analysis.diagnostics import Range
 from tile_lsp.analysis.parse_rules import ParseContext, parse_rule
 from tile_lsp.dialect import types as T
+from tile_lsp.dialect.custom_formats import DECLARATIVE_ENUMS, MSG_GENERATED_ENUM
 from tile_lsp.dialect.enums import ENUMS
 
 #: Attributes whose keywords the rules of this module check, with the parsers'
@@ -41,21 +42,6 @@ CUSTOM_ENUM_KEYWORDS: dict[str, tuple[str, ...]] = {
     "atomic_rmw_tko": ("memory_ordering_semantics", "memory_scope", "mode"),
     "atomic_cas_tko": ("memory_ordering_semantics", "memory_scope"),
 }
-
-#: The enum attributes of the memory ops with declarative formats, in text order:
-#: (attribute, enum, optional).  An optional one anchors an optional group.
-DECLARATIVE_ENUMS: dict[str, tuple[tuple[str, str, bool], ...]] = {
-    "load_ptr_tko": (("memory_ordering_semantics", "MemoryOrderingSemantics", False),
-                     ("memory_scope", "MemoryScope", True)),
-    "store_ptr_tko": (("memory_ordering_semantics", "MemoryOrderingSemantics", False),
-                      ("memory_scope", "MemoryScope", True)),
-    "atomic_rmw_tko": (("memory_ordering_semantics", "MemoryOrderingSemantics", False),
-                       ("memory_scope", "MemoryScope", False), ("mode", "AtomicRMWMode", False)),
-    "atomic_cas_tko": (("memory_ordering_semantics", "MemoryOrderingSemantics", False),
-                       ("memory_scope", "MemoryScope", False)),
-}
-# the ODS-generated parser of an enum attribute (mlir-tblgen OpFormatGen)
-MSG_GENERATED_ENUM = "expected string or keyword containing one of the following enum values for attribute '{attr}' [{cases}]"
 
 # parseMemoryAttributes (load_view_tko, store_view_tko)
 MSG_ORDERING = ('invalid memory_ordering_semantics attribute specification. Got "{kw}" but expect one of: '
