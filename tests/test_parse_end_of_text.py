@@ -117,6 +117,17 @@ CASES = [
     # -- the verifier's dominance pass, on a function the editor analyses statement by statement
     ("use-before-definition", H + "    %x = addi %6, %a : tile<i32>\n    %6 = addi %a, %a : tile<i32>" + T,
      [(3, 10, "operand #0 does not dominate this use")]),
+    # -- a function's region is no name scope of its own for MLIR's parser (only the text's top is)
+    ("redefinition-in-nested-function", "cuda_tile.module @m {\n  entry @f() {\n    %x = constant <i32: 1> : "
+     "tile<i32>\n  entry @g() {\n    %x = constant <i32: 1> : tile<i32>\n    return\n  }\n    return\n  }\n}\n",
+     [(5, 5, "redefinition of SSA value '%x'")]),
+    ("function-in-function", "cuda_tile.module @m {\n  entry @f() {\n    %x = constant <i32: 1> : tile<i32>\n"
+     "  entry @g() {\n    %y = addi %x, %x : tile<i32>\n    return\n  }\n    return\n  }\n}\n",
+     [(4, 3, "'cuda_tile.entry' op symbol's parent must have the SymbolTable trait")]),
+    ("use-across-isolation", "cuda_tile.module @m {\n  entry @f() {\n    %x = constant <i32: 1> : tile<i32>\n"
+     "    cuda_tile.module @inner {\n      entry @g() {\n        %y = addi %x, %x : tile<i32>\n        return\n"
+     "      }\n    }\n    return\n  }\n}\n",
+     [(6, 14, "'cuda_tile.addi' op using value defined outside the region")]),
     ("use-in-sibling-region", "cuda_tile.module @m {\n  entry @e(%c: tile<i1>, %b: tile<i32>) {\n"
      "    %r = if %c -> (tile<i32>) {\n      yield %6 : tile<i32>\n    } else {\n"
      "      %6 = addi %b, %b : tile<i32>\n      yield %6 : tile<i32>\n    }" + T,

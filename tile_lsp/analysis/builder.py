@@ -56,10 +56,16 @@ class BuildError(Exception):
 
 @dataclass(eq=False)
 class Scope:
-    """Value names visible in one region; ``isolated``: outer names are invisible."""
+    """Value names visible in one region; ``isolated``: outer names are invisible (the text's top).
+
+    ``pending_boundary``: the forward references made inside wait here and are reported
+    undeclared when the region ends (the regions of IsolatedFromAbove ops: each function is
+    analysed on its own, by the editor too, although MLIR resolves names across them).
+    """
 
     parent: "Scope | None" = None
     isolated: bool = False
+    pending_boundary: bool = False
     values: dict[str, Value] = field(default_factory=dict)
     # forward references: name -> list of (op, operand index, range, expected type)
     pending: dict[str, list[tuple[Operation, int, Range | None, T.Type | None]]] = field(default_factory=dict)
@@ -79,7 +85,7 @@ class Scope:
 def _isolated_scope(scope: Scope) -> Scope:
     """The nearest isolated-from-above scope (MLIR ``isolatedNameScopes.back()``)."""
     s: Scope | None = scope
-    while s is not None and not s.isolated:
+    while s is not None and not (s.isolated or s.pending_boundary):
         s = s.parent
     return s or scope
 
@@ -342,9 +348,7 @@ class Builder:
         value = scope.lookup(key)
         if value is not None:
             return value.range
-        while scope is not None and not scope.isolated:
-            scope = scope.parent
-        uses = scope.pending.get(key) if scope is not None else None
+        uses = _isolated_scope(scope).pending.get(key)
         return uses[0][2] if uses else None
 
     def finish_scope(self, scope: Scope) -> None:
@@ -1120,8 +1124,18 @@ class Builder:
         return out
 
     def region(self, tree: Tree, op: Operation, scope: Scope, entry_args, isolated: bool) -> Region:
+        """Build the region ``tree`` of ``op`` in a name scope nested in ``scope``.
+
+        ``isolated`` (the op is IsolatedFromAbove) does not hide the names outside: MLIR's parser
+        gives a region its own name table only at the top of the text (custom parsers, NVIDIA's
+        function parser included, call ``parseRegion`` with name shadowing off; the generic form
+        likewise), so an outer name is visible (and cannot be defined again); the verifier's
+        isolation check then reports a use across the boundary ("using value defined outside the
+        region").  Its forward references are still reported undeclared at its end
+        (``Scope.pending_boundary``), where MLIR would look for them in the rest of the text.
+        """
         region = Region(parent=op, range=self.rng(tree))
-        inner = Scope(parent=scope, isolated=isolated)
+        inner = Scope(parent=scope, pending_boundary=isolated)
         body = tree.children[0]
         ops = [c for c in body.children if isinstance(c, Tree) and c.data == "operation"]
         blocks = [c for c in body.children if isinstance(c, Tree) and c.data == "block"]

@@ -192,6 +192,19 @@ def _verify_traits(op: Operation, ctx: VerifyContext) -> None:
         check_trait(trait, op, ctx)
 
 
+def _verify_symbol_parent(op: Operation, ctx: VerifyContext) -> None:
+    """MLIR ``detail::verifySymbol`` (SymbolOpInterface; a FunctionOpInterface op is a symbol): an op
+    that defines a symbol sits in an op with the SymbolTable trait (the text's top level counts)."""
+    opdef, parent = op.opdef, op.parent_op
+    if opdef is None or parent is None or parent.opdef is None:
+        return
+    if not (opdef.has_trait("Symbol") or opdef.has_trait("FunctionOpInterface")):
+        return
+    if not parent.opdef.has_trait("SymbolTable"):
+        ctx.code = f"{op.name}.symbol"
+        ctx.op_error(op, "symbol's parent must have the SymbolTable trait")
+
+
 # ---------------------------------------------------------------------------
 # Structural rules
 # ---------------------------------------------------------------------------
@@ -410,6 +423,7 @@ def verify_op_head(op: Operation, ctx: VerifyContext) -> bool:
             raise VerifyFailure()
         _verify_ods(op, ctx)
         _verify_traits(op, ctx)
+        _verify_symbol_parent(op, ctx)
         for code, fn in _RULES.get(op.name, ()):
             ctx.code = f"{op.name}.{code}"
             fn(op, ctx)
@@ -452,6 +466,39 @@ def _verify_op(op: Operation, ctx: VerifyContext, tables: dict[int, SymbolTable]
     verify_isolated_dominance(op, ctx)
 
 
+def verify_isolation(op: Operation, ctx: VerifyContext) -> None:
+    """MLIR ``OpTrait::impl::verifyIsIsolatedFromAbove`` (``mlir/lib/IR/Operation.cpp``): no op in the
+    regions of an IsolatedFromAbove op uses a value defined outside them: "'<user>' op using value
+    defined outside the region", noted "required by region isolation constraints" at ``op``.
+
+    Only reachable through broken text: MLIR's parser resolves names across function bodies
+    (see :meth:`tile_lsp.analysis.builder.Builder.region`).  Raises :class:`VerifyFailure`.
+    """
+    if not _isolated(op):
+        return
+    ctx.code = "structure.isolation"
+    inside: set[int] = set()
+    users = []
+    # the ops of its regions, but not those of a nested isolated op (it checks its own)
+    regions = list(op.regions)
+    while regions:
+        for block in regions.pop().blocks:
+            inside.update(id(a) for a in block.arguments)
+            for nested in block.operations:
+                users.append(nested)
+                inside.update(id(r) for r in nested.results)
+                if not _isolated(nested):
+                    regions.extend(nested.regions)
+    for user in users:
+        for value in user.operands:
+            defined = getattr(value, "owner", None) is not None  # not a name that was never defined
+            if defined and id(value) not in inside:
+                ctx.diagnostics.append(Diagnostic(
+                    Severity.ERROR, f"'{user.name}' op using value defined outside the region", op_location(user),
+                    ctx.code, [Note("required by region isolation constraints", op_location(op))]))
+                raise VerifyFailure()
+
+
 def verify_isolated_dominance(op: Operation, ctx: VerifyContext) -> None:
     """MLIR ``verifyOpAndDominance``: dominance is a second pass over a verified isolated op
     (:func:`verify_dominance`); nothing for another op or one already found invalid."""
@@ -476,6 +523,7 @@ def verify_op_tail(op: Operation, ctx: VerifyContext, tables: dict[int, SymbolTa
         return
     try:
         verify_symbol_table(op, ctx)
+        verify_isolation(op, ctx)
         for code, fn in _REGION_RULES.get(op.name, ()):
             ctx.code = f"{op.name}.{code}"
             fn(op, ctx)
