@@ -283,6 +283,18 @@ class Builder:
         if self.stop_at_first_error and fatal:
             raise BuildError(message)
 
+    def _token_before(self, rng: Range | None) -> Range | None:
+        """The one-character token just before ``rng`` (past blanks), as a point; ``None`` when the text
+        before it is not such a token."""
+        if rng is None:
+            return None
+        i = self.source.offset(rng.start) - self.base
+        while i > 0 and self.text[i - 1] in " \t\r\n":
+            i -= 1
+        if i == 0 or self.text[i - 1] not in ":=(,":
+            return None
+        return self.source.range(self.base + i - 1, self.base + i - 1)
+
     def _after_token(self, tok: Token) -> Range:
         """Where MLIR's ``emitWrongTokenError`` reports an error met at the token after ``tok``:
         the end of ``tok`` (past blanks and comments), or, at the end of the text, its last
@@ -745,8 +757,14 @@ class Builder:
             where = _start(uses[0][1])
         elif o.name not in parts.read_operands:
             where = self.point(name_tok)
+        elif parts.type_ranges.get(o.name):
+            # an empty list where it was read: at the token that came instead of an operand, the
+            # punctuation before its types (`(` `:` in `( : type)`, `token =  : type`)
+            where = self._token_before(parts.type_ranges[o.name][0])
+            if where is None:
+                return
         else:
-            return  # an empty list where it was read: its location is not kept
+            return
         self.error(f"custom op '{opdef.full_name}' number of operands and types do not match: "
                    f"got {len(uses)} operands and {len(ts)} types", where, "parse.operand-types")
 

@@ -1104,7 +1104,8 @@ class _ChunkRun:
 
     def _plain(self, unit: Unit, block, scope, first: int, last: int) -> UnitResult:
         text = self.chunk.text[unit.start:unit.end]
-        ops, issues, build, aliases, _ = self._parse_build(text, unit.start, block, scope)
+        ops, issues, build, aliases, _ = self._parse_build(text, unit.start, block, scope,
+                                                           outer_ops=_outer_ops(block))
         kind = "op" if unit.kind == "container" else unit.kind
         res = UnitResult(text, kind, first, last, ops, issues, build, aliases=aliases)
         res.uses_locations = "loc(" in text
@@ -1331,6 +1332,21 @@ def analyze_units(chunk, layout: list[Unit], options, source: SourceText, previo
 
 
 _PROGRESS = threading.local()
+
+
+def _outer_ops(block) -> tuple[str, ...]:
+    """Names of the ops whose regions hold ``block``, outermost first (what a unit parsed apart is
+    inside: MLIR's default dialect for op names depends on them)."""
+    names = []
+    region = getattr(block, "parent", None)
+    while region is not None:
+        op = getattr(region, "parent", None)
+        if op is None or not hasattr(op, "name"):
+            break
+        names.append(op.name)
+        owner = getattr(op, "parent", None)
+        region = getattr(owner, "parent", None)
+    return tuple(reversed(names))
 
 
 def _signature(header: str, footer: str) -> str:

@@ -567,9 +567,16 @@ def _list_end(err: UnexpectedToken) -> str | None:
     return f"expected '{closer}'"
 
 
-def _in_type_strides(err: UnexpectedInput) -> bool:
-    """Whether ``err`` happened in the ``strides=[...]`` list of a ``tensor_view`` type."""
+def _in_type_strides(err: UnexpectedInput, opening: bool = False) -> bool:
+    """Whether ``err`` happened in the ``strides=[...]`` list of a ``tensor_view`` type (``opening``:
+    right after its ``strides=``)."""
     values = err.interactive_parser.parser_state.value_stack
+    if opening:
+        kinds = [v.type if isinstance(v, Token) else None for v in values[-3:]]
+        if kinds != ["COMMA", "STRIDES", "EQUAL"]:
+            return False
+        return any(isinstance(v, Token) and str(v) in ("tensor_view", "!cuda_tile.tensor_view")
+                   for v in values[-8:-3])
     i = len(values) - 1
     while i >= 0 and (isinstance(values[i], Tree) and values[i].data in ("stride_list", "stride")
                       or isinstance(values[i], Token) and values[i].type in ("INT", "QUESTION", "COMMA")):
@@ -1093,6 +1100,8 @@ def _describe(err: UnexpectedInput, text: str, outer_ops: tuple[str, ...] = ()) 
         message = _expected_message(_punctuation_named(expected), tok)
         if message == "expected ','":
             message = _list_end(err) or message
+        elif message == "expected '['" and _in_type_strides(err, opening=True):
+            message = "expected '['strides array"  # NVIDIA TensorViewType::parse, as it runs on
         elif message == "expected valid keyword":
             # a keyword the custom op's parser reads (an enum case, a short-form type's)
             message = (_type_prefix(op, text, start) or "") + message
@@ -1347,6 +1356,9 @@ def parse(text: str, *, max_issues: int = 50, outer_ops: tuple[str, ...] = ()) -
             for d in described:
                 d.met = met
             issue = described[0]
+            if any((d.message, d.start) == (i.message, i.start) for d in described for i in issues):
+                # recovery removed the statement before and met the same token again: one failure
+                described = []
             if _at_end(err) and any(i.blanked is not None and not work[i.blanked[1]:].strip() for i in issues):
                 # the text ends right after a statement recovery removed: where MLIR would report
                 # what is missing at the end depends on that statement, so say nothing of it
