@@ -154,6 +154,8 @@ def test_every_state_lexes_as_lark_s(fresh, compact):
         seen.add(id(lark_lexer))
         lexer = ours.lexer_for(states, state)
         assert [t.name for t in lexer.terminals] == [t.name for t in lark_lexer.terminals]
+        assert lexer.newline_types == lark_lexer.newline_types
+        assert lexer.ignore_types == lark_lexer.ignore_types
         assert [t.name for t in lexer.scanner.terminals] == [t.name for t in lark_lexer.scanner.terminals]
         assert lexer.scanner.allowed_types == lark_lexer.scanner.allowed_types
         assert set(lexer.callback) == set(lark_lexer.callback)
@@ -162,6 +164,11 @@ def test_every_state_lexes_as_lark_s(fresh, compact):
                 assert lexer.callback[name](Token(name, word)).type == \
                     lark_lexer.callback[name](Token(name, word)).type, (state, name, word)
     assert len(seen) > 100
+    # the lexers set what Lark's BasicLexer sets, no more, no less (a new Lark would fail here)
+    assert set(vars(lexer)) - {"_shared", "_matches"} == set(vars(lark_lexer))
+    root = ours.root_lexer
+    assert [t.name for t in root.terminals] == [t.name for t in theirs.root_lexer.terminals]
+    assert root.newline_types == theirs.root_lexer.newline_types
 
 
 def test_examples_parse_as_with_lark(monkeypatch, fresh, compact):

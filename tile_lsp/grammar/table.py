@@ -47,7 +47,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedToken
 from lark.grammar import NonTerminal, Rule, RuleOptions, Terminal
 from lark.lark import LarkOptions, PostLex
 from lark.lexer import (BasicLexer, CallChain, Lexer, LexerState, PatternRE, PatternStr, Scanner, TerminalDef,
-                        UnlessCallback)
+                        UnlessCallback, _regexp_has_newline)
 from lark.parse_tree_builder import ParseTreeBuilder
 from lark.parser_frontends import ParsingFrontend
 from lark.parsers.lalr_analysis import ParseTableBase, Reduce, Shift
@@ -491,8 +491,22 @@ class _SharingBasicLexer(BasicLexer):
     pair of terminals, and compiles each distinct alternation once.
     """
 
-    def __init__(self, conf: LexerConf, shared: dict):
-        super().__init__(conf)
+    def __init__(self, conf: LexerConf, shared: dict, order: dict[str, int] | None = None,
+                 newline: frozenset[str] | None = None):
+        if order is None or newline is None or not conf.skip_validation:
+            super().__init__(conf)
+        else:
+            # what BasicLexer.__init__ sets for validated terminals, with the sort key and the
+            # newline test of every terminal computed once for the grammar (``order``, ``newline``)
+            self.re = conf.re_module
+            self.newline_types = frozenset(t.name for t in conf.terminals if t.name in newline)
+            self.ignore_types = frozenset(conf.ignore)
+            self.terminals = sorted(conf.terminals, key=lambda t: order[t.name])
+            self.user_callbacks = conf.callbacks
+            self.g_regex_flags = conf.g_regex_flags
+            self.use_bytes = conf.use_bytes
+            self.terminals_by_name = conf.terminals_by_name
+            self._scanner = None
         self._shared = shared
         self._matches = getattr(conf, "literal_matches", None)
 
@@ -559,7 +573,12 @@ class LazyContextualLexer(Lexer):
         self._shared: dict = {}
         self._by_state: dict[int, BasicLexer] = {}
         self._by_names: dict[frozenset, BasicLexer] = {}
-        self.root_lexer = _SharingBasicLexer(conf, self._shared)
+        # BasicLexer's order of terminals and its newline test, once for all the lexers
+        ranked = sorted(conf.terminals, key=lambda t: (-t.priority, -t.pattern.max_width, -len(t.pattern.value),
+                                                       t.name))
+        self._order = {t.name: i for i, t in enumerate(ranked)}
+        self._newline = frozenset(t.name for t in ranked if _regexp_has_newline(t.pattern.to_regexp()))
+        self.root_lexer = _SharingBasicLexer(conf, self._shared, self._order, self._newline)
 
     def lexer_for(self, states: Mapping, state: int) -> BasicLexer:
         """The lexer of parser state ``state`` of table ``states`` (made and kept on first call)."""
@@ -571,7 +590,8 @@ class LazyContextualLexer(Lexer):
             accepts = set(names) | set(conf.ignore) | set(self.always_accept)
             lexer_conf = copy(conf)
             lexer_conf.terminals = [by_name[n] for n in accepts if n in by_name]
-            lexer = self._by_names.setdefault(names, _SharingBasicLexer(lexer_conf, self._shared))
+            lexer = self._by_names.setdefault(
+                names, _SharingBasicLexer(lexer_conf, self._shared, self._order, self._newline))
         self._by_state[state] = lexer
         return lexer
 
