@@ -75,10 +75,15 @@ def find_oracle(given: str | None) -> str | None:
 
 
 def _run(cmd: list[str], env: dict[str, str]) -> tuple[float, str, float]:
-    """Wall time (s) of one process, its standard output and the wall-clock time it was started at."""
+    """Wall time (s) of one process, its standard output and the wall-clock time it was started at.
+
+    Runs in the checkout ``env["PYTHONPATH"]`` names: ``python -c`` and ``-m`` put the working
+    directory first on ``sys.path``.
+    """
     started = time.time()
     start = time.perf_counter()
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
+                          cwd=env["PYTHONPATH"])
     elapsed = time.perf_counter() - start
     if proc.returncode not in (0, 1):  # 1: the file has errors, still a complete run
         raise RuntimeError(f"{' '.join(cmd)} exited with {proc.returncode}")
