@@ -171,6 +171,38 @@ def test_every_state_lexes_as_lark_s(fresh, compact):
     assert root.newline_types == theirs.root_lexer.newline_types
 
 
+def test_scanners_match_as_lark_s_alternation(compact):
+    """A scanner matching terminal by terminal (before it compiles) finds Lark's token at every position."""
+    from lark.lexer import Scanner
+    from lark.utils import TextSlice
+
+    from tile_lsp.grammar.table import _DeferredScanner
+
+    texts = [p.read_text(encoding="utf-8") for p in EXAMPLES]
+    for text in texts:  # makes the scanners of the states these texts reach
+        try:
+            compact.parse(text)
+        except UnexpectedInput:
+            pass  # examples/broken
+    lexer = compact.parser.lexer.lexer
+    scanners = [v for k, v in lexer._shared.items() if k[0] == "scanner"] + [lexer.root_lexer.scanner]
+    assert len(scanners) > 20
+    sample = "\n".join(texts) + ' "a string" 0x1F -1.5e3 #alias = !type<"x"> ^bb0 @sym %v#2 ->'
+    slice_ = TextSlice(sample, 0, len(sample))
+    for scanner in scanners:
+        lark_scanner = Scanner(scanner.terminals, scanner.g_regex_flags, scanner.re_, scanner.use_bytes)
+        one_by_one = _DeferredScanner(scanner.terminals, scanner.g_regex_flags, scanner.re_, scanner.use_bytes, {})
+        one_by_one.COMPILE_AFTER = len(sample) + 1
+        compiled = _DeferredScanner(scanner.terminals, scanner.g_regex_flags, scanner.re_, scanner.use_bytes, {})
+        compiled.COMPILE_AFTER = 0
+        for pos in range(len(sample)):
+            expected = lark_scanner.match(slice_, pos)
+            assert one_by_one.match(slice_, pos) == expected, (pos, sample[pos:pos + 20])
+            assert compiled.match(slice_, pos) == expected
+        assert one_by_one._mres is None and compiled._mres is not None
+        assert one_by_one.allowed_types == lark_scanner.allowed_types
+
+
 def test_examples_parse_as_with_lark(monkeypatch, fresh, compact):
     """The repository's kernels, whole, and with a character deleted here and there (syntax errors)."""
     texts = _chunks(EXAMPLES)

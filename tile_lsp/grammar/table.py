@@ -411,16 +411,13 @@ class LazyStates(Mapping):
         if len(codes) != len(names):
             # not a KeyError, which Lark's parser would take for an unexpected token
             raise RuntimeError(f"parse table state {state}: {len(codes)} actions for {len(names)} names")
-        actions = list(map(self._actions.__getitem__, codes))
-        if None in actions:
-            for i, code in enumerate(codes):
-                if actions[i] is None:
-                    made = self._actions[code]
-                    if made is None:
-                        made = self._actions[code] = (Reduce, self._rules[code - self._n])
-                    actions[i] = made
+        table = self._actions
+        for code in set(codes):  # a row's distinct actions are few; its names are often hundreds
+            if table[code] is None:
+                table[code] = (Reduce, self._rules[code - self._n])
+        row = dict(zip(names, map(table.__getitem__, codes)))
         # concurrent first accesses build equal rows; keep the first so a state has one dictionary
-        return self._decoded.setdefault(state, dict(zip(names, actions)))
+        return self._decoded.setdefault(state, row)
 
     def __contains__(self, state: object) -> bool:
         return isinstance(state, int) and 0 <= state < self._n
@@ -482,6 +479,66 @@ class _LiteralUnless:
         return t
 
 
+class _DeferredScanner(Scanner):
+    """Lark's ``Scanner``, which compiles the alternation of its terminals only once it has been used.
+
+    Lark compiles one regular expression per distinct set of terminals, about
+    a millisecond each, and a small kernel's first parse meets dozens.  Until
+    it has matched :attr:`COMPILE_AFTER` tokens, this scanner tries the
+    terminals one after the other, in Lark's order, each terminal's own
+    expression compiled once for all the scanners (``shared``): the first
+    that matches wins, which is what the alternation ``(?P<A>...)|(?P<B>...)``
+    matches.  After that it compiles the alternation (at most as long again
+    as the one-by-one matching took, and faster for the long files).
+    """
+
+    COMPILE_AFTER = 1000
+
+    def __init__(self, terminals, g_regex_flags, re_, use_bytes, shared: dict):
+        self.terminals = terminals
+        self.g_regex_flags = g_regex_flags
+        self.re_ = re_
+        self.use_bytes = use_bytes
+        self.allowed_types = {t.name for t in self.terminals}
+        self._mres = None
+        self._regexps = shared
+        self._sequence = None
+        self._uses = 0
+
+    def _compile(self):
+        if self._mres is None:
+            self._mres = self._build_mres(self.terminals, len(self.terminals))
+        return self._mres
+
+    def match(self, text, pos):
+        """``(token text, terminal name)`` of the terminal matching ``text`` at ``pos``, or ``None``."""
+        if self._mres is not None or self._uses >= self.COMPILE_AFTER or self.use_bytes:
+            self._compile()
+            return Scanner.match(self, text, pos)
+        self._uses += 1
+        sequence = self._sequence
+        if sequence is None:
+            regexps = self._regexps
+            sequence = []
+            for t in self.terminals:
+                rx = regexps.get(t.name)
+                if rx is None:
+                    rx = regexps.setdefault(t.name, self.re_.compile(t.pattern.to_regexp(), self.g_regex_flags))
+                sequence.append((rx.match, t.name))
+            self._sequence = sequence
+        source, end = text.text, text.end
+        for match, name in sequence:
+            m = match(source, pos, end)
+            if m:
+                return m.group(0), name
+        return None
+
+    def fullmatch(self, text: str):
+        """Lark's ``Scanner.fullmatch`` (with the compiled alternation)."""
+        self._compile()
+        return Scanner.fullmatch(self, text)
+
+
 class _SharingBasicLexer(BasicLexer):
     """Lark's ``BasicLexer`` whose scanner is built from the grammar's precomputed keyword matches
     and shared with the other lexers of the same terminals.
@@ -522,7 +579,9 @@ class _SharingBasicLexer(BasicLexer):
         key = ("scanner", tuple(t.name for t in terminals))
         scanner = self._shared.get(key)
         if scanner is None:
-            scanner = self._shared.setdefault(key, Scanner(terminals, self.g_regex_flags, self.re, self.use_bytes))
+            made = _DeferredScanner(terminals, self.g_regex_flags, self.re, self.use_bytes,
+                                    self._shared.setdefault("terminal regexps", {}))
+            scanner = self._shared.setdefault(key, made)
         return scanner
 
     def _create_unless(self):
