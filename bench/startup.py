@@ -10,11 +10,15 @@ fresh processes of:
   directory (cold: the table is built, about 15 s; ``--no-cold`` skips it);
 * the first parse of the file after that (per-state lexers and tree
   callbacks are made on first use);
-* the whole ``tile-lsp --check FILE`` process (default
+* the whole ``tile-lsp --check FILE`` process (``python -m tile_lsp.cli``; default
   ``examples/vector_add.mlir``), against its anchor, NVIDIA's
   ``cuda-tile-opt -allow-unregistered-dialect FILE -o /dev/null``, when one is
   found (``--oracle``, ``$CUDA_TILE_OPT``, ``PATH``, ``~/.local/bin``); the
   anchor column is left out otherwise.
+
+Whole processes also get their CPU time (user + system, median): on a
+shared machine the wall time includes waiting for a core, the CPU time
+much less so.
 
 Python reads compiled bytecode (``__pycache__``) when present; where
 ``PYTHONDONTWRITEBYTECODE`` is set nothing writes it and every start compiles
@@ -33,6 +37,7 @@ from __future__ import annotations
 import argparse
 import compileall
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -74,73 +79,83 @@ def find_oracle(given: str | None) -> str | None:
     return None
 
 
-def _run(cmd: list[str], env: dict[str, str]) -> tuple[float, str, float]:
-    """Wall time (s) of one process, its standard output and the wall-clock time it was started at.
+def _run(cmd: list[str], env: dict[str, str]) -> tuple[float, str, float, float]:
+    """One process: its wall time (s), standard output, wall-clock start time and CPU time (user + system, s).
 
     Runs in the checkout ``env["PYTHONPATH"]`` names: ``python -c`` and ``-m`` put the working
     directory first on ``sys.path``.
     """
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.time()
     start = time.perf_counter()
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
                           cwd=env["PYTHONPATH"])
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode not in (0, 1):  # 1: the file has errors, still a complete run
         raise RuntimeError(f"{' '.join(cmd)} exited with {proc.returncode}")
-    return elapsed, proc.stdout, started
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return elapsed, proc.stdout, started, cpu
 
 
-def _stats(values: list[float]) -> tuple[float, float]:
-    return statistics.median(values), min(values)
+def _row(what: str, wall: list[float], cpu: list[float] | None = None, anchor: list[float] | None = None) -> tuple:
+    return (what, statistics.median(wall), min(wall), statistics.median(cpu) if cpu else None,
+            statistics.median(anchor) if anchor else None)
 
 
 def measure(root: Path, file: Path, runs: int, cold: bool, oracle: str | None) -> list[tuple]:
-    """Rows ``(what, median_s, min_s, anchor_median_s or None)``: the figures described in the module doc."""
+    """Rows ``(what, median_s, min_s, median_cpu_s or None, anchor_median_s or None)``: the figures
+    described in the module doc."""
     env = dict(os.environ, PYTHONPATH=str(root))
     py = sys.executable
     check = [py, "-m", "tile_lsp.cli", "--check", str(file)]
-    rows = []
 
-    # warm everything once (the stored table, the OS's file cache)
-    _run(check, env)
+    _run(check, env)  # warm everything once (the stored table, the OS's file cache)
 
-    interp, imports_in, imports_whole, ready_in, ready_whole, first_parse, whole, anchor = ([] for _ in range(8))
+    names = ("interp", "interp_cpu", "imports_in", "imports_whole", "imports_cpu", "ready_in", "ready_whole",
+             "first_parse", "whole", "whole_cpu", "anchor")
+    m: dict[str, list[float]] = {n: [] for n in names}
     for _ in range(runs):  # interleaved, so that a burst of load on the machine hits every figure alike
-        interp.append(_run([py, "-c", "pass"], env)[0])
-        t, out, _ = _run([py, "-c", _IMPORT_CLI], env)
-        imports_whole.append(t)
-        imports_in.append(float(out.split()[0]))
-        _, out, started = _run([py, "-c", _PARSER.format(file=str(file))], env)
+        t, _, _, cpu = _run([py, "-c", "pass"], env)
+        m["interp"].append(t)
+        m["interp_cpu"].append(cpu)
+        t, out, _, cpu = _run([py, "-c", _IMPORT_CLI], env)
+        m["imports_whole"].append(t)
+        m["imports_cpu"].append(cpu)
+        m["imports_in"].append(float(out.split()[0]))
+        _, out, started, _ = _run([py, "-c", _PARSER.format(file=str(file))], env)
         ready, load, parse = map(float, out.split())
-        ready_whole.append(ready - started)
-        ready_in.append(load)
-        first_parse.append(parse)
-        whole.append(_run(check, env)[0])
+        m["ready_whole"].append(ready - started)
+        m["ready_in"].append(load)
+        m["first_parse"].append(parse)
+        t, _, _, cpu = _run(check, env)
+        m["whole"].append(t)
+        m["whole_cpu"].append(cpu)
         if oracle:
-            anchor.append(_run([oracle, "-allow-unregistered-dialect", str(file), "-o", os.devnull], env)[0])
+            m["anchor"].append(_run([oracle, "-allow-unregistered-dialect", str(file), "-o", os.devnull], env)[0])
 
-    rows.append(("python -c pass (interpreter start)", *_stats(interp), None))
-    rows.append(("import tile_lsp.cli, in process", *_stats(imports_in), None))
-    rows.append(("import tile_lsp.cli, whole process", *_stats(imports_whole), None))
-    rows.append(("parser ready (warm cache), in process", *_stats(ready_in), None))
-    rows.append(("parser ready (warm cache), from process start", *_stats(ready_whole), None))
+    rows = [
+        _row("python -c pass (interpreter start)", m["interp"], m["interp_cpu"]),
+        _row("import tile_lsp.cli, in process", m["imports_in"]),
+        _row("import tile_lsp.cli, whole process", m["imports_whole"], m["imports_cpu"]),
+        _row("parser ready (warm cache), in process", m["ready_in"]),
+        _row("parser ready (warm cache), from process start", m["ready_whole"]),
+    ]
     if cold:
         with tempfile.TemporaryDirectory() as cache:
-            _, out, _ = _run([py, "-c", _PARSER.format(file=str(file))], dict(env, XDG_CACHE_HOME=cache))
-            load = float(out.split()[1])
-        rows.append(("parser ready (cold: table built), in process", load, load, None))
-    rows.append((f"first parse of {file.name} after that", *_stats(first_parse), None))
-    rows.append((f"tile-lsp --check {file.name}, whole process", *_stats(whole),
-                 statistics.median(anchor) if anchor else None))
+            _, out, _, _ = _run([py, "-c", _PARSER.format(file=str(file))], dict(env, XDG_CACHE_HOME=cache))
+        rows.append(_row("parser ready (cold: table built), in process", [float(out.split()[1])]))
+    rows.append(_row(f"first parse of {file.name} after that", m["first_parse"]))
+    rows.append(_row(f"tile-lsp --check {file.name}, whole process", m["whole"], m["whole_cpu"], m["anchor"]))
     return rows
 
 
 def format_table(rows: list[tuple], oracle: str | None) -> str:
     """The rows as a plain-text table (milliseconds); an anchor column when ``oracle`` was run."""
-    head = ["what", "median ms", "min ms"] + (["cuda-tile-opt ms", "ratio"] if oracle else [])
+    head = ["what", "median ms", "min ms", "cpu ms"] + (["cuda-tile-opt ms", "ratio"] if oracle else [])
     lines = []
-    for what, med, low, anchor in rows:
-        cells = [what, f"{med * 1e3:.1f}", f"{low * 1e3:.1f}"]
+    for what, med, low, cpu, anchor in rows:
+        cells = [what, f"{med * 1e3:.1f}", f"{low * 1e3:.1f}", f"{cpu * 1e3:.0f}" if cpu is not None else ""]
         if oracle:
             cells += [f"{anchor * 1e3:.1f}", f"{med / anchor:.0f}x"] if anchor else ["", ""]
         lines.append(cells)
