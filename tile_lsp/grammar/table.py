@@ -2,42 +2,47 @@
 
 Lark's own cache pickles the whole parse table: this grammar's has 4,877
 states and about 442,000 actions, and unpickling them (then rebuilding an
-``(action, argument)`` tuple for each) took most of a second.  Here the
-table is stored with :mod:`marshal` as plain strings, tuples and bytes:
+``(action, argument)`` tuple for each, and a lexer for each state) took
+about a second.  Here the table is stored with :mod:`marshal` as a few
+strings and byte arrays (about 1.3 MB, read in a few ms):
 
-* each state's look-ahead names as a tuple of strings, shared by the states
-  that accept the same names in the same order (629 distinct tuples);
-* each state's actions as a ``bytes`` of unsigned integers, one per name:
-  ``n < len(states)`` shifts to (or, for a rule name, goes to) state ``n``,
-  ``len(states) + r`` reduces by rule ``r``.
+* ``names``: each distinct sequence of look-ahead names of a state, joined
+  by spaces (629 distinct ones); ``state_names``: which one each state has;
+* ``codes``: every state's actions, one unsigned integer per name, and
+  ``offsets``: where each state's start: ``c < len(states)`` shifts to (or,
+  after a rule name, goes to) state ``c``, ``len(states) + r`` reduces by
+  rule ``r``;
+* the rules, terminals and start states as tuples of plain values, and for
+  each regular-expression terminal the keywords it matches whole.
 
 :func:`decode` builds Lark's parser objects around that data without Lark
-rebuilding anything: a state's action dictionary is made when the parser
-first reaches the state (:class:`LazyStates`), a rule's tree-building
-callback when it is first reduced (:class:`LazyCallbacks`) and the
-contextual lexer of a state when it is first lexed in
-(:class:`LazyContextualLexer`).  The objects are Lark's own (``Lark``,
-``ParsingFrontend``, ``LALR_Parser``, ``Rule``, ``TerminalDef``), so the
-parser, its interactive parser and its errors behave as a parser built by
-``Lark(...)``; ``tests/test_parser_table.py`` checks that they parse
-identically.
+rebuilding anything; what the parser needs is made on first use and kept:
+a state's action dictionary (:class:`LazyStates`), a rule
+(:class:`LazyRules`), its tree-building callback (:class:`LazyCallbacks`),
+the contextual lexer of a state (:class:`LazyContextualLexer`) and its
+scanner's regular expression (:class:`_DeferredScanner`).  The objects are
+Lark's own (``Lark``, ``ParsingFrontend``, ``LALR_Parser``, ``Rule``,
+``TerminalDef``, ``BasicLexer``), so the parser, its interactive parser and
+its errors behave as those of a parser built by ``Lark(...)``;
+``tests/test_parser_table.py`` compares every state, every lexer and the
+parses of the corpus with one.
 
 This module depends on Lark internals (the constructors of those classes,
-``ParseTreeBuilder``, ``Scanner``, ``_create_unless``); ``pyproject.toml``
-pins the Lark version it was written against and
-:func:`check_lark_version` refuses another.
+``ParseTreeBuilder``, ``Scanner``, what ``BasicLexer`` and
+``_create_unless`` compute); ``pyproject.toml`` pins the Lark version it was
+written against and :func:`check_lark_version` refuses another.
 """
 
 from __future__ import annotations
 
 import marshal
 import re
-from copy import copy
 import sys
+import threading
 import zlib
 from array import array
-import threading
 from collections.abc import Mapping, Sequence
+from copy import copy
 from typing import Any, Iterator
 
 import lark
@@ -130,8 +135,8 @@ def encode(parser: Lark, key: str) -> bytes:
     for state in range(n_states):
         actions = table.states[state]
         row_names = tuple(map(str, actions))
-        if any(" " in n for n in row_names):
-            raise ValueError(f"a name with a space in state {state}")
+        if any(" " in n or not n for n in row_names):
+            raise ValueError(f"an empty name or a name with a space in state {state}")
         state_names.append(names.setdefault(row_names, len(names)))
         codes.extend(arg if action is Shift else n_states + rule_index[id(arg)] for action, arg in actions.values())
         offsets.append(len(codes))
