@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedTok
 from lark.parsers.lalr_analysis import Reduce, Shift
 
 import tile_lsp.grammar.parse as parse_module
-from tests.conftest import ROOT, require_corpus
+from tests.conftest import ROOT, require_corpus, server_env
 from tile_lsp.grammar import loader, table
 
 EXAMPLES = sorted((ROOT / "examples").rglob("*.mlir")) + sorted((ROOT / "tests" / "kernels").rglob("*.mlir"))
@@ -339,6 +340,26 @@ def test_source_key_follows_the_sources(tmp_path):
     ops = dirs[1] / "cuda_tile_ops.py"
     ops.write_text(ops.read_text() + "\n# an edit\n")
     assert loader.source_key(dirs) != key
+
+
+def test_the_grammar_comes_from_the_hashed_sources_only():
+    """Generating the grammar imports tile-lsp modules of ``SOURCE_DIRS`` only, so the source key
+    changes whenever the grammar can (run in a fresh interpreter, where nothing is imported yet)."""
+    code = (
+        "import sys\n"
+        "import tile_lsp.grammar.loader as loader\n"
+        "loader.grammar_text()\n"
+        "print('\\n'.join(m.__file__ for n, m in sys.modules.items()\n"
+        "                 if n.startswith('tile_lsp') and getattr(m, '__file__', None)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=ROOT, env=server_env()).stdout
+    files = [Path(line).resolve() for line in out.splitlines()]
+    assert any(f.name == "cuda_tile_ops.py" for f in files)
+    allowed = {d.resolve() for d in loader.SOURCE_DIRS} | {(ROOT / "tile_lsp").resolve()}
+    outside = [f for f in files if f.parent not in allowed or (f.parent == ROOT / "tile_lsp"
+                                                               and f.name != "__init__.py")]
+    assert not outside, f"the grammar depends on modules the source key does not hash: {outside}"
 
 
 def test_no_cache_directory_still_loads(builds):
