@@ -29,7 +29,6 @@ import os
 import sys
 import tempfile
 import threading
-from importlib import resources
 from pathlib import Path
 
 from lark import Lark
@@ -57,6 +56,8 @@ def grammar_text() -> tuple[str, dict[str, str]]:
 
     Raises ``ValueError`` when an op's format cannot be turned into rules.
     """
+    from importlib import resources  # here: a warm start does not generate the grammar
+
     from tile_lsp.dialect.registry import all_ops
     from tile_lsp.grammar.formats import FMT_ATTR_RULES, GrammarBuilder
 
