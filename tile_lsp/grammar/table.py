@@ -62,7 +62,7 @@ from lark.parsers.lalr_parser import LALR_Parser, _Parser
 LARK_VERSION = "1.3.1"
 
 #: Version of the stored layout; bump it when :func:`encode` changes.
-FORMAT = 1
+FORMAT = 2
 
 _MAGIC = b"tile-lsp-lalr\n"
 
@@ -167,6 +167,9 @@ def encode(parser: Lark, key: str) -> bytes:
         "start_states": {str(k): v for k, v in table.start_states.items()},
         "end_states": {str(k): v for k, v in table.end_states.items()},
         "literal_matches": _literal_matches(parser.terminals, parser.lexer_conf.g_regex_flags),
+        "terminal_order": [str(t.name) for t in _lexer_order(parser.terminals)],
+        "newline_terminals": sorted(str(t.name) for t in parser.terminals
+                                    if _regexp_has_newline(t.pattern.to_regexp())),
     }
     body = marshal.dumps(data)
     return _MAGIC + zlib.crc32(body).to_bytes(4, "little") + body
@@ -190,6 +193,11 @@ def _from_little_endian(typecode: str, data: bytes) -> array:
 def _str(value):
     """``value`` as a plain ``str`` (Lark's names are often ``Token``, which :mod:`marshal` refuses), or ``None``."""
     return None if value is None else str(value)
+
+
+def _lexer_order(terminals) -> list[TerminalDef]:
+    """``terminals`` in the order of Lark's ``BasicLexer`` (priority, then the longest first, then by name)."""
+    return sorted(terminals, key=lambda t: (-t.priority, -t.pattern.max_width, -len(t.pattern.value), t.name))
 
 
 def _literal_matches(terminals, g_regex_flags: int) -> dict[str, tuple[str, ...]]:
@@ -280,6 +288,10 @@ def _assemble(data: dict, options: dict[str, Any], postlex: PostLex | None) -> L
                            skip_validation=True, use_bytes=False, strict=False)
     lexer_conf.lexer_type = LazyContextualLexer
     lexer_conf.literal_matches = data["literal_matches"]
+    lexer_conf.terminal_order = {name: i for i, name in enumerate(data["terminal_order"])}
+    lexer_conf.newline_terminals = frozenset(data["newline_terminals"])
+    if lexer_conf.terminal_order.keys() != lexer_conf.terminals_by_name.keys():
+        raise ValueError("the lexer order does not list the terminals")
 
     rules = LazyRules(data["symbols"], data["rules"] + data["extra_rules"])
     grammar_rules = rules.head(len(data["rules"]))
@@ -394,8 +406,8 @@ class LazyStates(Mapping):
         self._codes = codes
         self._rules = rules
         self._n = len(state_names)
-        # code -> action: shifts made now, reductions when first needed
-        self._actions: list = [(Shift, s) for s in range(self._n)] + [None] * len(rules)
+        # code -> action, each made when a state first needs it
+        self._actions: list = [None] * (self._n + len(rules))
         self._decoded: dict[int, dict[str, tuple]] = {}
 
     def __getitem__(self, state: int) -> dict[str, tuple]:
@@ -419,7 +431,7 @@ class LazyStates(Mapping):
         table = self._actions
         for code in set(codes):  # a row's distinct actions are few; its names are often hundreds
             if table[code] is None:
-                table[code] = (Reduce, self._rules[code - self._n])
+                table[code] = (Shift, code) if code < self._n else (Reduce, self._rules[code - self._n])
         row = dict(zip(names, map(table.__getitem__, codes)))
         # concurrent first accesses build equal rows; keep the first so a state has one dictionary
         return self._decoded.setdefault(state, row)
@@ -637,11 +649,13 @@ class LazyContextualLexer(Lexer):
         self._shared: dict = {}
         self._by_state: dict[int, BasicLexer] = {}
         self._by_names: dict[frozenset, BasicLexer] = {}
-        # BasicLexer's order of terminals and its newline test, once for all the lexers
-        ranked = sorted(conf.terminals, key=lambda t: (-t.priority, -t.pattern.max_width, -len(t.pattern.value),
-                                                       t.name))
-        self._order = {t.name: i for i, t in enumerate(ranked)}
-        self._newline = frozenset(t.name for t in ranked if _regexp_has_newline(t.pattern.to_regexp()))
+        # BasicLexer's order of terminals and its newline test, once for all the lexers (stored in the table)
+        self._order = getattr(conf, "terminal_order", None)
+        if self._order is None:
+            self._order = {t.name: i for i, t in enumerate(_lexer_order(conf.terminals))}
+        self._newline = getattr(conf, "newline_terminals", None)
+        if self._newline is None:
+            self._newline = frozenset(t.name for t in conf.terminals if _regexp_has_newline(t.pattern.to_regexp()))
         self.root_lexer = _SharingBasicLexer(conf, self._shared, self._order, self._newline)
 
     def lexer_for(self, states: Mapping, state: int) -> BasicLexer:
