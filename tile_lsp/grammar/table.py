@@ -583,6 +583,7 @@ class _SharingBasicLexer(BasicLexer):
             self._scanner = None
         self._shared = shared
         self._matches = getattr(conf, "literal_matches", None)
+        self._order = order
 
     def _build_scanner(self):
         if self._matches is None:
@@ -603,14 +604,15 @@ class _SharingBasicLexer(BasicLexer):
 
     def _create_unless(self):
         """Lark's ``_create_unless`` over :attr:`terminals`, from the precomputed matches."""
-        literals = {t.name: t for t in self.terminals if isinstance(t.pattern, PatternStr)}
+        present = {t.name: t for t in self.terminals}
         embedded = set()
         callback = {}
-        order = {t.name: i for i, t in enumerate(self.terminals)}
+        order = self._order or {t.name: i for i, t in enumerate(self.terminals)}
         for retok in self.terminals:
-            if not isinstance(retok.pattern, PatternRE):
+            matched = self._matches.get(retok.name)  # only regular expressions have matches, literals only
+            if not matched:
                 continue
-            unless = [literals[n] for n in self._matches.get(retok.name, ()) if n in literals]
+            unless = [present[n] for n in matched if n in present]
             if not unless:
                 continue
             unless.sort(key=lambda t: order[t.name])
