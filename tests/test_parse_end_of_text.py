@@ -114,6 +114,10 @@ CASES = [
      [(2, 1, "redefinition of type alias id 't'")]),
     ("location-alias-undefined", '#a = loc("x":1:1)\ncuda_tile.module @m {\n  entry @e() {\n    return loc(#b)\n'
      "  }\n}\n", [(4, 16, "operation location alias was never defined")]),
+    ("location-alias-in-alias", '#loc2 = loc("/tmp/foo.py":1:2)\n#loc3 = loc(fused[#loc1, #loc2])\n'
+     "cuda_tile.module @m {\n}\n", [(2, 24, "undefined symbol alias id 'loc1'")]),
+    ("location-alias-nested-in-op-location", "cuda_tile.module @m {\n  entry @e() {\n    return loc(fused[#b])\n"
+     '  }\n}\n#b = loc("y":1:1)\n', [(3, 24, "undefined symbol alias id 'b'")]),
     # -- the verifier's dominance pass, on a function the editor analyses statement by statement
     ("use-before-definition", H + "    %x = addi %6, %a : tile<i32>\n    %6 = addi %a, %a : tile<i32>" + T,
      [(3, 10, "operand #0 does not dominate this use")]),

@@ -467,7 +467,7 @@ class Builder:
             return None
         op.range = self.rng(tree)
         if loc_tree is not None:
-            op.location = self.location(loc_tree.children[0])
+            op.location = self.location(loc_tree.children[0], deferred=True)
         op.parent = block
         block.operations.append(op)
         return op
@@ -1433,7 +1433,10 @@ class Builder:
             return [self.dense_values(x, element) for x in node.children if x is not None]
         return self.slice(node)
 
-    def location(self, node: Any) -> A.LocationAttr:
+    def location(self, node: Any, deferred: bool = False) -> A.LocationAttr:
+        """Convert a location subtree.  ``deferred``: it is an op's own ``loc(...)``, whose alias may be
+        defined later in the text (MLIR ``parseTrailingLocationSpecifier``); any other alias must be
+        defined already: "undefined symbol alias id" after its name (``parseExtendedAttr``)."""
         rng = self.rng(node)
         d = node.data if isinstance(node, Tree) else ""
         c = node.children if isinstance(node, Tree) else []
@@ -1448,7 +1451,10 @@ class Builder:
         if d == "unknown_loc":
             return A.LocationAttr("unknown", range=rng)
         if d == "alias_loc":
-            return A.LocationAttr("alias", alias=str(c[0])[1:], range=rng)
+            name = str(c[0])[1:]
+            if not deferred and name not in self.module.attr_aliases:
+                self.error(f"undefined symbol alias id '{name}'", self._after_token(c[0]), "parse.alias")
+            return A.LocationAttr("alias", alias=name, range=rng)
         if d == "dialect_loc":
             attr = self.attribute(Tree("dialect_attr", c, node.meta))
             return A.LocationAttr("dialect", attr=attr, range=rng)
