@@ -333,3 +333,21 @@ def test_statements_equal_entries_parsed_whole(corpus, edits):
         text = _apply(text, edit)
         got = inc.analyze(text)
         assert _diagnostics(got) == _diagnostics(_entry_whole(text))
+
+
+def test_a_long_first_analysis_reports_only_what_it_found():
+    """The partial reports of a long first analysis (the server publishes them) never carry an empty
+    list: that would look like the final answer before the verifier has run."""
+    from tile_lsp.analysis.units import IncrementalAnalyzer
+
+    body = "".join(f"    %v{i} = constant <i32: {i}> : tile<i32>\n" for i in range(50))
+    clean = "cuda_tile.module @m {\n" + "".join(f"  entry @e{k}() {{\n" + body + "    return\n  }\n"
+                                               for k in range(6)) + "}\n"
+    reports: list[list] = []
+    result = IncrementalAnalyzer().analyze(clean, progress=reports.append, first_after=0.0, every=0.0)
+    assert result.diagnostics == []
+    assert reports == []
+    broken = clean.replace("%v3 = constant <i32: 3> : tile<i32>", "%v3 = constant <i32: 3> : tile<i32")
+    reports.clear()
+    IncrementalAnalyzer().analyze(broken, progress=reports.append, first_after=0.0, every=0.0)
+    assert reports and all(r for r in reports)

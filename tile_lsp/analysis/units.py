@@ -1492,7 +1492,9 @@ class _Progress:
         now = time.perf_counter()
         if self.next is None:
             self.next = now + self.first_after
-        elif now >= self.next:
+        elif now >= self.next and (self.done or self.partial):
+            # nothing found yet is no news: the client of a first analysis shows nothing already, and
+            # an empty list would look like the final answer
             self.next = now + self.every
             self.report(self.done + sorted(self.partial, key=Diagnostic.sort_key))
 
