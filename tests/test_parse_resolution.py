@@ -225,3 +225,49 @@ def test_symbol_redefinition_is_checked_after_the_nested_ops():
     # an error inside the function comes first, as cuda-tile-opt reports it
     bad = text.replace("    return\n", "    %0 = ftof %a : tile<i32> -> tile<i32>\n    return\n", 1)
     assert first(bad)[:2] == (3, 10)
+
+
+UNREGISTERED = 'unregistered operation \'{}\' found in dialect (\'{}\') that does not allow unknown operations'
+
+
+def test_generic_op_unknown_to_a_loaded_dialect_is_a_verifier_error():
+    # cuda_tile and builtin are loaded; their unknown ops are errors at the op, after the ops nested in it
+    body = ('cuda_tile.module @kernels {\n  entry @k(%a: tile<i32>) {\n'
+            '    %c = "cuda_tile.cmp"(%a, %a) : (!cuda_tile.tile<i32>, !cuda_tile.tile<i32>) -> !cuda_tile.tile<i1>\n'
+            '    return\n  }\n}\n')
+    want = (3, 10, UNREGISTERED.format("cuda_tile.cmp", "cuda_tile"), [])
+    assert first(body) == want
+    assert first(body, compat=False) == want
+    top = '"cuda_tile.modul"() ({\n}) : () -> ()\n'
+    assert first(top) == (1, 1, UNREGISTERED.format("cuda_tile.modul", "cuda_tile"), [])
+    nested = ('cuda_tile.module @kernels {\n  entry @k() {\n    "cuda_tile.foo"() ({\n'
+              '      "builtin.bar"() : () -> ()\n    }) : () -> ()\n    return\n  }\n}\n')
+    assert first(nested) == (4, 7, UNREGISTERED.format("builtin.bar", "builtin"), [])
+    assert UNREGISTERED.format("cuda_tile.foo", "cuda_tile") in [d[2] for d in all_errors(nested)]
+
+
+def test_generic_ops_of_other_dialects_and_builtin_casts_are_accepted():
+    text = ('cuda_tile.module @kernels {\n  entry @k(%a: tile<i32>) {\n'
+            '    %x = "builtin.unrealized_conversion_cast"(%a) : (!cuda_tile.tile<i32>) -> i32\n'
+            '    "func.zzz"(%x) : (i32) -> ()\n    "nv_tileas.zzz"() : () -> ()\n    return\n  }\n}\n')
+    assert all_errors(text) == []
+
+
+def test_short_form_cuda_tile_types_are_only_for_custom_syntax():
+    # MLIR's own type parser (generic op function types, block labels, type aliases) knows only
+    # builtin and '!'-prefixed types: "expected non-function type" at the end of the token before
+    def op(ftype: str) -> str:
+        return ('cuda_tile.module @kernels {\n  entry @k(%a: tile<i32>) {\n'
+                f'    %x = "foo.bar"(%a) : {ftype}\n    return\n  }}\n}}\n')
+    want = "expected non-function type"
+    assert first(op("(tile<i32>) -> i32")) == (3, 27, want, [])
+    assert first(op("(!cuda_tile.tile<i32>) -> tile<i32>")) == (3, 51, want, [])
+    assert first(op("(!cuda_tile.tile<i32>) -> (i32, token, tile<i32>)"), compat=False) == (3, 57, want, [])
+    assert first("!t = tile<i32>\ncuda_tile.module @kernels {\n}\n") == (1, 5, want, [])
+    assert first("!t = (i32, ptr<f32>) -> ()\n") == (1, 11, want, [])
+    label = ('cuda_tile.module @kernels {\n  entry @k() {\n    "foo.bar"() ({\n    ^bb0(%x: tile<i32>):\n'
+             '      "foo.y"() : () -> ()\n    }) : () -> ()\n    return\n  }\n}\n')
+    assert first(label) == (4, 13, want, [])
+    # the prefixed forms, and short forms nested in a prefixed type's parameters, are fine
+    assert all_errors(op("(!cuda_tile.tile<i32>) -> !cuda_tile.tile<ptr<f32>>")) == []
+    assert all_errors("!t = !cuda_tile.tile<ptr<f32>>\n") == []

@@ -351,7 +351,7 @@ class Builder:
         name = str(tok)[1:]
         if name in table:
             self.error(f"redefinition of {kind} alias id '{name}'", self.rng(tok), "parse.alias")
-        table[name] = self.attribute(item.children[1]) if sigil == "#" else self.type(item.children[1])
+        table[name] = self.attribute(item.children[1]) if sigil == "#" else self.generic_type(item.children[1])
         return sigil, name
 
     def reference_range(self, scope: Scope, key: str) -> Range | None:
@@ -550,7 +550,7 @@ class Builder:
                         op.properties[k] = v
                     else:
                         op.attributes[k] = v
-        ftype = self.type(ftype_t)
+        ftype = self.generic_type(ftype_t)
         inputs = list(ftype.inputs) if isinstance(ftype, T.FunctionType) else []
         outputs = list(ftype.results) if isinstance(ftype, T.FunctionType) else []
         uses = operands_t.children if operands_t is not None else []
@@ -1132,13 +1132,15 @@ class Builder:
 
     # -- regions --------------------------------------------------------------------
 
-    def block_args(self, args_t: Tree | None) -> list[tuple[str, T.Type, Range | None]]:
+    def block_args(self, args_t: Tree | None, generic: bool = False) -> list[tuple[str, T.Type, Range | None]]:
+        """``[(name, type, name range)]`` of a block argument list; ``generic``: a block label's
+        (``^bb0(%x: T)``), whose types MLIR's generic type parser reads (:meth:`generic_type`)."""
         if args_t is None:
             return []
         out = []
         for a in args_t.children:
             name_tok, ty_t, _loc = a.children
-            out.append((str(name_tok), self.type(ty_t), self.rng(name_tok)))
+            out.append((str(name_tok), self.generic_type(ty_t) if generic else self.type(ty_t), self.rng(name_tok)))
         return out
 
     def region(self, tree: Tree, op: Operation, scope: Scope, entry_args, isolated: bool) -> Region:
@@ -1180,7 +1182,7 @@ class Builder:
             label_t = bt.children[0]
             label_tok, args_t = label_t.children
             blk = Block(label=str(label_tok), parent=region, range=self.rng(bt), label_range=self.rng(label_tok))
-            for k, (name, ty, rng) in enumerate(self.block_args(args_t)):
+            for k, (name, ty, rng) in enumerate(self.block_args(args_t, generic=True)):
                 arg = BlockArgument(name, ty, rng, owner=blk, index=k)
                 blk.arguments.append(arg)
                 self.define(inner, arg, None)
@@ -1204,6 +1206,39 @@ class Builder:
         if isinstance(node, Tree) and node.data == "paren_type_list":
             return self.type_ranges(node.children[0]) if node.children[0] is not None else []
         return [self.rng(node)]
+
+    def generic_type(self, node: Any) -> T.Type:
+        """:meth:`type` for a type that MLIR's own type parser reads, not a dialect's custom one.
+
+        MLIR ``Parser::parseNonFunctionType`` (``mlir/lib/AsmParser/TypeParser.cpp``) knows the
+        builtin types and ``!``-prefixed dialect types only: the short forms of cuda_tile types
+        (``tile<i32>``, ``token``) exist only inside NVIDIA's custom op parsers
+        (``parseCustomTypeWithFallback``).  Where the generic parser reads a type (a generic op's
+        function type, a block label's argument types, a successor's operand types, a type alias
+        definition), the first short-form cuda_tile type, nested in a function type or not, is
+        "expected non-function type", reported by ``emitWrongTokenError`` (at the end of the
+        token before it).
+        """
+        bare = self._short_form_type(node)
+        if bare is not None:
+            at = self.base + wrong_token_offset(self.text, bare.meta.start_pos)
+            self.error("expected non-function type", self.source.range(at, at), "parse.type")
+        return self.type(node)
+
+    def _short_form_type(self, node: Any) -> Tree | None:
+        """The first cuda_tile type written without ``!cuda_tile.`` in the type (or type list)
+        ``node``, looking through function types and parenthesised lists only (a dialect type's
+        own parameters are the dialect's to parse); ``None`` when there is none."""
+        if not isinstance(node, Tree):
+            return None
+        if node.data in _CUDA_TYPE_NODES:
+            return None if self.slice(node).lstrip().startswith("!") else node
+        if node.data in ("function_type", "paren_type_list", "type_list"):
+            for child in node.children:
+                found = self._short_form_type(child)
+                if found is not None:
+                    return found
+        return None
 
     def type_list(self, node: Any) -> list[T.Type]:
         if node is None:
@@ -1634,6 +1669,11 @@ def _literal_shape(values: Any) -> tuple[int, ...]:
             break
         v = v[0]
     return tuple(shape)
+
+
+#: The type nodes of the grammar that are cuda_tile types (short form or ``!cuda_tile.``-prefixed).
+_CUDA_TYPE_NODES = frozenset({"tile_type", "ptr_type", "token_type", "tensor_view_type", "partition_view_type",
+                              "strided_view_type", "gather_scatter_view_type"})
 
 
 def _dims(tok: Any) -> tuple[int | None, ...]:

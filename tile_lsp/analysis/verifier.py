@@ -30,6 +30,7 @@ from typing import Callable
 from tile_lsp.analysis.diagnostics import Diagnostic, Note, Range, Severity
 from tile_lsp.analysis.ir import Module, Operation, SymbolTable, Value
 from tile_lsp.dialect import types as T
+from tile_lsp.dialect.registry import unregistered_in_loaded_dialect
 
 
 log = logging.getLogger(__name__)
@@ -529,6 +530,7 @@ def verify_op_tail(op: Operation, ctx: VerifyContext, tables: dict[int, SymbolTa
             fn(op, ctx)
         _verify_terminator(op, ctx)
         _verify_symbol_uses(op, ctx, tables)
+        verify_registered(op, ctx)
     except VerifyFailure:
         _failed(op, ctx)
         return
@@ -536,6 +538,26 @@ def verify_op_tail(op: Operation, ctx: VerifyContext, tables: dict[int, SymbolTa
         raise
     except Exception as exc:  # see verify_op_head
         _internal_error(op, ctx, exc)
+
+
+def verify_registered(op: Operation, ctx: VerifyContext) -> None:
+    """MLIR ``OperationVerifier::verifyOnExit`` (``mlir/lib/IR/Verifier.cpp``), its last step: an op
+    the parser did not know, of a dialect that is loaded (``cuda_tile``, ``builtin``: see
+    :func:`tile_lsp.dialect.registry.unregistered_in_loaded_dialect`), is "unregistered operation
+    'N' found in dialect ('D') that does not allow unknown operations" at the op, after the ops
+    nested in it were verified.  Only the generic form can name one (a custom form with an unknown
+    name is a parse error).  Raises :class:`VerifyFailure`."""
+    if op.opdef is not None:
+        return
+    dialect = unregistered_in_loaded_dialect(op.name)
+    if dialect is None:
+        return
+    ctx.code = "structure.unregistered-op"
+    ctx.diagnostics.append(Diagnostic(
+        Severity.ERROR,
+        f"unregistered operation '{op.name}' found in dialect ('{dialect}') that does not allow unknown operations",
+        op_location(op), ctx.code))
+    raise VerifyFailure()
 
 
 def verify_module(module: Module, options: object) -> list[Diagnostic]:

@@ -57,6 +57,31 @@ def ops_by_full_name() -> dict[str, OpDef]:
     return {op.full_name: op for op in all_ops()}
 
 
+#: The dialects ``cuda-tile-opt`` has loaded when it parses a file: ``builtin`` (always) and
+#: ``cuda_tile`` (its registry; ``MLIRContext::getOrLoadDialect`` on the op's prefix).  An op
+#: of another dialect is accepted unverified (``-allow-unregistered-dialect``); an op of
+#: one of these that the dialect does not define is a verifier error
+#: (:func:`unregistered_in_loaded_dialect`).
+LOADED_DIALECTS = frozenset({"builtin", "cuda_tile"})
+
+#: The builtin dialect's ops (``mlir/include/mlir/IR/BuiltinOps.td``); tile-lsp models
+#: only ``builtin.module``, the other is accepted as registered but unverified.
+BUILTIN_OP_NAMES = frozenset({"builtin.module", "builtin.unrealized_conversion_cast"})
+
+
+def unregistered_in_loaded_dialect(name: str) -> str | None:
+    """The dialect of ``name`` (a full op name, ``"cuda_tile.cmp"``) when that dialect is
+    loaded (:data:`LOADED_DIALECTS`) but defines no such op; ``None`` otherwise.
+
+    MLIR ``OperationVerifier::verifyOnExit`` (``mlir/lib/IR/Verifier.cpp``): "unregistered
+    operation 'N' found in dialect ('D') that does not allow unknown operations".
+    """
+    dialect, dot, _ = name.partition(".")
+    if not dot or dialect not in LOADED_DIALECTS or name in BUILTIN_OP_NAMES:
+        return None
+    return dialect if ops_by_full_name().get(name) is None else None
+
+
 def lookup(name: str) -> OpDef | None:
     """The OpDef of ``name`` given with or without the ``cuda_tile.`` prefix."""
     if name == "builtin.module":
