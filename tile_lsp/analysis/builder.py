@@ -31,6 +31,7 @@ from tile_lsp.dialect import types as T
 from tile_lsp.analysis.parse_rules import PARSE_RULES, ParseContext, run_parse_rules
 from tile_lsp.analysis.parse_rules.views import CUSTOM_ENUM_KEYWORDS
 from tile_lsp.analysis.type_rules import locate_type_error
+from tile_lsp.dialect.attr_syntax import attribute_issues
 from tile_lsp.dialect.custom_formats import CUSTOM_FORMATS, ENUM_KEYWORD_DIRECTIVES, OPTIONAL_OPERANDS_BY_TYPE
 from tile_lsp.dialect.registry import lookup
 from tile_lsp.dialect.schema import OpDef
@@ -250,6 +251,8 @@ class Builder:
         first = source.position(base).line
         self.module.line_span = (first, first + text.count("\n"))
         self._reported_types: set[int] = set()
+        # index the next error will have when the last one was non-fatal (its failure goes on)
+        self._continued = -1
         self._type_depth = 0
         self._outermost_bang = False
         self._custom_op: str | None = None  # the custom-form op whose format is being bound
@@ -279,7 +282,9 @@ class Builder:
         Some of NVIDIA's parsers emit a second error before failing
         (``fatal=False`` for the first), as MLIR prints both.
         """
-        self.diagnostics.append(Diagnostic(Severity.ERROR, message, rng, code, notes or []))
+        follows = self._continued == len(self.diagnostics)
+        self.diagnostics.append(Diagnostic(Severity.ERROR, message, rng, code, notes or [], follows=follows))
+        self._continued = -1 if fatal else len(self.diagnostics)
         if self.stop_at_first_error and fatal:
             raise BuildError(message)
 
@@ -1422,12 +1427,16 @@ class Builder:
             if target is None and "." in name:
                 # `#dialect.name` without a body is a dialect attribute, not an alias
                 dialect, _, mnemonic = name.partition(".")
+                if dialect == "cuda_tile":
+                    self._report_attr_issues(c[0], mnemonic, None)
                 return A.DialectAttr(dialect, mnemonic, None, range=rng)
             return A.AliasAttr(name, target, range=rng)
         if d == "dialect_attr":
             full = str(c[0])[1:]
             dialect, _, mnemonic = full.partition(".")
             attr = A.DialectAttr(dialect, mnemonic, self.slice(c[1])[1:-1], range=rng)
+            if dialect == "cuda_tile" and self._report_attr_issues(c[0], mnemonic, c[1]):
+                return attr
             # debug-info attributes are parsed by their own (generated) parsers
             errors = debuginfo.check_attribute(attr, self.module)
             for k, (message, where) in enumerate(errors):
@@ -1448,6 +1457,29 @@ class Builder:
         if d.endswith("_type") or d in ("function_type",):
             return A.TypeAttr(self.type(node), range=rng)
         return A.OpaqueAttr(self.slice(node), range=rng)
+
+    def _report_attr_issues(self, name_tok: Token, mnemonic: str, body: Any) -> bool:
+        """Report what the cuda_tile dialect's attribute parser says of ``#cuda_tile.<mnemonic>``
+        followed by ``body`` (the ``<...>`` subtree, or ``None``): see
+        :func:`tile_lsp.dialect.attr_syntax.attribute_issues`.  Returns whether it reported any."""
+        body_start = _start_offset(body)
+        issues = attribute_issues(mnemonic, self.slice(body) if body is not None else None)
+        for k, issue in enumerate(issues):
+            if issue.at == "mnemonic":
+                at = name_tok.start_pos + 1 + len("cuda_tile.")
+            elif issue.at == "after_name":
+                where = self._after_token(name_tok)
+                self.error(issue.message, where, "parse.attribute", fatal=k == len(issues) - 1)
+                continue
+            elif issue.at == "next":
+                at = min(_next_token_offset(self.text, name_tok.end_pos), self.end)
+            else:
+                at = body_start + issue.offset
+                if issue.wrong_token:
+                    at = wrong_token_offset(self.text, at)
+            self.error(issue.message, self.source.range(self.base + at, self.base + at), "parse.attribute",
+                       fatal=k == len(issues) - 1)
+        return bool(issues)
 
     def _attr_name(self, node: Any) -> str:
         if isinstance(node, Token):
@@ -1533,6 +1565,15 @@ def undefined_location_aliases(module) -> list[Diagnostic]:
             out.append(Diagnostic(Severity.ERROR, "operation location alias was never defined", loc.range,
                                   "parse.location-alias"))
     return out
+
+
+def _start_offset(node: Any) -> int:
+    """Offset (in the builder's text) where the token or subtree ``node`` starts; 0 for ``None``."""
+    if isinstance(node, Token):
+        return node.start_pos or 0
+    if isinstance(node, Tree) and not getattr(node.meta, "empty", True):
+        return node.meta.start_pos
+    return 0
 
 
 def _next_token_offset(text: str, offset: int) -> int:

@@ -81,6 +81,9 @@ class Diagnostic:
     #: a syntax error's: where the parser met the token it could not take, which may lie after ``range``
     #: (a missing token is reported at the end of the one before); orders it among the parse phase's errors
     met: Position | None = None
+    #: a parse error that the one emitted just before it leads to (one parser failure that MLIR
+    #: reports twice, as an enum attribute's "expected ... to be one of" and "failed to parse ...")
+    follows: bool = False
 
     @classmethod
     def from_syntax(cls, issue, source: "SourceText", base: int) -> "Diagnostic":
@@ -168,8 +171,15 @@ def mlir_order(syntax: list[Diagnostic], build: list[Diagnostic], verify: list[D
     at = first.range.start
     late = first.code if first.code in LATE_PARSE_CODES else None
 
+    # the errors MLIR prints after the first for the same failure
+    start = next(i for i, d in enumerate(out) if d is first) + 1
+    stop = start
+    while stop < len(out) and out[stop].follows:
+        stop += 1
+    companions = {id(d) for d in out[start:stop]}
+
     def depends(d: Diagnostic, verifier: bool) -> bool:
-        if d is first or d.range is None or d.range.start == at or (late and d.code == late):
+        if d is first or d.range is None or d.range.start == at or (late and d.code == late) or id(d) in companions:
             return False
         if first.extent is not None and d.extent == first.extent:
             return False  # another error MLIR prints for the same failure (its parser's follow-up)

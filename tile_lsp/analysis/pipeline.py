@@ -74,8 +74,13 @@ def analyze_chunk(chunk: Chunk, options, source: SourceText | None = None, *, pr
             # it (the builder stopped at its first fatal one); its diagnostics all sit at one place
             found = mlir_order(syntax, build, [])
             late = found[0].code in LATE_PARSE_CODES  # every undeclared value, at the region's end
+            # an error the parser reports again after the first, elsewhere, for the same failure
+            chain = 1
+            while chain < len(found) and found[chain].follows:
+                chain += 1
             return ChunkAnalysis(chunk, None if syntax else module,
                                  [d for d in found if d.code == found[0].code] if late else
+                                 found[:chain] if chain > 1 else
                                  [d for d in found if d.range == found[0].range][:2])
         # brackets that do not balance (closed by recovery at the end of the text, or a `}` too many):
         # which op holds which region is a guess, so the verifier's findings on that structure would
