@@ -14,6 +14,7 @@ import json
 import re
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -278,6 +279,24 @@ def test_cold_then_warm(tmp_path, builds):
     _works(loader.load_parser(tmp_path))
     assert len(builds.texts) == 1
     assert loader.grammar_text.cache_info().misses == 0  # the source index was enough
+
+
+def test_threads_parsing_with_a_parser_just_loaded_get_lark_s_outcomes(tmp_path, builds, fresh):
+    """Threads parsing at once with a parser whose states, lexers, rules and callbacks are still to be
+    made (the server's warm-up and first analysis do) each get what Lark's own parser gives."""
+    texts = _chunks(EXAMPLES)
+    expected = [_outcome(fresh, text) for text in texts]
+    loader.load_parser(tmp_path)  # builds and stores the table
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)  # switch threads often, inside the first-use code too
+    try:
+        for _ in range(3):
+            parser = loader.load_parser(tmp_path)  # a new parser: nothing made yet
+            with ThreadPoolExecutor(max_workers=4) as pool:
+                results = list(pool.map(lambda _: [_outcome(parser, text) for text in texts], range(4)))
+            assert all(result == expected for result in results)
+    finally:
+        sys.setswitchinterval(interval)
 
 
 @pytest.mark.parametrize("damage", ["truncate", "flip", "empty", "garbage", "other-key"])
