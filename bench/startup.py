@@ -14,7 +14,8 @@ fresh processes of:
   ``examples/vector_add.mlir``), against its anchor, NVIDIA's
   ``cuda-tile-opt -allow-unregistered-dialect FILE -o /dev/null``, when one is
   found (``--oracle``, ``$CUDA_TILE_OPT``, ``PATH``, ``~/.local/bin``); the
-  anchor column is left out otherwise.
+  anchor column is left out otherwise;
+* the whole ``tile-lsp ptx FILE`` process (the file analysed, then lowered to PTX).
 
 Whole processes also get their CPU time (user + system, median): on a
 shared machine the wall time includes waiting for a core, the CPU time
@@ -109,11 +110,12 @@ def measure(root: Path, file: Path, runs: int, cold: bool, oracle: str | None) -
     env = dict(os.environ, PYTHONPATH=str(root))
     py = sys.executable
     check = [py, "-m", "tile_lsp.cli", "--check", str(file)]
+    ptx = [py, "-m", "tile_lsp.cli", "ptx", str(file)]
 
     _run(check, env)  # warm everything once (the stored table, the OS's file cache)
 
     names = ("interp", "interp_cpu", "imports_in", "imports_whole", "imports_cpu", "ready_in", "ready_whole",
-             "first_parse", "whole", "whole_cpu", "anchor")
+             "first_parse", "whole", "whole_cpu", "anchor", "ptx", "ptx_cpu")
     m: dict[str, list[float]] = {n: [] for n in names}
     for _ in range(runs):  # interleaved, so that a burst of load on the machine hits every figure alike
         t, _, _, cpu = _run([py, "-c", "pass"], env)
@@ -133,6 +135,9 @@ def measure(root: Path, file: Path, runs: int, cold: bool, oracle: str | None) -
         m["whole_cpu"].append(cpu)
         if oracle:
             m["anchor"].append(_run([oracle, "-allow-unregistered-dialect", str(file), "-o", os.devnull], env)[0])
+        t, _, _, cpu = _run(ptx, env)
+        m["ptx"].append(t)
+        m["ptx_cpu"].append(cpu)
 
     rows = [
         _row("python -c pass (interpreter start)", m["interp"], m["interp_cpu"]),
@@ -147,6 +152,7 @@ def measure(root: Path, file: Path, runs: int, cold: bool, oracle: str | None) -
         rows.append(_row("parser ready (cold: table built), in process", [float(out.split()[1])]))
     rows.append(_row(f"first parse of {file.name} after that", m["first_parse"]))
     rows.append(_row(f"tile-lsp --check {file.name}, whole process", m["whole"], m["whole_cpu"], m["anchor"]))
+    rows.append(_row(f"tile-lsp ptx {file.name}, whole process", m["ptx"], m["ptx_cpu"]))
     return rows
 
 
