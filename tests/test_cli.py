@@ -193,3 +193,23 @@ def test_with_tileiras_before_a_path_keeps_the_path(tmp_path):
                                                                             "a.mlir"]
     assert _bare_optional_values(["--with-tileiras", "sm_100", "a.mlir"]) == ["--with-tileiras", "sm_100", "a.mlir"]
     assert _bare_optional_values(["a.mlir", "--with-tileiras"]) == ["a.mlir", "--with-tileiras=sm_90"]
+
+
+# what `tile-lsp --check` of a named file leaves unimported (docs/performance.md: start-up)
+NOT_IMPORTED_BY_CHECK = ("pathspec", "subprocess", "pygls", "lsprotocol", "tile_lsp.server", "tile_lsp.codegen",
+                         "tile_lsp.bytecode")
+_IMPORTED = """
+import sys
+from tile_lsp.cli import main
+code = main(sys.argv[1:])
+print(code, *sorted(m for m in sys.modules if any(m == w or m.startswith(w + ".") for w in {watched!r})))
+"""
+
+
+def test_check_of_a_named_file_imports_only_what_it_needs(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    script = _IMPORTED.format(watched=NOT_IMPORTED_BY_CHECK)
+    out = subprocess.run([sys.executable, "-c", script, "--check", str(ROOT / "examples" / "vector_add.mlir")],
+                         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[-1] == "0"

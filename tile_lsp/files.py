@@ -16,11 +16,14 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from tile_lsp.config import DEFAULT_EXCLUDE, DEFAULT_INCLUDE, Config, ConfigResolver
+
+if TYPE_CHECKING:
+    import pathspec
 
 
 class PathError(Exception):
@@ -45,6 +48,8 @@ class Selection:
 
 
 def _spec(patterns: Sequence[str]) -> pathspec.GitIgnoreSpec:
+    import pathspec  # here: a file named on the command line needs no pattern (~20 ms of imports)
+
     return pathspec.GitIgnoreSpec.from_lines(list(patterns))
 
 
@@ -63,16 +68,22 @@ class _Rules:
         self.config = config
         self.include_patterns = selection.include or config.get("include") or DEFAULT_INCLUDE
         self._include_base = cwd if selection.include else config.root
-        self._include = _spec(self.include_patterns)
-        # (spec, the directory its patterns are relative to)
+        # (patterns, the directory they are relative to); compiled on first use (_excludes)
         exclude = selection.exclude if selection.exclude is not None else config.get("exclude")
-        self._excludes: list[tuple[pathspec.GitIgnoreSpec, Path]] = [
-            (_spec(DEFAULT_EXCLUDE if exclude is None else exclude),
-             cwd if selection.exclude is not None else config.root)]
+        self._exclude_patterns: list[tuple[Sequence[str], Path]] = [
+            (DEFAULT_EXCLUDE if exclude is None else exclude, cwd if selection.exclude is not None else config.root)]
         if config.get("extend-exclude"):
-            self._excludes.append((_spec(config.get("extend-exclude")), config.root))
+            self._exclude_patterns.append((config.get("extend-exclude"), config.root))
         if selection.extend_exclude:
-            self._excludes.append((_spec(selection.extend_exclude), cwd))
+            self._exclude_patterns.append((selection.extend_exclude, cwd))
+
+    @cached_property
+    def _include(self) -> pathspec.GitIgnoreSpec:
+        return _spec(self.include_patterns)
+
+    @cached_property
+    def _excludes(self) -> list[tuple[pathspec.GitIgnoreSpec, Path]]:
+        return [(_spec(patterns), base) for patterns, base in self._exclude_patterns]
 
     def included(self, path: Path, walk_root: Path) -> bool:
         """Whether the file ``path`` (absolute) matches an include pattern."""

@@ -24,6 +24,7 @@ the op's name.  Each diagnostic carries a ``code`` naming its rule.
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -580,15 +581,26 @@ def verify_module(module: Module, options: object) -> list[Diagnostic]:
 
 
 _LOADED = False
+_LOAD_LOCK = threading.Lock()
 
 
 def _load_rule_modules() -> None:
-    """Import the modules that register rules (once)."""
+    """Import the modules that register rules (once); returns when every rule is registered.
+
+    Thread-safe: a caller that finds the import under way in another thread
+    waits for it to finish.  (The flag was once set before the import, so
+    the server's first document, analysed while its warm-up thread was
+    importing the rules, was verified with part of them: no diagnostics.)
+    A failed import is tried again by the next call.
+    """
     global _LOADED
     if _LOADED:
         return
-    _LOADED = True
-    import tile_lsp.analysis.rules  # noqa: F401  (registers the cuda_tile rules)
+    with _LOAD_LOCK:
+        if not _LOADED:
+            import tile_lsp.analysis.rules  # noqa: F401  (registers the cuda_tile rules)
+
+            _LOADED = True
 
 
 def value_type(v: Value) -> T.Type:
