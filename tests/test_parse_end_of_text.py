@@ -33,6 +33,7 @@ K = ("cuda_tile.module @kernels {\nentry @k(%arg0: tile<ptr<f64>>, %arg1: tile<i
      "tensor_view<?xf64, strides=[?]>\n"
      "  %blockId_x, %blockId_y, %blockId_z = get_tile_block_id : tile<i32>\n"
      "  %pview = make_partition_view %tview : partition_view<tile=(256), tensor_view<?xf64, strides=[?]>>\n")
+CONSTANT_INT = "custom op 'cuda_tile.constant' expected integer value"
 VIEW = " : partition_view<tile=(256), tensor_view<?xf64, strides=[?]>>, tile<i32> -> tile<256xf64>, token"
 
 # (name, text, every diagnostic MLIR printed)
@@ -136,6 +137,18 @@ CASES = [
      "    %r = if %c -> (tile<i32>) {\n      yield %6 : tile<i32>\n    } else {\n"
      "      %6 = addi %b, %b : tile<i32>\n      yield %6 : tile<i32>\n    }" + T,
      [(4, 7, "operand #0 does not dominate this use")]),
+    # -- a typed dense literal cut where an element is expected: the element type's parser reports it
+    ("constant-eof-after-colon", H + "    %c = constant <i32:", [(3, 24, CONSTANT_INT), (3, 24, CONSTANT_INT)]),
+    ("constant-eof-after-colon-newline", H + "    %c = constant <i1:\n",
+     [(4, 1, CONSTANT_INT), (4, 1, CONSTANT_INT)]),
+    ("constant-eof-in-list", H + "    %c = constant <i32: [1, ", [(3, 29, CONSTANT_INT), (3, 29, CONSTANT_INT)]),
+    ("constant-eof-float-nested-list", H + "    %c = constant <f16: [[", [(3, 27, "expected floating point literal")]),
+    ("constant-eof-float-after-comma", H + "    %c = constant <f32: [1.0, ",
+     [(3, 31, "expected floating point literal")]),
+    ("constant-eof-after-element", H + "    %c = constant <i32: [1", [(3, 26, "expected ']'")]),
+    ("global-eof-float", "cuda_tile.module @m {\n  global @g <f32:", [(2, 18, "expected floating point literal")]),
+    ("global-eof-int", "cuda_tile.module @m {\n  global @g <i8:",
+     [(2, 17, "custom op 'cuda_tile.global' expected integer value")] * 2),
 ]
 
 

@@ -511,6 +511,53 @@ def _assume_issue(err: UnexpectedToken, text: str, start: int, end: int, eof: bo
     return [SyntaxIssue("expected '>'", wrong, wrong)]
 
 
+#: What may stand, in the parser's value stack, between a dense literal's ``:`` and the end of the text.
+_DENSE_READ_TOKENS = frozenset({"LSQB", "COMMA", "INT", "FLOAT", "BOOL", "STRING", "BARE_ID"})
+
+
+def _dense_element_issue(err: UnexpectedToken, text: str, eof: bool) -> list[SyntaxIssue] | None:
+    """MLIR's error when the text ends where a dense literal's element is expected, or ``None``.
+
+    After ``<T:``, ``[`` or ``,`` in the literal of ``constant`` or ``global``
+    (``dense_typed``), NVIDIA's literal parser (CudaTile.cpp, ``parseNestedArrayWithShape``)
+    reads an element with the op's ``parseInteger`` for an integer type, reported twice
+    ("custom op '<op>' expected integer value"), or with MLIR's float parser for a float type
+    ("expected floating point literal", no prefix); at the end of the file the error sits at
+    the end of the text.  Elsewhere the grammar lets the literal be empty and the builder
+    reports it (:mod:`tile_lsp.analysis.parse_rules.dense`).
+    """
+    ip = getattr(err, "interactive_parser", None)
+    if not eof or ip is None:
+        return None
+    values = ip.parser_state.value_stack
+    if not values or not (isinstance(values[-1], Token) and values[-1].type in ("COLON", "LSQB", "COMMA")):
+        return None
+    i = len(values) - 1
+    while i >= 0 and not (isinstance(values[i], Token) and values[i].type == "COLON"):
+        value = values[i]
+        if not (isinstance(value, Token) and value.type in _DENSE_READ_TOKENS
+                or isinstance(value, Tree) and value.data in ("dense_literal", "dense_list")):
+            return None
+        i -= 1
+    if i < 2 or not (isinstance(values[i - 2], Token) and values[i - 2].type == "LESSTHAN"):
+        return None
+    if i >= 3 and isinstance(values[i - 3], Token) and values[i - 3].type == "ARRAY_KW":
+        return None  # array<T: ...> has its own parser
+    element = values[i - 1]
+    word = str(element) if isinstance(element, Token) else (
+        str(element.children[0]) if isinstance(element, Tree) and element.data == "scalar_type" else "")
+    current = _current_op(err)
+    at = len(text)
+    if current is None:
+        return None
+    if re.fullmatch(r"i[0-9]+", word):
+        message = f"custom op '{current[0]}' expected integer value"
+        return [SyntaxIssue(message, at, at), SyntaxIssue(message, at, at)]
+    if re.fullmatch(r"(?:bf|tf|f)[0-9]+[A-Za-z0-9]*", word):
+        return [SyntaxIssue("expected floating point literal", at, at)]
+    return None
+
+
 _DIMENSION = re.compile(r"[ \t\r\n]*(?:\?|[0-9]+)")
 _BLANKS = re.compile(r"[ \t\r\n]*")
 
@@ -1034,6 +1081,9 @@ def _describe(err: UnexpectedInput, text: str, outer_ops: tuple[str, ...] = ()) 
         assume = _assume_issue(err, text, start, end, eof)
         if assume is not None:
             return assume
+        element = _dense_element_issue(err, text, eof)
+        if element is not None:
+            return element
         if eof:
             read = _word_read_before_end(err, text)
             if read is not None:
