@@ -16,7 +16,7 @@ Oracle: ``cuda-tile-opt -allow-unregistered-dialect
 with ``../shared/tools/cuda-tile-opt/build.sh``; it is a development tool,
 neither the product nor CI needs it.
 
-Ours: ``tile-lsp --check --format json FILE...`` as a user types it, several
+Ours: ``tile-lsp --check --no-cache --format json FILE...`` (every file analysed), several
 files per call to spread the start-up cost; while ``--check`` still swallows
 the options after it (exit 2), ``tile-lsp --check FILE... --format json`` is
 used instead.  A batch that does not exit 0/1 with a JSON array is rerun one
@@ -535,9 +535,9 @@ def _call_tile_lsp(paths: list[str], timeout: float):
     base = _tile_lsp_cmd()
     for attempt in range(2):
         if _ORDER_FALLBACK:
-            cmd = base + ["--check", *paths, "--format", "json"]
+            cmd = base + ["--check", *paths, "--format", "json", "--no-cache"]
         else:
-            cmd = base + ["--check", "--format", "json", *paths]
+            cmd = base + ["--check", "--no-cache", "--format", "json", *paths]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
                                   errors="replace")

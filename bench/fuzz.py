@@ -246,7 +246,7 @@ def check_cli(text: str, timeout: float = 60.0, extra: tuple[str, ...] = ()) -> 
         f = Path(d) / "fuzz.mlir"
         f.write_bytes(text.encode("utf-8", "surrogatepass"))
         try:
-            proc = subprocess.run([sys.executable, "-m", "tile_lsp.cli", "--check", str(f), *extra],
+            proc = subprocess.run([sys.executable, "-m", "tile_lsp.cli", "--check", "--no-cache", str(f), *extra],
                                   capture_output=True, text=True, timeout=timeout, errors="replace",
                                   env={**os.environ, "PYTHONPATH": str(ROOT)})
         except subprocess.TimeoutExpired:

@@ -109,7 +109,7 @@ def measure(root: Path, file: Path, runs: int, cold: bool, oracle: str | None) -
     described in the module doc."""
     env = dict(os.environ, PYTHONPATH=str(root))
     py = sys.executable
-    check = [py, "-m", "tile_lsp.cli", "--check", str(file)]
+    check = [py, "-m", "tile_lsp.cli", "--check", "--no-cache", str(file)]
     ptx = [py, "-m", "tile_lsp.cli", "ptx", str(file)]
 
     _run(check, env)  # warm everything once (the stored table, the OS's file cache)

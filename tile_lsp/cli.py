@@ -141,6 +141,12 @@ def _check_parser(prog: str = "tile-lsp", alias: bool = True) -> argparse.Argume
     run.add_argument("-j", "--jobs", type=_jobs, default=None, metavar="N",
                      help="check files in N processes (0: one per core; default 1); the output is the "
                           "same, in the same order")
+    run.add_argument("--no-cache", action="store_true",
+                     help="neither read nor write the result cache (by default a file, options and tile-lsp "
+                          "build already checked are answered from it)")
+    run.add_argument("--cache-dir", metavar="DIR", default=None,
+                     help="the result cache's directory (default: $TILE_LSP_CACHE_DIR, else .tile-lsp-cache "
+                          "in the current directory)")
     run.add_argument("--no-progress", action="store_true",
                      help="no progress bar (by default one is drawn on stderr when it is a terminal "
                           f"and {PROGRESS_MIN_FILES} or more files are checked)")
@@ -273,7 +279,7 @@ def check_file(path: Path, args: argparse.Namespace) -> FileResult:
     here: :func:`run_check` resolves them per file).  Raises
     :class:`UsageError` when the file cannot be read.
     """
-    from tile_lsp.analysis.api import AnalysisOptions, analyze_text
+    from tile_lsp.analysis.api import AnalysisOptions
 
     args = resolve_options(args, None, _PER_FILE)
 
@@ -288,6 +294,36 @@ def check_file(path: Path, args: argparse.Namespace) -> FileResult:
                               warn_unsupported_hints=args.warn_unsupported_hints,
                               error_unsupported_hints=args.error_unsupported_hints,
                               target_sm=getattr(args, "gpu_name", None))
+    # tileiras' opinion is not ours to cache; bytecode is decoded afresh (its text is not the file)
+    cache = None if getattr(args, "with_tileiras", None) or path.suffix == ".tileirbc" else _cache(args)
+    if cache is not None:
+        from tile_lsp.check_cache import CachedCheck
+
+        key = cache.key(text, (options.split_input_file, options.tile_version, options.mlir_compat,
+                               options.warn_unsupported_hints, options.error_unsupported_hints, options.target_sm))
+        hit = cache.get(key)
+        if hit is not None:
+            return FileResult(str(path), SourceText(text), hit.diagnostics, hit.chunks_total, hit.chunks_passed,
+                              hit.verified)
+        result = _analyse(path, text, args, options)
+        cache.put(key, CachedCheck(result.diagnostics, result.chunks_total, result.chunks_passed, result.verified))
+        return result
+    return _analyse(path, text, args, options)
+
+
+def _cache(args: argparse.Namespace):
+    """The :class:`~tile_lsp.check_cache.CheckCache` of this run, or ``None`` with ``--no-cache``."""
+    if getattr(args, "no_cache", False):
+        return None
+    from tile_lsp.check_cache import CheckCache, cache_directory
+
+    return CheckCache(cache_directory(getattr(args, "cache_dir", None)))
+
+
+def _analyse(path: Path, text: str, args: argparse.Namespace, options) -> FileResult:
+    """The analysis part of :func:`check_file` (no cache): ``text`` read from ``path``."""
+    from tile_lsp.analysis.api import analyze_text
+
     analysis = analyze_text(text, options)
     source = SourceText(text)
     if not args.verify_diagnostics:

@@ -49,7 +49,8 @@ TILE_VERSIONS = ("13.1", "13.2", "13.3")
 #: Files a directory walk collects by default (``include``): text and bytecode.
 DEFAULT_INCLUDE = ("*.mlir", "*.tileir", "*.tileirbc")
 #: Directories a walk skips by default (``exclude``; gitignore-style patterns).
-DEFAULT_EXCLUDE = (".git/", ".hg/", ".svn/", "node_modules/", ".venv/", "venv/", ".tox/", "__pycache__/")
+DEFAULT_EXCLUDE = (".git/", ".hg/", ".svn/", "node_modules/", ".venv/", "venv/", ".tox/", "__pycache__/",
+                   ".tile-lsp-cache/")
 
 
 class ConfigError(ValueError):

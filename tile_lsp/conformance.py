@@ -111,7 +111,8 @@ def cli_exact(path: Path, oracle_dir: Path, command: list[str] | None = None) ->
 
     text = path.read_text(encoding="utf-8")
     cmd = (command or [sys.executable, "-m", "tile_lsp.cli"]) + [
-        "--check", "--format", "json", "--split-input-file", "--tile-version", CONFORMANCE_TILE_VERSION, str(path)]
+        "--check", "--no-cache", "--format", "json", "--split-input-file", "--tile-version", CONFORMANCE_TILE_VERSION,
+        str(path)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     if proc.returncode not in (0, 1):
         raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()[-500:]}")
