@@ -40,10 +40,10 @@ _TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
 @functools.lru_cache(maxsize=1)
 def build_fingerprint() -> str:
     """A digest of the installed tile-lsp: its version and the path, size and modification time
-    (ns) of every ``.py`` and ``.lark`` file of the package and of its stored parse table."""
+    (ns) of every ``.py`` and ``.lark`` file of the package (the parse table is derived from them)."""
     root = Path(__file__).resolve().parent
     h = hashlib.sha256(__version__.encode())
-    for path in sorted(p for p in root.rglob("*") if p.suffix in (".py", ".lark", ".marshal", ".bin", ".json")):
+    for path in sorted(p for p in root.rglob("*") if p.suffix in (".py", ".lark")):
         try:
             st = path.stat()
         except OSError:

@@ -16,6 +16,7 @@ tools.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 from dataclasses import dataclass, field
@@ -299,8 +300,8 @@ def check_file(path: Path, args: argparse.Namespace) -> FileResult:
     if cache is not None:
         from tile_lsp.check_cache import CachedCheck
 
-        key = cache.key(text, (options.split_input_file, options.tile_version, options.mlir_compat,
-                               options.warn_unsupported_hints, options.error_unsupported_hints, options.target_sm))
+        # every option of the analysis is part of the key (plain values: bools, str, int, None)
+        key = cache.key(text, tuple(getattr(options, f.name) for f in dataclasses.fields(options)))
         hit = cache.get(key)
         if hit is not None:
             return FileResult(str(path), SourceText(text), hit.diagnostics, hit.chunks_total, hit.chunks_passed,

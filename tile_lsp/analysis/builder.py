@@ -1219,8 +1219,8 @@ class Builder:
         builtin types and ``!``-prefixed dialect types only: the short forms of cuda_tile types
         (``tile<i32>``, ``token``) exist only inside NVIDIA's custom op parsers
         (``parseCustomTypeWithFallback``).  Where the generic parser reads a type (a generic op's
-        function type, a block label's argument types, a successor's operand types, a type alias
-        definition), the first short-form cuda_tile type, nested in a function type or not, is
+        function type, a block label's argument types, a type alias definition), the first
+        short-form cuda_tile type, nested in a function type or not, is
         "expected non-function type", reported by ``emitWrongTokenError`` (at the end of the
         token before it).
         """
@@ -1234,7 +1234,7 @@ class Builder:
         """The first cuda_tile type written without ``!cuda_tile.`` in the type (or type list)
         ``node``, looking through function types and parenthesised lists only (a dialect type's
         own parameters are the dialect's to parse); ``None`` when there is none."""
-        if not isinstance(node, Tree):
+        if not isinstance(node, Tree) or getattr(node.meta, "empty", True):
             return None
         if node.data in _CUDA_TYPE_NODES:
             return None if self.slice(node).lstrip().startswith("!") else node
