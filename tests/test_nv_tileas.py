@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tile_lsp.analysis.api import analyze_text
+from tile_lsp.analysis.api import analyze_text as _analyze_text
 from tile_lsp.analysis.decoders import (
     decode_block_scale_word,
     decode_tcgen05_kind_word,
@@ -23,6 +23,33 @@ from tile_lsp.dialect import nv_tileas_types as NT
 from tile_lsp.dialect import types as T
 from tile_lsp.dialect.nv_tileas_ops import OPS
 from tile_lsp.dialect.registry import lookup
+
+
+# The generic form is read by MLIR's own parser, which knows the cuda_tile types only with their
+# prefix ("!cuda_tile.tile<...>"; a short form is "expected non-function type", as cuda-tile-opt
+# says).  The texts below write the short forms for readability: in the function type of a generic
+# op (after the last ' : (' of its line) and in a block label they get the prefix before analysis.
+_GENERIC_LINE = re.compile(r'^\s*(?:%[^=]*=\s*)?"[A-Za-z_][\w.$]*"\(')
+_SHORT_FORM = re.compile(r"(?<=[(\s,])(tile|ptr|tensor_view|partition_view)<|(?<=[(\s,])token(?=[\s,)]|$)")
+
+
+def prefixed(text: str) -> str:
+    """``text`` with the short-form cuda_tile types of its generic ops' function types and its block
+    labels written with the ``!cuda_tile.`` prefix (nested dialect type parameters untouched)."""
+    out = []
+    for line in text.split("\n"):
+        head, sep, tail = line.rpartition(" : (")
+        if sep and _GENERIC_LINE.match(line):
+            line = head + sep[:-1] + _SHORT_FORM.sub(lambda m: "!cuda_tile." + m.group(0), "(" + tail)
+        elif line.lstrip().startswith("^"):
+            line = _SHORT_FORM.sub(lambda m: "!cuda_tile." + m.group(0), line)
+        out.append(line)
+    return "\n".join(out)
+
+
+def analyze_text(text: str, *args, **kwargs):
+    """:func:`tile_lsp.analysis.api.analyze_text` of :func:`prefixed` ``text``."""
+    return _analyze_text(prefixed(text), *args, **kwargs)
 
 
 def diags(text: str) -> list[tuple[str, int, int]]:

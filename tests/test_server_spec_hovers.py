@@ -23,20 +23,20 @@ TEXT = """module attributes {nv_tileaa.compute_capability = 100 : i32, tt.num_wa
       cuda_tile.return
     } {nvvm.maxnreg = 128 : i32}
   }
-  %a = "test.src"() : () -> tile<64x32xi8>
-  %b = "test.src"() : () -> tile<32x64xi8>
-  %c = "test.src"() : () -> tile<64x64xi32>
+  %a = "test.src"() : () -> !cuda_tile.tile<64x32xi8>
+  %b = "test.src"() : () -> !cuda_tile.tile<32x64xi8>
+  %c = "test.src"() : () -> !cuda_tile.tile<64x64xi32>
   %d = nv_tileas.dot %a, %b, %c {atom = #nv_tileas<atom tcgen05_mma>, a_signed = true, b_signed = true, tcgen05_kind = 0x42 : i32} : tile<64x32xi8>, tile<32x64xi8>, tile<64x64xi32> -> tile<64x64xi32>
   %e = nv_tileas.dot %a, %b, %c {atom = #nv_tileas<atom tcgen05_mma>, a_signed = true, b_signed = true, tcgen05_kind = 0x42 : i32, arch_conditional} : tile<64x32xi8>, tile<32x64xi8>, tile<64x64xi32> -> tile<64x64xi32>
-  %fa = "test.src"() : () -> tile<128x64xf4E2M1FN>
-  %fb = "test.src"() : () -> tile<64x128xf4E2M1FN>
-  %acc = "test.src"() : () -> tile<128x128xf32>
-  %sfa = "test.src"() : () -> tile<128x2xf8E8M0FNU>
-  %sfb = "test.src"() : () -> tile<2x128xf8E8M0FNU>
+  %fa = "test.src"() : () -> !cuda_tile.tile<128x64xf4E2M1FN>
+  %fb = "test.src"() : () -> !cuda_tile.tile<64x128xf4E2M1FN>
+  %acc = "test.src"() : () -> !cuda_tile.tile<128x128xf32>
+  %sfa = "test.src"() : () -> !cuda_tile.tile<128x2xf8E8M0FNU>
+  %sfb = "test.src"() : () -> !cuda_tile.tile<2x128xf8E8M0FNU>
   %m = nv_tileas.block_scaled_mma %fa, %fb, %acc, %sfa, %sfb {atom = #nv_tileas<atom mxf4nvf4>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>} : tile<128x64xf4E2M1FN>, tile<64x128xf4E2M1FN>, tile<128x128xf32>, tile<128x2xf8E8M0FNU>, tile<2x128xf8E8M0FNU> -> tile<128x128xf32>
-  %h = "test.src"() : () -> tile<128x64xf16>
-  %g = "test.src"() : () -> tile<64x128xf16>
-  %f = "test.src"() : () -> tile<128x128xf32>
+  %h = "test.src"() : () -> !cuda_tile.tile<128x64xf16>
+  %g = "test.src"() : () -> !cuda_tile.tile<64x128xf16>
+  %f = "test.src"() : () -> !cuda_tile.tile<128x128xf32>
   %u = nv_tileas.dot %h, %g, %f {atom = #nv_tileas<atom tcgen05_mma>, a_layout = #nv_tileas<umma_layout K, swizzle = (3, 4, 3), ((8, 16), (8, 8)) : ((8, 64), (1, 512))>} : tile<128x64xf16>, tile<64x128xf16>, tile<128x128xf32> -> tile<128x128xf32>
   %gv = "test.src"() : () -> !nv_tileaa.tiled_view<128x128xf16, GMEM>
   %c128 = "arith.constant"() {value = 128 : index} : () -> index
