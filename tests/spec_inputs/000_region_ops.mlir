@@ -18,7 +18,7 @@
 %tok = "test.src"() : () -> !ptok
 %it = "test.src"() : () -> !iter
 %r = nv_tileas.async.pipeline.produce_one %tok, %it {producer_types = [tile<128x128xf16>]} : (!ptok, !iter) -> !ptok {
-^bb0(%x: tile<128x64xf16>):
+^bb0(%x: !cuda_tile.tile<128x64xf16>):
   nv_tileas.async.pipeline.yield %tok : !ptok
 }
 
@@ -29,7 +29,7 @@
 %tok = "test.src"() : () -> !ptok
 %it = "test.src"() : () -> !iter
 %r:2 = nv_tileas.async.pipeline.produce_one_async %tok, %it {producer_types = [tile<128x128xf16>]} : (!ptok, !iter) -> (!ptok, !async.token) {
-^bb0(%x: tile<128x128xf16>):
+^bb0(%x: !cuda_tile.tile<128x128xf16>):
   nv_tileas.async.pipeline.yield %tok : !ptok
 }
 
@@ -40,7 +40,7 @@
 %tok = "test.src"() : () -> !ptok
 %it = "test.src"() : () -> !iter
 %r = nv_tileas.async.pipeline.produce_one %tok, %it {producer_types = [tile<128x128xf16>]} : (!ptok, !iter) -> !ptok {
-^bb0(%x: tile<128x128xf16>):
+^bb0(%x: !cuda_tile.tile<128x128xf16>):
   nv_tileas.yield %tok : !ptok
 }
 

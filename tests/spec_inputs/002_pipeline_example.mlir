@@ -7,8 +7,8 @@
 %buf_view = "test.src"() : () -> !nv_tileaa.tiled_view<2x128x128xf16>
 %tma_desc = "test.src"() : () -> !cute_nvgpu.tma_descriptor_tiled
 %k_outer = "test.src"() : () -> index
-%b_tile = "test.src"() : () -> tile<128x128xf16>
-%acc = "test.src"() : () -> tile<128x128xf32>
+%b_tile = "test.src"() : () -> !cuda_tile.tile<128x128xf16>
+%acc = "test.src"() : () -> !cuda_tile.tile<128x128xf32>
 // Build the pipeline. numStages=2, one producer, one consumer.
 %prod_tok, %cons_tok = nv_tileas.async.pipeline.create_pipeline %buf_view
 { numStages = 2 : i32,
@@ -27,7 +27,7 @@ dynamic = false }
 !nv_tileas.async.pipeline.producer_token,
 !nv_tileas.async.pipeline.iterator<tile<128x128xf16>>
 ) -> !nv_tileas.async.pipeline.producer_token {
-^bb0(%stage_buf : tile<128x128xf16>):
+^bb0(%stage_buf : !cuda_tile.tile<128x128xf16>):
 %async_tok = nv_tileas.async.tiled_tma_load
 %tma_desc, %stage_buf[%k_outer]
 { atom = #nv_tileas<atom tma_load_2d>,
@@ -44,7 +44,7 @@ consumer_types = [tile<128x128xf16>] } : (
 !nv_tileas.async.pipeline.consumer_token,
 !nv_tileas.async.pipeline.iterator<tile<128x128xf16>>
 ) -> !nv_tileas.async.pipeline.consumer_token {
-^bb0(%a_tile : tile<128x128xf16>):
+^bb0(%a_tile : !cuda_tile.tile<128x128xf16>):
 %waited = nv_tileas.async.pipeline.consumer_wait %cons_tok, %iter
 { consumer_idx = 0 : i32 }
 : !nv_tileas.async.pipeline.consumer_token,
@@ -69,8 +69,8 @@ nv_tileas.async.pipeline.yield %a_tile : tile<128x128xf16>
 %smem = "test.src"() : () -> !nv_tileaa.tiled_view<128x128xf16, SMEM>
 %bar = "test.src"() : () -> !nv_tileaa.mem_token
 %k_outer = "test.src"() : () -> index
-%b_tile = "test.src"() : () -> tile<128x128xf16>
-%acc = "test.src"() : () -> tile<128x128xf32>
+%b_tile = "test.src"() : () -> !cuda_tile.tile<128x128xf16>
+%acc = "test.src"() : () -> !cuda_tile.tile<128x128xf32>
 %prod_tok, %cons_tok = nv_tileas.async.pipeline.create_pipeline %buf_view
 { numStages = 2 : i32,
 producerGroupId = 0 : i8,
@@ -86,7 +86,7 @@ dynamic = false }
 !nv_tileas.async.pipeline.producer_token,
 !nv_tileas.async.pipeline.iterator<tile<128x128xf16>>
 ) -> !nv_tileas.async.pipeline.producer_token {
-^bb0(%stage_buf : tile<128x128xf16>):
+^bb0(%stage_buf : !cuda_tile.tile<128x128xf16>):
 %async_tok = nv_tileas.async.tiled_tma_load
 %tma_desc, %smem[%k_outer, %k_outer], %bar
 { atom = #nv_tileas<atom tma_load_2d>,
@@ -102,7 +102,7 @@ consumer_types = [tile<128x128xf16>] } : (
 !nv_tileas.async.pipeline.consumer_token,
 !nv_tileas.async.pipeline.iterator<tile<128x128xf16>>
 ) -> !nv_tileas.async.pipeline.consumer_token {
-^bb0(%a_tile : tile<128x128xf16>):
+^bb0(%a_tile : !cuda_tile.tile<128x128xf16>):
 %waited = nv_tileas.async.pipeline.consumer_wait %cons_tok, %iter
 { consumer_idx = 0 : i32 }
 : !nv_tileas.async.pipeline.consumer_token,
