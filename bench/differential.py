@@ -820,6 +820,7 @@ def load_sample(path: Path, corpus: Path) -> tuple[list[Mutation], dict[str, str
 
 
 def find_oracle(given: str | None) -> str | None:
+    """NVIDIA's ``cuda-tile-opt``: ``given``, ``$CUDA_TILE_OPT``, ``PATH`` or ``~/.local/bin``; ``None`` if absent."""
     for cand in (given, os.environ.get("CUDA_TILE_OPT"), shutil.which("cuda-tile-opt"),
                  str(Path.home() / ".local" / "bin" / "cuda-tile-opt")):
         if cand and Path(cand).is_file() and os.access(cand, os.X_OK):

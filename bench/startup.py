@@ -47,6 +47,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from differential import find_oracle  # the same search for cuda-tile-opt (this folder is on sys.path)
+
 ROOT = Path(__file__).resolve().parents[1]
 
 _IMPORT_CLI = """
@@ -69,15 +71,6 @@ parser.parse(open({file!r}, encoding="utf-8").read())
 t2 = time.perf_counter()
 print(repr(ready), t1 - t, t2 - t1)
 """
-
-
-def find_oracle(given: str | None) -> str | None:
-    """NVIDIA's ``cuda-tile-opt``: ``given``, ``$CUDA_TILE_OPT``, ``PATH`` or ``~/.local/bin``; ``None`` if absent."""
-    for cand in (given, os.environ.get("CUDA_TILE_OPT"), shutil.which("cuda-tile-opt"),
-                 str(Path.home() / ".local" / "bin" / "cuda-tile-opt")):
-        if cand and Path(cand).is_file() and os.access(cand, os.X_OK):
-            return cand
-    return None
 
 
 def _run(cmd: list[str], env: dict[str, str]) -> tuple[float, str, float, float]:

@@ -29,6 +29,7 @@ from tile_lsp.analysis.ir import Block, BlockArgument, Module, OpResult, Operati
 from tile_lsp.analysis.limits import MAX_BOUND_RESULTS, parse_uint64
 from tile_lsp.dialect import types as T
 from tile_lsp.analysis.parse_rules import PARSE_RULES, ParseContext, run_parse_rules
+from tile_lsp.analysis.parse_rules.dense import start_of
 from tile_lsp.analysis.parse_rules.views import CUSTOM_ENUM_KEYWORDS
 from tile_lsp.analysis.type_rules import locate_type_error
 from tile_lsp.dialect.attr_syntax import attribute_issues
@@ -1462,23 +1463,21 @@ class Builder:
         """Report what the cuda_tile dialect's attribute parser says of ``#cuda_tile.<mnemonic>``
         followed by ``body`` (the ``<...>`` subtree, or ``None``): see
         :func:`tile_lsp.dialect.attr_syntax.attribute_issues`.  Returns whether it reported any."""
-        body_start = _start_offset(body)
         issues = attribute_issues(mnemonic, self.slice(body) if body is not None else None)
         for k, issue in enumerate(issues):
-            if issue.at == "mnemonic":
-                at = name_tok.start_pos + 1 + len("cuda_tile.")
-            elif issue.at == "after_name":
+            if issue.at == "after_name":
                 where = self._after_token(name_tok)
-                self.error(issue.message, where, "parse.attribute", fatal=k == len(issues) - 1)
-                continue
-            elif issue.at == "next":
-                at = min(_next_token_offset(self.text, name_tok.end_pos), self.end)
             else:
-                at = body_start + issue.offset
-                if issue.wrong_token:
-                    at = wrong_token_offset(self.text, at)
-            self.error(issue.message, self.source.range(self.base + at, self.base + at), "parse.attribute",
-                       fatal=k == len(issues) - 1)
+                if issue.at == "mnemonic":
+                    at = name_tok.start_pos + 1 + len("cuda_tile.")
+                elif issue.at == "next":
+                    at = min(_next_token_offset(self.text, name_tok.end_pos), self.end)
+                else:
+                    at = (start_of(body) or 0) + issue.offset
+                    if issue.wrong_token:
+                        at = wrong_token_offset(self.text, at)
+                where = self.source.range(self.base + at, self.base + at)
+            self.error(issue.message, where, "parse.attribute", fatal=k == len(issues) - 1)
         return bool(issues)
 
     def _attr_name(self, node: Any) -> str:
@@ -1565,15 +1564,6 @@ def undefined_location_aliases(module) -> list[Diagnostic]:
             out.append(Diagnostic(Severity.ERROR, "operation location alias was never defined", loc.range,
                                   "parse.location-alias"))
     return out
-
-
-def _start_offset(node: Any) -> int:
-    """Offset (in the builder's text) where the token or subtree ``node`` starts; 0 for ``None``."""
-    if isinstance(node, Token):
-        return node.start_pos or 0
-    if isinstance(node, Tree) and not getattr(node.meta, "empty", True):
-        return node.meta.start_pos
-    return 0
 
 
 def _next_token_offset(text: str, offset: int) -> int:

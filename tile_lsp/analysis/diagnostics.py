@@ -172,11 +172,8 @@ def mlir_order(syntax: list[Diagnostic], build: list[Diagnostic], verify: list[D
     late = first.code if first.code in LATE_PARSE_CODES else None
 
     # the errors MLIR prints after the first for the same failure
-    start = next(i for i, d in enumerate(out) if d is first) + 1
-    stop = start
-    while stop < len(out) and out[stop].follows:
-        stop += 1
-    companions = {id(d) for d in out[start:stop]}
+    start = next(i for i, d in enumerate(out) if d is first)
+    companions = {id(d) for d in out[start + 1:follow_ups_end(out, start)]}
 
     def depends(d: Diagnostic, verifier: bool) -> bool:
         if d is first or d.range is None or d.range.start == at or (late and d.code == late) or id(d) in companions:
@@ -186,6 +183,15 @@ def mlir_order(syntax: list[Diagnostic], build: list[Diagnostic], verify: list[D
         return lo <= d.range.start < hi or (verifier and d.range.start in holders)
 
     return [d for d in out if not depends(d, False)] + [d for d in verify if not depends(d, True)]
+
+
+def follow_ups_end(diagnostics: list[Diagnostic], index: int) -> int:
+    """The index just past the errors that follow ``diagnostics[index]`` for the same failure
+    (:attr:`Diagnostic.follows`, consecutive after it)."""
+    end = index + 1
+    while end < len(diagnostics) and diagnostics[end].follows:
+        end += 1
+    return end
 
 
 def split_lines(text: str) -> list[str]:

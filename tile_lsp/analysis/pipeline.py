@@ -16,6 +16,7 @@ from tile_lsp.analysis.diagnostics import (
     Range,
     Severity,
     SourceText,
+    follow_ups_end,
     mlir_order,
 )
 from tile_lsp.analysis.split import Chunk
@@ -75,9 +76,7 @@ def analyze_chunk(chunk: Chunk, options, source: SourceText | None = None, *, pr
             found = mlir_order(syntax, build, [])
             late = found[0].code in LATE_PARSE_CODES  # every undeclared value, at the region's end
             # an error the parser reports again after the first, elsewhere, for the same failure
-            chain = 1
-            while chain < len(found) and found[chain].follows:
-                chain += 1
+            chain = follow_ups_end(found, 0)
             return ChunkAnalysis(chunk, None if syntax else module,
                                  [d for d in found if d.code == found[0].code] if late else
                                  found[:chain] if chain > 1 else
