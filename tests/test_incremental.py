@@ -351,3 +351,102 @@ def test_a_long_first_analysis_reports_only_what_it_found():
     reports.clear()
     IncrementalAnalyzer().analyze(broken, progress=reports.append, first_after=0.0, every=0.0)
     assert reports and all(r for r in reports)
+
+
+# -- cancellation --------------------------------------------------------------------------
+
+
+class _CancelAfter:
+    """A ``cancelled`` check answering true from its ``n``-th call on (``None``: never); counts its calls."""
+
+    def __init__(self, n: int | None):
+        self.n = n
+        self.calls = 0
+
+    def __call__(self) -> bool:
+        self.calls += 1
+        return self.n is not None and self.calls >= self.n
+
+
+SIX = [KERNELS[k % len(KERNELS)] for k in range(6)]
+
+
+@pytest.mark.parametrize("stop", [1, 3, 6, 9])
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(edits=st.lists(EDIT, min_size=1, max_size=3))
+def test_a_cancelled_analysis_leaves_work_that_the_next_one_reuses(corpus, stop, edits):
+    """Cancelled after some units (``stop`` 9: while verifying), then edited: each analysis that is
+    cancelled returns None, and the one that completes equals a fresh analysis of its text."""
+    text = _module(SIX)
+    inc = IncrementalAnalyzer()
+    stopped = inc.analyze(text, cancelled=_CancelAfter(stop)) is None  # (no repr of an analysis on failure)
+    assert stopped
+    assert not inc.complete
+    for n, edit in enumerate(edits):
+        text = _apply(text, edit)
+        if n < len(edits) - 1:
+            # cancelled again before its end, with the work of the first one still pending
+            inc.analyze(text, cancelled=_CancelAfter(stop + 1))
+            continue
+        got = inc.analyze(text, cancelled=_CancelAfter(None))
+        assert inc.complete
+        fresh = analyze_text(text)
+        assert _diagnostics(got) == _diagnostics(fresh)
+        lines = text.splitlines()
+        assert _navigation(got, lines) == _navigation(fresh, lines)
+
+
+def test_the_next_analysis_reuses_the_units_a_cancelled_one_built(corpus):
+    text = _module(SIX)
+    inc = IncrementalAnalyzer()
+    stopped = inc.analyze(text, cancelled=_CancelAfter(5)) is None  # the module header and 3 entries built
+    assert stopped
+    edited = "// a new first line\n" + text
+    got = inc.analyze(edited)
+    reused, rebuilt = inc.last_stats
+    assert (reused, rebuilt) == (3, 1 + 3)  # the 3 entries moved down one line; the header and 3 others built
+    assert _diagnostics(got) == _diagnostics(analyze_text(edited))
+
+
+def _entry_lines(text: str) -> list[int]:
+    return [n for n, line in enumerate(text.splitlines()) if line.lstrip().startswith("entry @")]
+
+
+@pytest.mark.parametrize("edited", [0, 5])
+def test_the_edited_function_is_built_and_reported_first(corpus, edited):
+    """After a cancelled first analysis, the entry just edited is built before the others and the
+    diagnostics known then are reported at once: its own, and those the cancelled analysis found in
+    the entries not reached yet, at their new lines.  Entry 0 was built before the cancellation, entry
+    5 was not; a line is inserted in it (the entries below move down)."""
+    text = _module(SIX)
+    lines = text.splitlines(keepends=True)
+    entries = _entry_lines(text)
+    # a syntax error in the second entry (built before the cancellation)
+    second = entries[1] + 1
+    lines[second] = lines[second].rstrip("\n") + " garbage\n"
+    text = "".join(lines)
+    inc = IncrementalAnalyzer()
+    early: list[list] = []
+    stopped = inc.analyze(text, progress=early.append, first_after=0.0, every=0.0, cancelled=_CancelAfter(4)) is None
+    assert stopped
+    # the user adds a line, with an unknown op, in the edited entry, above its last line
+    end = next(n for n in range(entries[edited], len(lines)) if lines[n] == "  }\n")
+    lines.insert(end - 1, "    cuda_tile.not_an_op\n")
+    edited_text = "".join(lines)
+    reports: list[tuple] = []
+    check = _CancelAfter(None)
+
+    def report(diagnostics: list) -> None:
+        reports.append((check.calls, diagnostics))
+
+    inc.analyze(edited_text, progress=report, first_after=60.0, every=60.0, cancelled=check)
+    assert inc.complete
+    final = _diagnostics(inc.analyze(edited_text))
+    assert final == _diagnostics(analyze_text(edited_text))
+    assert len(final) >= 2
+    calls, first = reports[0]
+    # reported after the module header and the edited entry: before any other entry was looked at
+    assert calls == 2
+    as_tuples = [(d.message, d.range.start.line, d.range.start.character) for d in first]
+    expected = [(m, r[0], r[1]) for _, m, _, r, _ in final]
+    assert as_tuples == expected  # the edited entry's error and the second entry's, where they are now

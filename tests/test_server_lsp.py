@@ -228,6 +228,39 @@ async def test_diagnostics_arrive_within_a_second_of_did_open(client: RecordingC
 
 
 @pytest.mark.asyncio
+async def test_an_edit_during_a_long_first_analysis_is_published_before_it_ends(client: RecordingClient):
+    """A big file's first analysis takes seconds; an edit made meanwhile cancels it, the entry
+    edited is built first and what is known then is published at once, with the edit's version;
+    the complete diagnostics of that version follow, and nothing older after them."""
+    await initialize(client, {"debounceMs": 0})
+    body = "".join(f"    %v{i} = constant <i32: {i}> : tile<i32>\n" for i in range(40))
+    entries = [f"  entry @e{k}() {{\n" + body + "    return\n  }\n" for k in range(150)]
+    text = "cuda_tile.module @m {\n" + "".join(entries) + "}\n"
+    uri = "file:///workspace/big-first-edit.mlir"
+    open_doc(client, uri, text, version=1)
+    await asyncio.sleep(0.3)  # the first analysis is under way (it takes seconds)
+    # an unknown op typed in the last entry, above its `return`
+    line = text.count("\n") - 3
+    change_doc(client, uri, 2, [edit(line, 0, line, 0, "    cuda_tile.not_an_op\n")])
+    deadline = time.monotonic() + 120
+    # the complete analysis of version 2 ends with the document's outline
+    while True:
+        symbols = await client.text_document_document_symbol_async(
+            types.DocumentSymbolParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+        if symbols:
+            break
+        assert time.monotonic() < deadline, "the analysis of version 2 never completed"
+        await asyncio.sleep(0.1)
+    await asyncio.sleep(0.3)
+    published = client.published_for(uri)
+    assert [p.version for p in published] == [2] * len(published)  # the first analysis was cancelled
+    assert len(published) >= 2  # early, after the edited entry; then complete
+    expected = [(d.message, d.range.start.line) for d in published[-1].diagnostics]
+    assert expected == [("custom op 'cuda_tile.not_an_op' is unknown", line)]
+    assert [(d.message, d.range.start.line) for d in published[0].diagnostics] == expected
+
+
+@pytest.mark.asyncio
 async def test_did_close_publishes_empty_list(client: RecordingClient):
     await initialize(client)
     uri = "file:///workspace/close.mlir"

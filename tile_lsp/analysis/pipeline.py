@@ -20,12 +20,13 @@ from tile_lsp.analysis.diagnostics import (
     mlir_order,
 )
 from tile_lsp.analysis.split import Chunk
+from tile_lsp.analysis.units import AnalysisCancelled
 
 log = logging.getLogger(__name__)
 
 
 def analyze_chunk(chunk: Chunk, options, source: SourceText | None = None, *, previous=None,
-                  state_out: list | None = None):
+                  state_out: list | None = None, cancelled=None, edit=None):
     """Analyse one chunk; returns a :class:`~tile_lsp.analysis.api.ChunkAnalysis`.
 
     ``source`` indexes the whole document (for whole-file positions); when
@@ -38,7 +39,10 @@ def analyze_chunk(chunk: Chunk, options, source: SourceText | None = None, *, pr
     the error reported first is where MLIR's parser really fails, not where
     a unit cut by indentation ends.  ``previous`` is the
     :class:`~tile_lsp.analysis.units.ChunkState` of an earlier analysis to
-    reuse, and the new state is appended to ``state_out``.  Diagnostics come
+    reuse, and the new state is appended to ``state_out``.  ``cancelled`` and
+    ``edit`` go to :func:`~tile_lsp.analysis.units.analyze_units` (the only
+    path that can be cancelled: it raises
+    :class:`~tile_lsp.analysis.units.AnalysisCancelled`).  Diagnostics come
     in MLIR's order (:func:`~tile_lsp.analysis.diagnostics.mlir_order`): the
     parse phase, then the verifier.
     """
@@ -61,7 +65,8 @@ def analyze_chunk(chunk: Chunk, options, source: SourceText | None = None, *, pr
 
             layout = chunk_layout(chunk.text, previous)
             if layout is not None and all_exact(layout):
-                analysis, state = analyze_units(chunk, layout, options, source, previous)
+                analysis, state = analyze_units(chunk, layout, options, source, previous,
+                                                cancelled=cancelled, edit=edit)
                 if state_out is not None:
                     state_out.append(state)
                 return analysis
@@ -87,6 +92,8 @@ def analyze_chunk(chunk: Chunk, options, source: SourceText | None = None, *, pr
         guessed = result.closed or (bool(syntax) and not brackets_balance(chunk.text))
         verified = [] if guessed else verify_module(module, options)
         diagnostics = mlir_order(syntax, build, verified, failure_scope(module))
+    except AnalysisCancelled:
+        raise
     except Exception as exc:  # never let a bug hide the user's file
         log.exception("analysis failed")
         pos = source.position(base)

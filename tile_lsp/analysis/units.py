@@ -544,6 +544,54 @@ def split_units(text: str) -> list[Unit] | None:
     return units
 
 
+class AnalysisCancelled(Exception):
+    """Raised inside an analysis whose ``cancelled`` check said yes (a newer version of the text came).
+
+    ``state`` is the :class:`ChunkState` of the work done so far (the units
+    built, those of the previous analysis not reached yet), for the next
+    analysis to reuse; ``None`` when nothing is worth keeping.
+    """
+
+    def __init__(self, state=None):
+        super().__init__("analysis cancelled")
+        self.state = state
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Where the text changed since the analysis whose units are reused, in whole-file terms.
+
+    ``offset``: the first character that differs, in the new text;
+    ``first_line``/``last_line``: the lines of the old text the change
+    spans; ``line_delta``: lines inserted (negative: deleted).  Units of the
+    old text entirely below ``last_line`` move by ``line_delta``; those
+    above ``first_line`` stay; the others are the edited ones.
+    """
+
+    offset: int
+    first_line: int
+    last_line: int
+    line_delta: int
+
+    @staticmethod
+    def between(old: SourceText, new: SourceText) -> "Edit | None":
+        """The edit from ``old`` to ``new`` (``None`` when they are equal)."""
+        if old.text is new.text or old.text == new.text:
+            return None
+        p, s = _edit_span(old.text, new.text)
+        first = old.line_of(p)
+        last = old.line_of(len(old.text) - s)
+        return Edit(p, first, last, (new.line_of(len(new.text) - s) - first) - (last - first))
+
+    def place(self, first_line: int, last_line: int) -> int | None:
+        """How far a unit of the old text at lines ``first_line..last_line`` moves; ``None``: it was edited."""
+        if last_line < self.first_line:
+            return 0
+        if first_line > self.last_line:
+            return self.line_delta
+        return None
+
+
 # ---------------------------------------------------------------------------
 # Per-unit results
 # ---------------------------------------------------------------------------
@@ -771,6 +819,17 @@ class _Pool:
         """A function's result with the header and footer lines ``head`` (see ``_signature``; its body edited)."""
         return self._pick(self.by_head.get(head), first_line)
 
+    def remaining(self) -> list[UnitResult]:
+        """The results nobody took yet, in the order given."""
+        seen: set[int] = set()
+        out = []
+        for found in self.by_text.values():
+            for r in found:
+                if id(r) not in self.taken and id(r) not in seen:
+                    seen.add(id(r))
+                    out.append(r)
+        return out
+
 
 @dataclass
 class ChunkState:
@@ -787,13 +846,16 @@ class ChunkState:
     interned: dict = field(default_factory=dict)
     reused: int = 0
     rebuilt: int = 0
+    #: False for the work of a cancelled analysis: ``units`` is then a flat list of unit results
+    #: (some verified, some not) to reuse, not the chunk's structure
+    complete: bool = True
 
 
 class _ChunkRun:
     """One analysis of a chunk by units (fresh, or reusing ``pool``)."""
 
     def __init__(self, chunk, layout: list[Unit], options, source: SourceText, pool: _Pool | None,
-                 previous: ChunkState | None):
+                 previous: ChunkState | None, cancelled=None, edit: Edit | None = None):
         from tile_lsp.analysis.ir import Module
 
         self.chunk = chunk
@@ -812,6 +874,71 @@ class _ChunkRun:
             self.interned = {k: k for k in previous.interned}  # what the last analysis' keys hold
         self.reused = 0
         self.rebuilt = 0
+        # cancellation: asked between units, once every top-level alias is built (a unit reused
+        # later must find the aliases it refers to)
+        self.cancelled = cancelled
+        self.aliases_left = sum(1 for u in layout if u.kind == "alias")
+        self.edit = edit
+        self.done: list[UnitResult] = []  # the results of the units finished (not containers)
+
+    def _check_cancelled(self) -> None:
+        if self.cancelled is not None and self.aliases_left == 0 and self.cancelled():
+            raise AnalysisCancelled()
+
+    def _focus_child(self, unit: Unit) -> int | None:
+        """The index of the function in ``unit``'s body that the edit is in, when it is worth building first.
+
+        Only while a long analysis reports progress: the unit edited is
+        built before the others and reported at once (see
+        :meth:`_Progress.report_now`).  Functions are isolated from above,
+        so the order in which they are built changes nothing in them.
+        """
+        if self.edit is None or getattr(_PROGRESS, "sink", None) is None:
+            return None
+        focus = self.edit.offset - self.base
+        for k, child in enumerate(unit.children):
+            if child.start <= focus < child.end:
+                return k if child.kind == "function" else None
+        return None
+
+    def carried(self) -> list[Diagnostic]:
+        """Syntax and builder diagnostics of the previous analysis' units not reached yet, placed in the new text."""
+        if self.pool is None:
+            return []
+        out: list[Diagnostic] = []
+        for r in self.pool.remaining():
+            delta = self.edit.place(r.first_line, r.last_line) if self.edit is not None else 0
+            if delta is None:
+                continue
+            found = [*r.issues, *r.build, *(d for c in r.children for d in (*c.issues, *c.build))]
+            out.extend(_shift_diagnostics(found, delta, r.first_line, r.last_line) if delta else found)
+        return out
+
+    def partial_state(self, key: tuple) -> ChunkState:
+        """What a cancelled run leaves for the next one: the units finished and the previous ones not reached.
+
+        The previous analysis' units are moved to this run's text (those the
+        edit touched are dropped), so that every result kept is in the
+        coordinates of ``self.chunk``'s text.
+        """
+        from tile_lsp.analysis.builder import resolve_location_aliases
+
+        resolve_location_aliases(self.module, (op for top in getattr(self, "new_ops", ()) for op in top.walk()))
+        kept = list(self.done)
+        if self.pool is not None:
+            for r in self.pool.remaining():
+                delta = self.edit.place(r.first_line, r.last_line) if self.edit is not None else 0
+                if delta is None:
+                    continue
+                if delta:
+                    self._move(r, delta)
+                kept.append(r)
+        aliases = self.previous_aliases if self.previous_aliases is not None else \
+            (self.module.attr_aliases, self.module.type_aliases)
+        state = ChunkState(self.chunk.text, self.first_line, kept, key, self.module.line_span, aliases=aliases,
+                           layout=self.layout, complete=False)
+        state.interned = _used_keys(self.interned)
+        return state
 
     # -- building ---------------------------------------------------------------
 
@@ -903,8 +1030,23 @@ class _ChunkRun:
 
         inner_block = Block(parent=region)
         inner_scope = Scope(parent=scope, isolated=True)
-        for child in unit.children:
-            res.children.append(self._unit(child, inner_block, inner_scope))
+        focus = self._focus_child(unit)
+        if focus is None:
+            for child in unit.children:
+                res.children.append(self._unit(child, inner_block, inner_scope))
+        else:
+            # the edited function first, reported at once; then the others, and the body put in order
+            order = [focus] + [k for k in range(len(unit.children)) if k != focus]
+            results: list = [None] * len(order)
+            pieces: list = [None] * len(order)
+            for k in order:
+                before = len(inner_block.operations)
+                results[k] = self._unit(unit.children[k], inner_block, inner_scope)
+                pieces[k] = inner_block.operations[before:]
+                if k == focus and sink is not None:
+                    sink.report_now()
+            inner_block.operations[:] = [op for piece in pieces for op in piece]
+            res.children = results
         if inner_block.operations:
             region.blocks.append(inner_block)
             inner_block.range = Range(inner_block.operations[0].range.start, inner_block.operations[-1].range.end)
@@ -1080,6 +1222,7 @@ class _ChunkRun:
         return True
 
     def _unit(self, unit: Unit, block, scope) -> UnitResult:
+        self._check_cancelled()
         text = self.chunk.text[unit.start:unit.end]
         first, last = self._unit_lines(unit)
         sink = getattr(_PROGRESS, "sink", None)
@@ -1087,20 +1230,28 @@ class _ChunkRun:
             old = self.pool.take(text, first)
             if old is not None and old.kind == unit.kind:
                 res = self._reuse(old, first, last, block)
-                if sink is not None:
-                    sink.unit_done(res)
+                self._finished(unit, res, sink)
                 return res
         self.rebuilt += 1
         if unit.kind == "container":
-            return self._build_container(unit, block, scope, first, last)
+            res = self._build_container(unit, block, scope, first, last)
+            if res.kind != "container":
+                self.done.append(res)  # parsed whole
+            return res
         res = None
         if unit.kind == "function":
             res = self._build_function(unit, block, scope, first, last)
         if res is None:
             res = self._plain(unit, block, scope, first, last)
+        self._finished(unit, res, sink)
+        return res
+
+    def _finished(self, unit: Unit, res: UnitResult, sink) -> None:
+        self.done.append(res)
+        if unit.kind == "alias":
+            self.aliases_left -= 1
         if sink is not None:
             sink.unit_done(res)
-        return res
 
     def _plain(self, unit: Unit, block, scope, first: int, last: int) -> UnitResult:
         text = self.chunk.text[unit.start:unit.end]
@@ -1119,22 +1270,26 @@ class _ChunkRun:
         self.reused += 1
         delta = first - old.first_line
         if delta:
-            shifter = _Shifter(delta, self.foreign)
-            for op in old.ops:
-                shifter.op(op)
-            old.issues = _shift_diagnostics(old.issues, delta, old.first_line, old.last_line)
-            old.build = _shift_diagnostics(old.build, delta, old.first_line, old.last_line)
-            if old.verify is not None:
-                if old.uses_locations:
-                    old.verify = None  # file locations are shown at fixed lines: verify again
-                else:
-                    old.verify = _shift_diagnostics(old.verify, delta, old.first_line, old.last_line)
-            _shift_children(old, delta, old.first_line, old.last_line)
-            old.first_line, old.last_line = first, last
+            self._move(old, delta)
         for op in old.ops:
             op.parent = block
             block.operations.append(op)
         return old
+
+    def _move(self, old: UnitResult, delta: int) -> None:
+        """Move ``old``'s IR, diagnostics and lines down by ``delta`` lines."""
+        shifter = _Shifter(delta, self.foreign)
+        for op in old.ops:
+            shifter.op(op)
+        old.issues = _shift_diagnostics(old.issues, delta, old.first_line, old.last_line)
+        old.build = _shift_diagnostics(old.build, delta, old.first_line, old.last_line)
+        if old.verify is not None:
+            if old.uses_locations:
+                old.verify = None  # file locations are shown at fixed lines: verify again
+            else:
+                old.verify = _shift_diagnostics(old.verify, delta, old.first_line, old.last_line)
+        _shift_children(old, delta, old.first_line, old.last_line)
+        old.first_line, old.last_line = old.first_line + delta, old.last_line + delta
 
     def build(self) -> list[UnitResult]:
         from tile_lsp.analysis.builder import Scope
@@ -1191,6 +1346,7 @@ class _ChunkRun:
 
         def level(results: list[UnitResult], symbols: tuple, chain: tuple) -> None:
             for n, res in enumerate(results):
+                self._check_cancelled()
                 if res.kind == "container" and len(res.ops) == 1 and res.ops[0].regions:
                     op = res.ops[0]
                     start = len(ctx.diagnostics)
@@ -1304,15 +1460,21 @@ def _collect(units: list[UnitResult], module=None) -> list[Diagnostic]:
     return mlir_order(issues, build, verify, failure_scope(module))
 
 
-def analyze_units(chunk, layout: list[Unit], options, source: SourceText, previous: ChunkState | None = None):
+def analyze_units(chunk, layout: list[Unit], options, source: SourceText, previous: ChunkState | None = None,
+                  *, cancelled=None, edit: Edit | None = None):
     """Analyse ``chunk`` unit by unit; returns ``(ChunkAnalysis, ChunkState)``.
 
     ``previous`` is the state of the last analysis of the same document
     chunk (reused where units are unchanged); ``None`` for a fresh analysis.
+    ``cancelled``, when given, is asked between units (a cheap call, from
+    this thread); once it answers true, :class:`AnalysisCancelled` is raised
+    carrying the work done so far (see :meth:`_ChunkRun.partial_state`).
+    ``edit`` is where the text changed since ``previous``: while a long
+    analysis reports progress, the function edited is built first.
     """
     from tile_lsp.analysis.api import ChunkAnalysis
 
-    run = _ChunkRun(chunk, layout, options, source, None, previous)
+    run = _ChunkRun(chunk, layout, options, source, None, previous, cancelled, edit)
     alias_key = tuple(chunk.text[u.start:u.end] for u in layout if u.kind == "alias")
     alias_lines = tuple(u.line for u in layout if u.kind == "alias")
     # aliases are reused in place: only when none changed or moved (a chunk without any may move)
@@ -1320,8 +1482,18 @@ def analyze_units(chunk, layout: list[Unit], options, source: SourceText, previo
     if previous is not None and previous.alias_key == key:
         run.pool = _Pool([r for r in _walk_results(previous.units, into_functions=False) if r.kind != "container"])
         run.previous_aliases = previous.aliases
-    units = run.build()
-    run.verify(units)
+    sink = getattr(_PROGRESS, "sink", None)
+    if sink is not None:
+        sink.carry = run.carried
+    try:
+        units = run.build()
+        run.verify(units)
+    except AnalysisCancelled as stop:
+        stop.state = run.partial_state(key)
+        raise
+    finally:
+        if sink is not None:
+            sink.carry = None
     state = ChunkState(chunk.text, run.first_line, units, key, run.module.line_span, layout=layout)
     state.interned = _used_keys(run.interned)
     state.aliases = (run.module.attr_aliases, run.module.type_aliases)
@@ -1484,6 +1656,18 @@ class _Progress:
         self.every = every
         self.done: list[Diagnostic] = []
         self.partial: list[Diagnostic] = []
+        # the diagnostics the previous (cancelled) analysis found in the units not reached yet
+        self.carry = None
+
+    def known(self) -> list[Diagnostic]:
+        """What is known now: chunks done, units built so far, units of the last analysis not reached yet."""
+        carried = self.carry() if self.carry is not None else []
+        return self.done + sorted(self.partial + carried, key=Diagnostic.sort_key)
+
+    def report_now(self) -> None:
+        """Report at once (the unit just built is the one the user edited), even when nothing is found."""
+        self.report(self.known())
+        self.next = time.perf_counter() + self.every
 
     def unit_done(self, res: UnitResult) -> None:
         for r in (res, *res.children):
@@ -1492,11 +1676,13 @@ class _Progress:
         now = time.perf_counter()
         if self.next is None:
             self.next = now + self.first_after
-        elif now >= self.next and (self.done or self.partial):
-            # nothing found yet is no news: the client of a first analysis shows nothing already, and
-            # an empty list would look like the final answer
-            self.next = now + self.every
-            self.report(self.done + sorted(self.partial, key=Diagnostic.sort_key))
+        elif now >= self.next:
+            known = self.known()
+            if known:
+                # nothing found yet is no news: the client of a first analysis shows nothing already,
+                # and an empty list would look like the final answer
+                self.next = now + self.every
+                self.report(known)
 
     def chunk_done(self, diagnostics: list[Diagnostic]) -> None:
         self.done.extend(diagnostics)
@@ -1511,6 +1697,11 @@ class IncrementalAnalyzer:
     the IR of reused units is moved in place, so two analyses of one
     document must not overlap.  ``last_stats`` tells how many units the
     last call reused and rebuilt.
+
+    An analysis can be cancelled (``cancelled``): the units it finished are
+    kept, and the next analysis reuses them, as rust-analyzer keeps what a
+    cancelled query computed.  Until one analysis of the document completes,
+    each reports progress, and builds the function just edited first.
     """
 
     def __init__(self) -> None:
@@ -1518,20 +1709,32 @@ class IncrementalAnalyzer:
         self._chunks: list[ChunkState] = []
         self._options_key: tuple | None = None
         self._source: SourceText | None = None
+        self._complete = False  # the states in _chunks are those of a finished analysis
         self.last_stats: tuple[int, int] = (0, 0)
 
+    @property
+    def complete(self) -> bool:
+        """Whether the last analysis ran to its end (not cancelled); ``False`` before the first one."""
+        return self._complete
+
     def analyze(self, text: str, options=None, *, progress=None, first_after: float = 0.5, every: float = 2.0,
-                blocking: bool = True):
+                blocking: bool = True, cancelled=None):
         """Analyse ``text``; never raises on bad input (see ``analyze_text``).
 
-        ``progress``, when given and this is the document's first analysis
-        (or the first since the options changed), is called (in the calling
+        ``progress``, when given and no analysis of the document (since the
+        options changed) has completed yet, is called (in the calling
         thread) with the diagnostics known so far when a unit is done ``first_after`` seconds
         after the first one, then every ``every`` seconds: those of the
-        chunks done and the syntax and IR-building diagnostics of the units
-        built so far.  The returned analysis is complete.  With
+        chunks done, the syntax and IR-building diagnostics of the units
+        built so far, and those a cancelled analysis found in the units not
+        reached yet; and at once after the function the last edit is in,
+        which is built first.  The returned analysis is complete.  With
         ``blocking=False``, ``None`` is returned at once when another
         analysis of the document is running.
+
+        ``cancelled``: a cheap callable asked between units; when it answers
+        true the analysis stops and returns ``None``, keeping what it built
+        for the next call.
         """
         from tile_lsp.analysis.api import AnalysisOptions
 
@@ -1539,11 +1742,11 @@ class IncrementalAnalyzer:
         if not self._lock.acquire(blocking=blocking):
             return None
         try:
-            return self._analyze(text, options, progress, first_after, every)
+            return self._analyze(text, options, progress, first_after, every, cancelled)
         finally:
             self._lock.release()
 
-    def _analyze(self, text: str, options, progress, first_after: float, every: float):
+    def _analyze(self, text: str, options, progress, first_after: float, every: float, cancelled):
         from tile_lsp.analysis.api import DocumentAnalysis
         from tile_lsp.analysis.pipeline import analyze_chunk
         from tile_lsp.analysis.split import Chunk, split_chunks
@@ -1551,17 +1754,21 @@ class IncrementalAnalyzer:
         key = _options_key(options)
         if key != self._options_key:
             self._chunks = []
+            self._complete = False
             self._options_key = key
         chunks = split_chunks(text) if options.split_input_file else [Chunk(0, 0, text)]
-        source = updated_source(self._source, text) if self._source is not None else SourceText(text)
+        old_source = self._source
+        source = updated_source(old_source, text) if old_source is not None else SourceText(text)
+        edit = Edit.between(old_source, source) if old_source is not None and self._chunks else None
         self._source = source
         previous = {c.text: c for c in self._chunks}
         states: list[ChunkState] = []
         results = []
         reused = rebuilt = 0
         # only a first analysis is long enough to be worth partial reports
-        sink = _Progress(progress, first_after, every) if progress is not None and not self._chunks else None
+        sink = _Progress(progress, first_after, every) if progress is not None and not self._complete else None
         _PROGRESS.sink = sink
+        n = 0
         try:
             used: set[int] = set()
             for n, chunk in enumerate(chunks):
@@ -1573,7 +1780,8 @@ class IncrementalAnalyzer:
                 if prev is not None:
                     used.add(id(prev))
                 state_box: list = []
-                results.append(analyze_chunk(chunk, options, source, previous=prev, state_out=state_box))
+                results.append(analyze_chunk(chunk, options, source, previous=prev, state_out=state_box,
+                                             cancelled=cancelled, edit=edit))
                 if sink is not None:
                     sink.chunk_done(results[-1].diagnostics)
                 if state_box:
@@ -1582,8 +1790,15 @@ class IncrementalAnalyzer:
                     rebuilt += state_box[0].rebuilt
                 else:
                     states.append(ChunkState(chunk.text, 0, [], (), (0, 0)))
+        except AnalysisCancelled as stop:
+            # the chunks done, the work on this one, and the older states of the chunks not reached
+            kept = states + ([stop.state] if stop.state is not None else [])
+            self._chunks = kept + [c for c in self._chunks if id(c) not in used][:max(0, len(chunks) - len(kept))]
+            self._complete = False
+            return None
         finally:
             _PROGRESS.sink = None
         self._chunks = states
+        self._complete = True
         self.last_stats = (reused, rebuilt)
         return DocumentAnalysis(text, results)

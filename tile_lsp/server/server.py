@@ -369,10 +369,14 @@ class TileLanguageServer(LanguageServer):
         Only the units an edit touched are analysed again
         (:class:`~tile_lsp.analysis.units.IncrementalAnalyzer`); ``progress``
         receives the diagnostics found so far when the analysis is long.
+        A newer version of the document (or its closing) cancels the
+        analysis between two units: ``None`` is returned, and what was built
+        is kept for the analysis of the newer text.
         """
         if not self._is_current(uri, state, generation):
             return None
-        return state.analyzer.analyze(text, options, progress=progress)
+        return state.analyzer.analyze(text, options, progress=progress,
+                                      cancelled=lambda: not self._is_current(uri, state, generation))
 
     def _progress_publisher(
         self, loop: asyncio.AbstractEventLoop, uri: str, state: _DocumentState, generation: int,
