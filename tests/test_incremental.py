@@ -450,3 +450,18 @@ def test_the_edited_function_is_built_and_reported_first(corpus, edited):
     as_tuples = [(d.message, d.range.start.line, d.range.start.character) for d in first]
     expected = [(m, r[0], r[1]) for _, m, _, r, _ in final]
     assert as_tuples == expected  # the edited entry's error and the second entry's, where they are now
+
+
+def test_an_undefined_location_alias_of_a_reused_entry_is_still_reported_where_it_now_is():
+    text = "cuda_tile.module @m {\n  entry @a() {\n    return\n  }\n  entry @b() {\n    return loc(#nope)\n  }\n}\n"
+    inc = IncrementalAnalyzer()
+    versions = [text,
+                text.replace("entry @a() {\n", "entry @a() {\n\n"),  # a line inserted above entry @b
+                "#nope = loc(\"k.py\":1:1)\n" + text,  # the alias defined: the error goes
+                text]
+    for version in versions:
+        got = _diagnostics(inc.analyze(version))
+        assert got == _diagnostics(analyze_text(version))
+        assert len(got) == (0 if version.startswith("#nope") else 1)
+    inc.analyze(versions[1])
+    assert inc.last_stats[0] >= 1  # entry @b reused, its error found again

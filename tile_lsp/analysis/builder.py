@@ -1553,12 +1553,13 @@ def resolve_location_aliases(module, ops) -> None:
             op.location = aliases[loc.alias]
 
 
-def undefined_location_aliases(module) -> list[Diagnostic]:
+def undefined_location_aliases(module, ops=None) -> list[Diagnostic]:
     """"operation location alias was never defined", at each ``loc(#alias)`` of an op naming no alias of
     ``module``; in text order.  MLIR ``OperationParser::finalize`` reports them when the whole text is
-    parsed (after everything else of the parse phase: their code is one of ``LATE_PARSE_CODES``)."""
+    parsed (after everything else of the parse phase: their code is one of ``LATE_PARSE_CODES``).
+    ``ops``: the ops to look at, in text order (default: all of ``module``'s)."""
     out = []
-    for op in module.walk():
+    for op in module.walk() if ops is None else ops:
         loc = op.location
         if isinstance(loc, A.LocationAttr) and loc.kind == "alias" and loc.alias not in module.attr_aliases:
             out.append(Diagnostic(Severity.ERROR, "operation location alias was never defined", loc.range,

@@ -633,6 +633,20 @@ class UnitResult:
     blanked: frozenset = frozenset()
     # a function's: the syntax and builder diagnostics of its statements (None: not gathered yet)
     statement_diagnostics: tuple[list[Diagnostic], list[Diagnostic]] | None = None
+    # the ops of the unit (a container: its own op only) located by ``loc(#alias)``, in text order
+    # (None: not looked for yet); the IR of a reused unit is moved, not rebuilt, so the list stays true
+    alias_located: list | None = None
+
+    def ops_located_by_alias(self) -> list:
+        """The unit's ops whose location is still ``loc(#alias)`` (no alias of that name resolved it)."""
+        if self.alias_located is None:
+            if self.kind == "container":
+                ops = self.ops[:1]
+            else:
+                ops = [o for top in self.ops for o in top.walk()]
+            self.alias_located = [o for o in ops if isinstance(o.location, A.LocationAttr)
+                                  and o.location.kind == "alias"]
+        return self.alias_located
 
     def gather_statements(self) -> tuple[list[Diagnostic], list[Diagnostic]]:
         """(syntax, builder) diagnostics of a function's statements, gathered once per version."""
@@ -1421,6 +1435,15 @@ def _walk_results(units: list[UnitResult], into_functions: bool = True):
             yield from _walk_results(r.children, into_functions)
 
 
+def _alias_located_ops(units: list[UnitResult]):
+    """The ops of ``units`` located by ``loc(#alias)``, in text order, from each unit's
+    :meth:`UnitResult.ops_located_by_alias` (the module is not walked again on every edit)."""
+    for r in units:
+        yield from r.ops_located_by_alias()
+        if r.kind == "container":
+            yield from _alias_located_ops(r.children)
+
+
 def _collect(units: list[UnitResult], module=None) -> list[Diagnostic]:
     """Diagnostics in the order the whole-chunk pipeline reports them (:func:`mlir_order`)."""
     issues: list[Diagnostic] = []
@@ -1453,7 +1476,7 @@ def _collect(units: list[UnitResult], module=None) -> list[Diagnostic]:
     if module is not None:
         from tile_lsp.analysis.builder import undefined_location_aliases
 
-        build.extend(undefined_location_aliases(module))
+        build.extend(undefined_location_aliases(module, _alias_located_ops(units)))
     walk_verify(units)
     from tile_lsp.analysis.pipeline import failure_scope
 
