@@ -25,7 +25,7 @@ from tile_lsp import __version__
 from tile_lsp.analysis.diagnostics import Diagnostic, Note, Position, Range, Severity
 from tile_lsp.analysis.split import has_split_marker
 from tile_lsp.server.convert import to_lsp_diagnostic, to_lsp_diagnostics
-from tile_lsp.server.server import create_server, guarded
+from tile_lsp.server.server import EditDelay, create_server, guarded
 from tile_lsp.server.settings import DEFAULT_DEBOUNCE_MS, ServerSettings
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -309,6 +309,39 @@ async def test_debounce_can_be_changed_by_configuration(client: RecordingClient)
     change_doc(client, uri, 2, [edit(0, 0, 0, 0, "// comment\n")])
     # With the initial 5 s debounce this would time out.
     await wait_for_publish(client, uri, version=2, timeout=4.0)
+
+
+def test_edit_delay_is_the_debounce_until_a_change_was_analysed_then_the_recent_work():
+    delay = EditDelay()
+    assert delay.delay(0.15) == 0.15  # nothing known yet: the configured debounce
+    delay.record(0.004)
+    assert delay.delay(0.15) == 0.004
+    delay.record(0.060)
+    delay.record(0.010)
+    assert delay.delay(0.15) == 0.060  # the longest of the last three
+    delay.record(0.020)
+    delay.record(0.030)
+    assert delay.delay(0.15) == 0.030  # 0.060 is no longer among them
+    delay.record(2.0)
+    assert delay.delay(0.15) == 0.15  # never more than the debounce
+
+
+@pytest.mark.asyncio
+async def test_a_quick_document_is_analysed_sooner_than_the_debounce_after_its_first_change(client: RecordingClient):
+    await initialize(client, {"debounceMs": 1500})
+    uri = "file:///workspace/adaptive.mlir"
+    open_doc(client, uri, VALID, version=1)
+    await wait_for_publish(client, uri, version=1)
+    start = time.monotonic()
+    change_doc(client, uri, 2, [edit(0, 0, 0, 0, "// one\n")])
+    await wait_for_publish(client, uri, version=2, timeout=10.0)
+    first = time.monotonic() - start
+    assert first >= 1.5  # no change analysed yet: the whole debounce
+    start = time.monotonic()
+    change_doc(client, uri, 3, [edit(0, 0, 0, 0, "// two\n")])
+    await wait_for_publish(client, uri, version=3, timeout=10.0)
+    second = time.monotonic() - start
+    assert second < 1.0, f"the second change waited {second:.2f} s"  # about as long as the last analysis took
 
 
 @pytest.mark.asyncio

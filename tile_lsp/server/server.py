@@ -5,8 +5,10 @@ workspace, incremental sync), runs :func:`tile_lsp.analysis.api.analyze_text`
 in a worker thread and publishes the diagnostics:
 
 * ``textDocument/didOpen``: analysed at once;
-* ``textDocument/didChange``: analysed ``debounceMs`` (150 ms by default)
-  after the last change;
+* ``textDocument/didChange``: analysed after the last change, at most
+  ``debounceMs`` (150 ms by default) after it, sooner once the document's
+  analyses are quick (:class:`EditDelay`); a change cancels the analysis in
+  flight (it stops between two units and its work is reused);
 * ``textDocument/didClose``: an empty list is published;
 * ``workspace/didChangeConfiguration``: settings updated, open documents
   analysed again.
@@ -82,6 +84,35 @@ class AnalysisSnapshot(NamedTuple):
     analysis: DocumentAnalysis
 
 
+class EditDelay:
+    """How long after a change to start analysing it: the debounce, adapted to the document.
+
+    Until an analysis of a change has completed, the configured debounce
+    (``debounceMs``); then as long as the longest of the last three such
+    analyses took, and never more than the debounce.  A keystroke that
+    comes while an analysis runs cancels it, so waiting about as long as an
+    analysis takes bounds the work thrown away at about half, while the
+    diagnostics of a quick document follow the keystroke almost at once
+    (the issue's "the delay the user sees is the work, not a fixed wait").
+    Durations are in seconds.
+    """
+
+    KEPT = 3
+
+    def __init__(self) -> None:
+        self._recent: list[float] = []
+
+    def record(self, seconds: float) -> None:
+        """Note how long the analysis of a change took (from its start in the worker to its end)."""
+        self._recent = (self._recent + [seconds])[-self.KEPT:]
+
+    def delay(self, debounce_s: float) -> float:
+        """The wait before analysing the next change, at most ``debounce_s``."""
+        if not self._recent:
+            return debounce_s
+        return min(debounce_s, max(self._recent))
+
+
 @dataclass
 class _DocumentState:
     """Per-URI bookkeeping of the server (the text itself lives in pygls)."""
@@ -92,6 +123,7 @@ class _DocumentState:
     index: "DocumentIndex | None" = None  # index of ``latest.analysis``, built on first use
     # re-analyses only the top-level units an edit touched (tile_lsp.analysis.units)
     analyzer: IncrementalAnalyzer = field(default_factory=IncrementalAnalyzer)
+    edit_delay: EditDelay = field(default_factory=EditDelay)
 
 
 class RequestFailed(JsonRpcException):
@@ -306,8 +338,11 @@ class TileLanguageServer(LanguageServer):
         self.schedule_analysis(uri, delay_s=0.0)
 
     def document_changed(self, uri: str) -> None:
-        """Note a change of ``uri`` and analyse it after the debounce delay."""
-        self.schedule_analysis(uri, delay_s=self.settings.debounce_s)
+        """Note a change of ``uri`` and analyse it after the document's :class:`EditDelay`."""
+        state = self._docs.get(uri)
+        if state is None:
+            return
+        self.schedule_analysis(uri, delay_s=state.edit_delay.delay(self.settings.debounce_s), change=True)
 
     def document_closed(self, uri: str) -> None:
         """Forget ``uri``, drop its pending analysis and clear its diagnostics."""
@@ -323,8 +358,11 @@ class TileLanguageServer(LanguageServer):
         for uri in list(self._docs):
             self.schedule_analysis(uri, delay_s=delay_s)
 
-    def schedule_analysis(self, uri: str, *, delay_s: float) -> None:
+    def schedule_analysis(self, uri: str, *, delay_s: float, change: bool = False) -> None:
         """Analyse ``uri`` after ``delay_s`` seconds, superseding earlier requests.
+
+        ``change``: the analysis is that of an edit (its duration goes to
+        the document's :class:`EditDelay`).
 
         Does nothing for a document that is not open.  Must be called from the
         event loop thread.
@@ -335,7 +373,7 @@ class TileLanguageServer(LanguageServer):
         state.generation += 1
         if state.pending is not None and not state.pending.done():
             state.pending.cancel()
-        task = asyncio.ensure_future(self._analyze_and_publish(uri, state, state.generation, delay_s))
+        task = asyncio.ensure_future(self._analyze_and_publish(uri, state, state.generation, delay_s, change))
         state.pending = task
 
     def shutdown_analyses(self) -> None:
@@ -406,7 +444,7 @@ class TileLanguageServer(LanguageServer):
             self.publish(uri, version, diagnostics)
 
     async def _analyze_and_publish(
-        self, uri: str, state: _DocumentState, generation: int, delay_s: float
+        self, uri: str, state: _DocumentState, generation: int, delay_s: float, change: bool = False
     ) -> None:
         """Task body: wait ``delay_s``, analyse in a worker, publish if still current.
 
@@ -432,6 +470,8 @@ class TileLanguageServer(LanguageServer):
             )
             if analysis is None or not self._is_current(uri, state, generation):
                 return
+            if change:
+                state.edit_delay.record(time.perf_counter() - started)
             state.latest = AnalysisSnapshot(version, analysis)
             diagnostics = to_lsp_diagnostics(
                 analysis.diagnostics,

@@ -38,7 +38,8 @@ SETTINGS: tuple[tuple[str, str, str, str], ...] = (
      ('Target GPU ("sm_90", "sm_100a", or the number 90) for checks that need a compute capability '
       "when the IR names none (nv_tileaa.compute_capability); null: none.")),
     ("debounceMs", "number", str(DEFAULT_DEBOUNCE_MS),
-     "Milliseconds between the last change of a document and its analysis."),
+     ("Most milliseconds between the last change of a document and its analysis; less once the "
+      "document's analyses are quick: as long as the longest of its last three took.")),
     ("inlayHints.enabled", "boolean", "true",
      "Show inlay hints at all; false hides both kinds below."),
     ("inlayHints.resultTypes", "boolean", "true",
@@ -77,7 +78,8 @@ class ServerSettings:
     ``target_gpu``: the target (``"sm_90"``) and ``target_sm`` its compute
     capability (``90``), passed as ``AnalysisOptions.target_sm``; ``None``:
     no target.
-    ``debounce_ms``: delay between the last ``didChange`` and the analysis.
+    ``debounce_ms``: the longest delay between the last ``didChange`` and
+    the analysis (:class:`tile_lsp.server.server.EditDelay` shortens it).
     ``inlay_result_types`` / ``inlay_tile_sizes``: the two kinds of inlay
     hints (:class:`tile_lsp.analysis.inlay_hints.InlayHintOptions`), both
     off when ``inlay_enabled`` is false.
