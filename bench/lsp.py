@@ -15,7 +15,9 @@ locations): distinct entries, each renamed with a numeric suffix, inside one
    after an SSA name where it is defined (the entry's uses of it become
    undefined), a digit in an integer literal, a letter after an op name (an
    unknown op); time from the ``didChange`` to the ``publishDiagnostics`` of
-   that version, minus the debounce;
+   that version, the debounce included (the server waits at most
+   ``debounceMs``, less once its analyses of edits are quick: what the
+   user sees is the whole wait);
 4. ``--queries`` hover, definition and completion requests at random SSA
    values (uses in operand lists): time to each response;
 5. the server's resident memory (``VmRSS`` and peak ``VmHWM`` of
@@ -28,7 +30,7 @@ locations): distinct entries, each renamed with a numeric suffix, inside one
    complete diagnostics of the last version.
 
 Prints p50/p95 (and max) of each latency and whether each target of the
-project is met: edit-to-diagnostics p95 <= 50 ms beyond the debounce,
+project is met: edit-to-diagnostics p95 <= 50 ms, debounce included,
 hover/definition/completion p95 <= 20 ms, first diagnostics <= 1.5 s, RSS
 <= 300 MB.  Exits 0 whatever the figures (it measures; it does not gate).
 
@@ -236,7 +238,6 @@ def _edits_while_opening(client: "Client", uri: str, text: str, sites: dict, rnd
                                                                      "version": version, "text": text}})
     time.sleep(max(0.0, opened + args.edit_after - time.perf_counter()))
     waits: list[float] = []
-    debounce = args.debounce / 1000
     kinds = sorted(k for k, v in sites.items() if v)
     for n in range(args.open_edits):
         line, col, char = rnd.choice(sites[kinds[n % len(kinds)]])
@@ -248,13 +249,13 @@ def _edits_while_opening(client: "Client", uri: str, text: str, sites: dict, rnd
             sent = client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version},
                                                             "contentChanges": [change]})
             t, _ = client.wait_diagnostics(uri, version)
-            waits.append(t - sent - debounce)
+            waits.append(t - sent)
     while not client.request("textDocument/documentSymbol", {"textDocument": {"uri": uri}})[1].get("result"):
         time.sleep(0.25)
     complete = time.perf_counter() - opened
     print(f"reopened, {len(waits)} edits typed from {args.edit_after:.1f} s into the first analysis "
           f"(complete {complete:.1f} s after didOpen):")
-    _report("edit during first analysis -> diagnostics (- debounce)", waits, None)
+    _report("edit during first analysis -> diagnostics", waits, None)
     ok = max(waits) <= 1.0
     print(f"  no edit waits more than 1 s: {'met' if ok else 'NOT met'}")
     return ok
@@ -329,7 +330,6 @@ def main(argv: list[str] | None = None) -> int:
         by_kind: dict[str, list[float]] = {}
         sites = _edit_sites(lines)
         kinds = sorted(k for k, v in sites.items() if v)
-        debounce = args.debounce / 1000
         for n in range(args.edits):
             kind = kinds[n % len(kinds)]
             line, col, char = rnd.choice(sites[kind])
@@ -342,13 +342,13 @@ def main(argv: list[str] | None = None) -> int:
                 sent = client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version},
                                                                 "contentChanges": [change]})
                 t, params = client.wait_diagnostics(uri, version)
-                edit_times.append(t - sent - debounce)
+                edit_times.append(t - sent)
                 edit_cpu.append(client.cpu_seconds() - cpu)
-                by_kind.setdefault(kind, []).append(t - sent - debounce)
+                by_kind.setdefault(kind, []).append(t - sent)
         for kind in kinds:
             if kind in by_kind:  # fewer edits than kinds: some kinds not typed
                 _report(f"  typing in an {kind}" if kind == "opname" else f"  typing in a {kind}", by_kind[kind], None)
-        results_ok["edit"] = _report("edit -> diagnostics (- debounce)", edit_times, TARGETS["edit"])
+        results_ok["edit"] = _report("edit -> diagnostics (debounce included)", edit_times, TARGETS["edit"])
         # what the server computed, whatever else runs on the machine (clock ticks of 10 ms)
         _report("  server CPU time per edit", edit_cpu, None)
         load = os.getloadavg()[0]
