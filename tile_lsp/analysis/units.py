@@ -544,6 +544,11 @@ def split_units(text: str) -> list[Unit] | None:
     return units
 
 
+class _Reorder(Exception):
+    """Raised when a container built with its edited function first turns out to depend on the order
+    (a unit put names in the body's scope): it is built again, in order."""
+
+
 class AnalysisCancelled(Exception):
     """Raised inside an analysis whose ``cancelled`` check said yes (a newer version of the text came).
 
@@ -633,6 +638,11 @@ class UnitResult:
     blanked: frozenset = frozenset()
     # a function's: the syntax and builder diagnostics of its statements (None: not gathered yet)
     statement_diagnostics: tuple[list[Diagnostic], list[Diagnostic]] | None = None
+    # whether the scope the unit was built in was empty (no value, no forward reference), and whether
+    # building it put names in that scope or resolved names waiting there: a unit is reused only
+    # when neither its build nor the scope it is reused in depends on the other units
+    scope_clean: bool = True
+    leaks: bool = False
     # the ops of the unit (a container: its own op only) located by ``loc(#alias)``, in text order
     # (None: not looked for yet); the IR of a reused unit is moved, not rebuilt, so the list stays true
     alias_located: list | None = None
@@ -1004,8 +1014,15 @@ class _ChunkRun:
         build = without_recovery_cascades(builder.diagnostics, result, text, self.source, base)
         return ops, issues, build, tuple(aliases), result
 
-    def _build_container(self, unit: Unit, block, scope, first: int, last: int) -> UnitResult:
-        """Build a container op from its header and footer lines (body blanked) and its body units."""
+    def _build_container(self, unit: Unit, block, scope, first: int, last: int,
+                         allow_focus: bool = True) -> UnitResult:
+        """Build a container op from its header and footer lines (body blanked) and its body units.
+
+        Raises :class:`_Reorder` when it built the edited function first
+        (:meth:`_focus_child`) and a unit of the body put names in the
+        body's scope: then the order matters, and the caller builds it
+        again with ``allow_focus=False``.
+        """
         from tile_lsp.analysis.builder import Builder
         from tile_lsp.analysis.ir import Block
         from tile_lsp.grammar.parse import parse
@@ -1044,7 +1061,7 @@ class _ChunkRun:
 
         inner_block = Block(parent=region)
         inner_scope = Scope(parent=scope, isolated=True)
-        focus = self._focus_child(unit)
+        focus = self._focus_child(unit) if allow_focus else None
         if focus is None:
             for child in unit.children:
                 res.children.append(self._unit(child, inner_block, inner_scope))
@@ -1059,6 +1076,8 @@ class _ChunkRun:
                 pieces[k] = inner_block.operations[before:]
                 if k == focus and sink is not None:
                     sink.report_now()
+            if any(r.leaks or not r.scope_clean for r in results):
+                raise _Reorder()
             inner_block.operations[:] = [op for piece in pieces for op in piece]
             res.children = results
         if inner_block.operations:
@@ -1240,23 +1259,38 @@ class _ChunkRun:
         text = self.chunk.text[unit.start:unit.end]
         first, last = self._unit_lines(unit)
         sink = getattr(_PROGRESS, "sink", None)
-        if unit.kind != "container" and self.pool is not None:
+        clean = not scope.values and not scope.pending
+        if unit.kind != "container" and self.pool is not None and clean:
             old = self.pool.take(text, first)
-            if old is not None and old.kind == unit.kind:
+            if old is not None and old.kind == unit.kind and old.scope_clean and not old.leaks:
                 res = self._reuse(old, first, last, block)
                 self._finished(unit, res, sink)
                 return res
         self.rebuilt += 1
         if unit.kind == "container":
-            res = self._build_container(unit, block, scope, first, last)
+            marks = (len(block.operations), len(self.done), len(getattr(self, "new_ops", ())),
+                     len(sink.partial) if sink is not None else 0)
+            try:
+                res = self._build_container(unit, block, scope, first, last)
+            except _Reorder:
+                # what the first try built goes; its units, taken from the pool, are built again
+                del block.operations[marks[0]:]
+                del self.done[marks[1]:]
+                del self.new_ops[marks[2]:]
+                if sink is not None:
+                    del sink.partial[marks[3]:]
+                res = self._build_container(unit, block, scope, first, last, allow_focus=False)
             if res.kind != "container":
                 self.done.append(res)  # parsed whole
             return res
+        before = _scope_size(scope)
         res = None
         if unit.kind == "function":
             res = self._build_function(unit, block, scope, first, last)
         if res is None:
             res = self._plain(unit, block, scope, first, last)
+        res.scope_clean = clean
+        res.leaks = _scope_size(scope) != before
         self._finished(unit, res, sink)
         return res
 
@@ -1433,6 +1467,11 @@ def _walk_results(units: list[UnitResult], into_functions: bool = True):
         yield r
         if into_functions or r.kind != "function":
             yield from _walk_results(r.children, into_functions)
+
+
+def _scope_size(scope) -> tuple[int, int, int]:
+    """How many values and forward references ``scope`` holds (what a unit built in it may change)."""
+    return len(scope.values), len(scope.pending), sum(len(v) for v in scope.pending.values()) if scope.pending else 0
 
 
 def _alias_located_ops(units: list[UnitResult]):
