@@ -22,7 +22,15 @@ from tile_lsp.dialect.schema import OpDef
 from tile_lsp.dialect.types import Type
 
 
-@dataclass(eq=False)
+def _where(rng: Range | None) -> str:
+    return f" at {rng.start.line + 1}:{rng.start.character + 1}" if rng is not None else ""
+
+
+# The IR is a graph (values know their uses, ops their parents): the reprs name an object and its
+# place instead of recursing through it (a dataclass repr of one op printed much of the module).
+
+
+@dataclass(eq=False, repr=False)
 class Use:
     """One use of a value: the operation, the operand index and the range of the use."""
 
@@ -30,8 +38,11 @@ class Use:
     index: int
     range: Range | None
 
+    def __repr__(self) -> str:
+        return f"<Use: operand {self.index} of {self.owner.name}{_where(self.range)}>"
 
-@dataclass(eq=False)
+
+@dataclass(eq=False, repr=False)
 class Value:
     """An SSA value.  ``name`` is its spelling (``%0``, ``%x#1``, ``%arg0``)."""
 
@@ -40,12 +51,15 @@ class Value:
     range: Range | None = None
     uses: list[Use] = field(default_factory=list)
 
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name} : {self.type}{_where(self.range)}>"
+
     @property
     def defining_op(self) -> "Operation | None":
         return None
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class OpResult(Value):
     """Result ``index`` of operation ``owner``."""
 
@@ -57,7 +71,7 @@ class OpResult(Value):
         return self.owner
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class BlockArgument(Value):
     """Argument ``index`` of ``owner`` block."""
 
@@ -65,7 +79,7 @@ class BlockArgument(Value):
     index: int = 0
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Block:
     """A basic block: optional label (``^bb0``), arguments, operations."""
 
@@ -76,6 +90,10 @@ class Block:
     range: Range | None = None
     label_range: Range | None = None
 
+    def __repr__(self) -> str:
+        return (f"<Block {self.label or ''}({len(self.arguments)} arguments, "
+                f"{len(self.operations)} operations){_where(self.range)}>")
+
     @property
     def parent_op(self) -> "Operation | None":
         return self.parent.parent if self.parent else None
@@ -85,7 +103,7 @@ class Block:
         return self.operations[-1] if self.operations else None
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Region:
     """A region: a list of blocks owned by ``parent``."""
 
@@ -93,12 +111,15 @@ class Region:
     parent: "Operation | None" = None
     range: Range | None = None
 
+    def __repr__(self) -> str:
+        return f"<Region of {len(self.blocks)} blocks{_where(self.range)}>"
+
     @property
     def empty(self) -> bool:
         return not self.blocks
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Operation:
     """An operation.
 
@@ -188,8 +209,12 @@ class Operation:
         a = self.attr("sym_name")
         return getattr(a, "value", None) if a is not None else None
 
+    def __repr__(self) -> str:
+        return (f"<Operation {self.name}: {len(self.operands)} operands, {len(self.results)} results, "
+                f"{len(self.regions)} regions{_where(self.range)}>")
 
-@dataclass(eq=False)
+
+@dataclass(eq=False, repr=False)
 class Module:
     """The IR of one chunk: a top-level block holding the top-level operations.
 
@@ -206,6 +231,9 @@ class Module:
     def walk(self) -> Iterator[Operation]:
         for op in self.body.operations:
             yield from op.walk()
+
+    def __repr__(self) -> str:
+        return f"<Module of {len(self.body.operations)} top-level operations>"
 
 
 class SymbolTable:
