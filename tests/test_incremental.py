@@ -465,3 +465,44 @@ def test_an_undefined_location_alias_of_a_reused_entry_is_still_reported_where_i
         assert len(got) == (0 if version.startswith("#nope") else 1)
     inc.analyze(versions[1])
     assert inc.last_stats[0] >= 1  # entry @b reused, its error found again
+
+
+def _broken_header(text: str) -> str:
+    """``text`` with a line break inside the argument list of its third entry's header: that entry is
+    then an op whose uses wait in the module body's scope (MLIR then finds the later entries' region
+    arguments "already in use")."""
+    line = _entry_lines(text)[2]
+    lines = text.splitlines(keepends=True)
+    cut = lines[line].index("%arg1")
+    lines[line] = lines[line][:cut] + "\n%" + lines[line][cut:]
+    return "".join(lines)
+
+
+def test_units_after_one_that_fills_the_body_scope_are_built_again():
+    text = _module(SIX)
+    inc = IncrementalAnalyzer()
+    inc.analyze(text)
+    broken = _broken_header(text)
+    got = _diagnostics(inc.analyze(broken))
+    fresh = _diagnostics(analyze_text(broken))
+    assert got == fresh
+    assert any("is already in use" in d[1] for d in fresh)
+
+
+def test_the_edited_function_first_falls_back_to_the_order_when_a_unit_fills_the_body_scope():
+    text = _module(SIX)
+    inc = IncrementalAnalyzer()
+    stopped = inc.analyze(text, cancelled=_CancelAfter(3)) is None
+    assert stopped
+    broken = _broken_header(text)
+    stopped = inc.analyze(broken, cancelled=_CancelAfter(3)) is None
+    assert stopped
+    # then a letter typed in the last entry: built first, until the broken entry shows the order matters
+    last = _entry_lines(broken)[-1] + 1
+    lines = broken.splitlines(keepends=True)
+    lines[last] = lines[last].replace("%", "%q", 1)
+    edited = "".join(lines)
+    reports: list = []
+    got = _diagnostics(inc.analyze(edited, progress=reports.append, first_after=60.0, every=60.0))
+    assert reports  # the edited entry was built first and reported
+    assert got == _diagnostics(analyze_text(edited))
