@@ -92,9 +92,9 @@ class EditDelay:
     analyses took, and never more than the debounce.  A keystroke that
     comes while an analysis runs cancels it, so waiting about as long as an
     analysis takes bounds the work thrown away at about half, while the
-    diagnostics of a quick document follow the keystroke almost at once
-    (the issue's "the delay the user sees is the work, not a fixed wait").
-    Durations are in seconds.
+    diagnostics of a quick document follow the keystroke almost at once:
+    what the user waits for is the work, not a fixed delay.  Durations are
+    in seconds.
     """
 
     KEPT = 3
@@ -103,7 +103,7 @@ class EditDelay:
         self._recent: list[float] = []
 
     def record(self, seconds: float) -> None:
-        """Note how long the analysis of a change took (from its start in the worker to its end)."""
+        """Note how long the analysis of a change took (from its hand-over to the worker to its end)."""
         self._recent = (self._recent + [seconds])[-self.KEPT:]
 
     def delay(self, debounce_s: float) -> float:
