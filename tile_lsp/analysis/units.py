@@ -925,15 +925,20 @@ class _ChunkRun:
                 return k if child.kind == "function" else None
         return None
 
-    def carried(self) -> list[Diagnostic]:
-        """Syntax and builder diagnostics of the previous analysis' units not reached yet, placed in the new text."""
+    def _not_reached(self):
+        """``(result, lines it moves)`` for each unit of the previous analysis not reached yet that the
+        edit left whole (those it touched are left out)."""
         if self.pool is None:
-            return []
-        out: list[Diagnostic] = []
+            return
         for r in self.pool.remaining():
             delta = self.edit.place(r.first_line, r.last_line) if self.edit is not None else 0
-            if delta is None:
-                continue
+            if delta is not None:
+                yield r, delta
+
+    def carried(self) -> list[Diagnostic]:
+        """Syntax and builder diagnostics of the previous analysis' units not reached yet, placed in the new text."""
+        out: list[Diagnostic] = []
+        for r, delta in self._not_reached():
             found = [*r.issues, *r.build, *(d for c in r.children for d in (*c.issues, *c.build))]
             out.extend(_shift_diagnostics(found, delta, r.first_line, r.last_line) if delta else found)
         return out
@@ -949,14 +954,10 @@ class _ChunkRun:
 
         resolve_location_aliases(self.module, (op for top in getattr(self, "new_ops", ()) for op in top.walk()))
         kept = list(self.done)
-        if self.pool is not None:
-            for r in self.pool.remaining():
-                delta = self.edit.place(r.first_line, r.last_line) if self.edit is not None else 0
-                if delta is None:
-                    continue
-                if delta:
-                    self._move(r, delta)
-                kept.append(r)
+        for r, delta in self._not_reached():
+            if delta:
+                self._move(r, delta)
+            kept.append(r)
         aliases = self.previous_aliases if self.previous_aliases is not None else \
             (self.module.attr_aliases, self.module.type_aliases)
         state = ChunkState(self.chunk.text, self.first_line, kept, key, self.module.line_span, aliases=aliases,
