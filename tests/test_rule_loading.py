@@ -15,11 +15,9 @@ import subprocess
 import sys
 
 import pytest
-import pytest_lsp
-from pytest_lsp import ClientServerConfig
 
 from tests.conftest import ROOT, server_env
-from tests.test_server_lsp import RecordingClient, initialize, make_recording_client, open_doc, wait_for_publish
+from tests.test_server_lsp import RecordingClient, initialize, open_doc, recording_server, wait_for_publish
 from tests.test_server_spec_hovers import TEXT as SPEC_TEXT
 
 # Installs a hook on ``importlib.import_module``, which rules/__init__.py calls for each rule module.
@@ -83,18 +81,8 @@ srv.serve_stdio()
 """
 
 
-@pytest_lsp.fixture(
-    config=ClientServerConfig(
-        server_command=[sys.executable, "-c", SLOW_RULES_SERVER],
-        client_factory=make_recording_client,
-        server_env=server_env(),
-    ),
-    loop_scope="function",
-)
-async def slow_rules_client(lsp_client: RecordingClient):
-    """A client connected to a server whose rule modules take 0.1 s each to import."""
-    yield
-    await lsp_client.shutdown_session()
+slow_rules_client = recording_server([sys.executable, "-c", SLOW_RULES_SERVER],
+                                     "A client connected to a server whose rule modules take 0.1 s each to import.")
 
 
 @pytest.mark.asyncio

@@ -6,30 +6,18 @@ import sys
 from pathlib import Path
 
 import pytest
-import pytest_lsp
 from lsprotocol import types
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp import LanguageClient, client_capabilities
 
-from tests.conftest import server_env
 from tests.test_cli_conventions import F8_CONSTANT, F8_SM80, HINT_WARNING, HINTED
-from tests.test_server_lsp import RecordingClient, make_recording_client, open_doc, wait_for_publish
+from tests.test_server_lsp import RecordingClient, open_doc, recording_server, wait_for_publish
 from tile_lsp.analysis.api import analyze_text
 from tile_lsp.config import KEYS
 from tile_lsp.server.server import TileLanguageServer
 
 
-@pytest_lsp.fixture(
-    config=ClientServerConfig(
-        server_command=[sys.executable, "-m", "tile_lsp.cli", "serve"],
-        client_factory=make_recording_client,
-        server_env=server_env(),
-    ),
-    loop_scope="function",
-)
-async def client(lsp_client: RecordingClient):
-    """A client connected to ``tile-lsp serve``; tests initialize it with their workspace."""
-    yield
-    await lsp_client.shutdown_session()
+client = recording_server([sys.executable, "-m", "tile_lsp.cli", "serve"],
+                          "A client connected to ``tile-lsp serve``; tests initialize it with their workspace.")
 
 
 async def initialize_in(client: LanguageClient, root: Path, options: dict | None = None) -> None:

@@ -73,18 +73,29 @@ def make_recording_client() -> RecordingClient:
     return client
 
 
-@pytest_lsp.fixture(
-    config=ClientServerConfig(
-        server_command=[sys.executable, "-m", "tile_lsp.server"],
-        client_factory=make_recording_client,
-        server_env=server_env(),
-    ),
-    loop_scope="function",
-)
-async def client(lsp_client: RecordingClient):
-    """A client connected to a fresh server; tests call :func:`initialize` themselves."""
-    yield
-    await lsp_client.shutdown_session()
+def recording_server(command: list[str], doc: str):
+    """A pytest-lsp fixture: a :class:`RecordingClient` connected to a server started by ``command``
+    (in a fresh process per test, with :func:`server_env`), shut down after the test.  Tests call
+    :func:`initialize` themselves.  Bind it to a module name: pytest names the fixture after it."""
+
+    @pytest_lsp.fixture(
+        config=ClientServerConfig(
+            server_command=command,
+            client_factory=make_recording_client,
+            server_env=server_env(),
+        ),
+        loop_scope="function",
+    )
+    async def fixture(lsp_client: RecordingClient):
+        yield
+        await lsp_client.shutdown_session()
+
+    fixture.__doc__ = doc
+    return fixture
+
+
+client = recording_server([sys.executable, "-m", "tile_lsp.server"],
+                          "A client connected to a fresh server; tests call :func:`initialize` themselves.")
 
 
 # A server whose analysis is replaced by a fake, so that the server's own
@@ -113,18 +124,8 @@ srv.serve_stdio()
 """
 
 
-@pytest_lsp.fixture(
-    config=ClientServerConfig(
-        server_command=[sys.executable, "-c", FAKE_SERVER],
-        client_factory=make_recording_client,
-        server_env=server_env(),
-    ),
-    loop_scope="function",
-)
-async def fake_client(lsp_client: RecordingClient):
-    """A client connected to a server running the fake analysis above."""
-    yield
-    await lsp_client.shutdown_session()
+fake_client = recording_server([sys.executable, "-c", FAKE_SERVER],
+                               "A client connected to a server running the fake analysis above.")
 
 
 def echoed(published: types.PublishDiagnosticsParams) -> str:

@@ -18,19 +18,16 @@ import sys
 import time
 
 import pytest
-import pytest_lsp
 from lsprotocol import types
-from pytest_lsp import ClientServerConfig
 
-from tests.conftest import server_env
 from tests.test_server_lsp import (  # noqa: F401
     RecordingClient,
     change_doc,
     client,
     edit,
     initialize,
-    make_recording_client,
     open_doc,
+    recording_server,
     wait_for_publish,
 )
 
@@ -113,18 +110,8 @@ srv.serve_stdio()
 """
 
 
-@pytest_lsp.fixture(
-    config=ClientServerConfig(
-        server_command=[sys.executable, "-c", CRASHING_HOVER],
-        client_factory=make_recording_client,
-        server_env=server_env(),
-    ),
-    loop_scope="function",
-)
-async def crashing_client(lsp_client: RecordingClient):
-    """A client connected to a server whose hover raises."""
-    yield
-    await lsp_client.shutdown_session()
+crashing_client = recording_server([sys.executable, "-c", CRASHING_HOVER],
+                                   "A client connected to a server whose hover raises.")
 
 
 @pytest.mark.asyncio
