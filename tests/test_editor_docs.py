@@ -83,7 +83,7 @@ def test_emacs_eglot():
 
 def test_readme_lists_the_server_capabilities():
     """Every LSP method the server registers is in the README's capability list, and the other way round."""
-    from tile_lsp.server.server import create_server
+    from tile_lsp.server.app import create_server
 
     server = create_server()
     registered = set(server.protocol.fm.features)

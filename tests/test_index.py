@@ -6,7 +6,7 @@ import pytest
 
 from tile_lsp.analysis.api import AnalysisOptions, analyze_text
 from tile_lsp.analysis.diagnostics import Position, Range
-from tile_lsp.analysis.hover import tile_size_bytes
+from tile_lsp.analysis.hover import hover_markdown, tile_size_bytes
 from tile_lsp.analysis.index import DocumentIndex, HighlightKind, RenameError
 from tile_lsp.dialect import types as T
 
@@ -114,7 +114,7 @@ def test_highlights_read_and_write(index):
 def test_nothing_under_whitespace(index):
     assert index.entity_at(P(8, 1)) is None
     assert index.definition(P(8, 1)) == []
-    assert index.hover(P(8, 1)) is None
+    assert hover_markdown(index, P(8, 1)) is None
 
 
 # -- rename ------------------------------------------------------------------------------
@@ -160,19 +160,19 @@ def test_rename_rejects_a_name_already_defined(index):
 
 
 def test_hover_value(index):
-    text = index.hover(P(5, 5))
+    text = hover_markdown(index, P(5, 5))
     assert text == ("`%0` : `tile<ptr<i32>>`\n\n1 element of `ptr<i32>`, 8 bytes (8 bytes per element)\n\n"
                     "result #0 (`result`) of `cuda_tile.get_global` (line 6)\n\n1 use")
 
 
 def test_hover_result_group_use_shows_that_result(index):
-    text = index.hover(P(7, 15))
+    text = hover_markdown(index, P(7, 15))
     assert text.startswith("`%1#0` : `tile<i32>`\n\n1 element of `i32`, 4 bytes")
     assert "result #0" in text and "cuda_tile.load_ptr_tko" in text
 
 
 def test_hover_op_lists_operands_results_attributes(index):
-    text = index.hover(P(6, 15))
+    text = hover_markdown(index, P(6, 15))
     assert "cuda_tile.load_ptr_tko" in text
     assert "`%0` : `tile<ptr<i32>>`" in text
     assert "`%1#1` : `token`" in text
@@ -180,10 +180,10 @@ def test_hover_op_lists_operands_results_attributes(index):
 
 
 def test_hover_symbol_and_alias_and_type(index):
-    assert index.hover(P(5, 21)).startswith("global `@g` : `tile<2xi32>`\n\n`tile<2xi32>`\n\n2 elements of `i32`, 8 bytes")
-    assert index.hover(P(4, 9)).startswith("entry `@e` : `(tile<i32>) -> ()`")
-    assert index.hover(P(0, 1)).startswith("type alias `!t` = `tile<i32>`")
-    assert index.hover(P(3, 32)) == "`tile<2xi32>`\n\n2 elements of `i32`, 8 bytes (4 bytes per element)"
+    assert hover_markdown(index, P(5, 21)).startswith("global `@g` : `tile<2xi32>`\n\n`tile<2xi32>`\n\n2 elements of `i32`, 8 bytes")
+    assert hover_markdown(index, P(4, 9)).startswith("entry `@e` : `(tile<i32>) -> ()`")
+    assert hover_markdown(index, P(0, 1)).startswith("type alias `!t` = `tile<i32>`")
+    assert hover_markdown(index, P(3, 32)) == "`tile<2xi32>`\n\n2 elements of `i32`, 8 bytes (4 bytes per element)"
 
 
 def test_tile_size_counts_i1_as_a_byte():
@@ -227,8 +227,8 @@ def test_features_work_after_a_syntax_error_in_the_first_op():
     assert index.references(P(1, 11)) == [R(1, 11, 13), R(3, 14, 16), R(3, 18, 20)]
     assert [(e.range, e.new_text) for e in index.rename(P(3, 5), "%sum")] == [
         (R(3, 4, 6), "%sum"), (R(4, 14, 16), "%sum"), (R(4, 18, 20), "%sum")]
-    assert index.hover(P(4, 5)).endswith("0 uses")
-    assert "cuda_tile.muli" in index.hover(P(4, 10))
+    assert hover_markdown(index, P(4, 5)).endswith("0 uses")
+    assert "cuda_tile.muli" in hover_markdown(index, P(4, 10))
 
 
 def test_selection_ranges_grow_from_the_name_to_the_chunk():

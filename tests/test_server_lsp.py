@@ -25,7 +25,8 @@ from tile_lsp import __version__
 from tile_lsp.analysis.diagnostics import Diagnostic, Note, Position, Range, Severity
 from tile_lsp.analysis.split import has_split_marker
 from tile_lsp.server.convert import to_lsp_diagnostic, to_lsp_diagnostics
-from tile_lsp.server.server import EditDelay, create_server, guarded
+from tile_lsp.server.app import create_server
+from tile_lsp.server.server import EditDelay, guarded
 from tile_lsp.server.settings import DEFAULT_DEBOUNCE_MS, ServerSettings
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -120,7 +121,8 @@ def fake_analyze_text(text, options):
 
 srv.analyze_text = fake_analyze_text
 srv.IncrementalAnalyzer.analyze = lambda self, text, options=None, **kw: fake_analyze_text(text, options)
-srv.serve_stdio()
+from tile_lsp.server.app import serve_stdio
+serve_stdio()
 """
 
 

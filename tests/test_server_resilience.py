@@ -99,14 +99,14 @@ async def test_every_feature_works_past_a_syntax_error_in_one_entry(client: Reco
 
 
 CRASHING_HOVER = """
-import tile_lsp.server.server as srv
-from tile_lsp.analysis.index import DocumentIndex
+import tile_lsp.analysis.hover as hover
+from tile_lsp.server.app import serve_stdio
 
-def explode(self, pos):
+def explode(index, pos):
     raise RuntimeError("hover exploded")
 
-DocumentIndex.hover = explode
-srv.serve_stdio()
+hover.hover_markdown = explode
+serve_stdio()
 """
 
 

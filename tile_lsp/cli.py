@@ -519,7 +519,7 @@ def _serve(argv: list[str]) -> int:
         ns = sp.parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
-    from tile_lsp.server.server import serve_stdio
+    from tile_lsp.server.app import serve_stdio
 
     if ns.log_file:
         import logging

@@ -23,7 +23,6 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from tile_lsp.analysis import attributes as A
 from tile_lsp.analysis.opdocs import op_doc, render_markdown
@@ -31,8 +30,7 @@ from tile_lsp.analysis.diagnostics import Position
 from tile_lsp.analysis.ir import BlockArgument, Operation, OpResult, Value
 from tile_lsp.dialect import types as T
 
-if TYPE_CHECKING:
-    from tile_lsp.analysis.index import DocumentIndex, Entity, Occurrence
+from tile_lsp.analysis.index import DocumentIndex, Entity, EntityKind, Occurrence, symbol_detail
 
 
 def tile_size_bytes(t: T.TileType) -> int | None:
@@ -55,7 +53,7 @@ def tile_size_bytes(t: T.TileType) -> int | None:
 
 def type_markdown(t: T.Type) -> str:
     """``tile<4x8xf32>``: 32 elements of f32, 128 bytes (a line per fact)."""
-    lines = [f"`{_type_text(t)}`"]
+    lines = [f"`{T.type_text(t)}`"]
     if isinstance(t, T.TileType):
         n = t.num_elements
         size = tile_size_bytes(t)
@@ -70,15 +68,6 @@ def type_markdown(t: T.Type) -> str:
                     facts += f"; {(n * bits + 7) // 8} bytes packed at {bits} bits"
             lines.append(facts)
     return "\n\n".join(lines)
-
-
-def _type_text(t: T.Type) -> str:
-    """A type as written inside cuda_tile ops (``tile<i32>``, function types likewise)."""
-    if isinstance(t, T.FunctionType):
-        ins = ", ".join(_type_text(x) for x in t.inputs)
-        outs = ", ".join(_type_text(x) for x in t.results)
-        return f"({ins}) -> " + (outs if len(t.results) == 1 else f"({outs})")
-    return t.short() if t.is_cuda_tile else str(t)
 
 
 def _line(occ_range) -> str:
@@ -125,7 +114,7 @@ def _attr_text(attr: A.Attribute) -> str:
     if isinstance(attr, A.EnumAttr):
         return f"{attr.case} ({attr.enum})"
     if isinstance(attr, A.TypeAttr):
-        return _type_text(attr.value)
+        return T.type_text(attr.value)
     if isinstance(attr, A.SymbolNameAttr):
         return "@" + attr.value
     text = str(attr)
@@ -307,13 +296,13 @@ def op_markdown(op: Operation) -> str:
         rows = []
         for i, v in enumerate(op.operands):
             name = _operand_name(op, i)
-            rows.append(f"- {'`' + name + '` ' if name else ''}`{v.name}` : `{_type_text(v.type)}`")
+            rows.append(f"- {'`' + name + '` ' if name else ''}`{v.name}` : `{T.type_text(v.type)}`")
         parts.append("Operands:\n" + "\n".join(rows))
     if op.results:
         rows = []
         for i, r in enumerate(op.results):
             name = _result_name(op, i)
-            rows.append(f"- {'`' + name + '` ' if name else ''}`{r.name}` : `{_type_text(r.type)}`")
+            rows.append(f"- {'`' + name + '` ' if name else ''}`{r.name}` : `{T.type_text(r.type)}`")
         parts.append("Results:\n" + "\n".join(rows))
     attrs = {**op.properties, **op.attributes}
     if attrs:
@@ -327,13 +316,13 @@ def op_markdown(op: Operation) -> str:
     return "\n\n".join(parts)
 
 
-def value_markdown(entity: "Entity", occ: "Occurrence") -> str:
+def value_markdown(entity: Entity, occ: Occurrence) -> str:
     """Hover of a value: name and type, origin, number of uses."""
     value = occ.value if occ.value is not None else (entity.values[0] if entity.values else None)
     if value is None:
         return f"`{entity.name}`"
     if entity.definition is None:
-        return f"`{value.name}` : `{_type_text(value.type)}`\n\nuse of a value not defined in this file"
+        return f"`{value.name}` : `{T.type_text(value.type)}`\n\nuse of a value not defined in this file"
     shown = [value] if occ.value is not None and not occ.is_definition else entity.values
     parts = []
     for v in shown:
@@ -351,10 +340,8 @@ def value_markdown(entity: "Entity", occ: "Occurrence") -> str:
     return "\n\n".join(parts)
 
 
-def symbol_markdown(entity: "Entity") -> str:
+def symbol_markdown(entity: Entity) -> str:
     """Hover of a symbol: ``entry @e`` and its type, or that it is undefined."""
-    from tile_lsp.analysis.index import symbol_detail
-
     op = entity.op
     if op is None:
         return f"`{entity.name}`: symbol not defined in this file"
@@ -371,16 +358,16 @@ def symbol_markdown(entity: "Entity") -> str:
     return text + ("\n\n" + launch if launch else "")
 
 
-def block_markdown(entity: "Entity") -> str:
+def block_markdown(entity: Entity) -> str:
     """Hover of a block label: its arguments and its parent op."""
     block = entity.block
-    args = ", ".join(f"`{a.name}` : `{_type_text(a.type)}`" for a in block.arguments) if block else ""
+    args = ", ".join(f"`{a.name}` : `{T.type_text(a.type)}`" for a in block.arguments) if block else ""
     parent = block.parent_op if block else None
     text = f"block `{entity.name}`" + (f" in `{parent.name}`" if parent else "")
     return text + (f"\n\nArguments: {args}" if args else "")
 
 
-def alias_markdown(entity: "Entity") -> str:
+def alias_markdown(entity: Entity) -> str:
     """Hover of an alias: its target (type facts for a tile type)."""
     target = entity.target
     if isinstance(target, T.Type):
@@ -408,7 +395,7 @@ def _types_of(op: Operation):
             yield attr.type
 
 
-def _type_under(index: "DocumentIndex", pos: Position) -> T.Type | None:
+def _type_under(index: DocumentIndex, pos: Position) -> T.Type | None:
     """The tile type written under ``pos`` inside an op, matched against that op's types."""
     op = index.op_at(pos)
     if op is None or pos.line >= index.source.line_count:
@@ -424,10 +411,8 @@ def _type_under(index: "DocumentIndex", pos: Position) -> T.Type | None:
     return None
 
 
-def hover_markdown(index: "DocumentIndex", pos: Position) -> str | None:
+def hover_markdown(index: DocumentIndex, pos: Position) -> str | None:
     """Markdown for what is under ``pos``, or ``None`` when nothing is."""
-    from tile_lsp.analysis.index import EntityKind
-
     occ = index.occurrence_at(pos)
     if occ is not None:
         entity = occ.entity

@@ -1,4 +1,4 @@
-"""Position index over a :class:`~tile_lsp.analysis.api.DocumentAnalysis`.
+"""Position index over a :class:`~tile_lsp.analysis.results.DocumentAnalysis`.
 
 The editor features (definition, references, highlights, rename, hover,
 document symbols, folding) are answered here, in analysis terms; the
@@ -514,11 +514,6 @@ class DocumentIndex:
             add(self._chunk_range(chunk))
         return out
 
-    def hover(self, pos: Position) -> str | None:
-        """Markdown describing what is under ``pos`` (see :mod:`tile_lsp.analysis.hover`), or ``None``."""
-        from tile_lsp.analysis.hover import hover_markdown
-        return hover_markdown(self, pos)
-
     # -- internals --
 
     def _chunk_range(self, chunk: ChunkAnalysis) -> Range:
@@ -564,8 +559,7 @@ def symbol_detail(op: Operation) -> str:
     what = SYMBOL_OP_KINDS.get(op.name, op.short_name)
     ftype = op.attr("function_type")
     if isinstance(ftype, A.TypeAttr):
-        from tile_lsp.analysis.hover import _type_text
-        return f"{what} {_type_text(ftype.value)}"
+        return f"{what} {T.type_text(ftype.value)}"
     value = op.attr("value")
     vtype = getattr(value, "type", None)
     if isinstance(vtype, T.Type):

@@ -110,6 +110,16 @@ class FunctionType(Type):
         return f"({ins}) -> {outs}"
 
 
+def type_text(t: Type) -> str:
+    """``t`` as written inside cuda_tile ops: ``tile<i32>`` without the ``!cuda_tile.`` prefix,
+    function types likewise (``(tile<i32>) -> ()``), other dialects' types in full."""
+    if isinstance(t, FunctionType):
+        ins = ", ".join(type_text(x) for x in t.inputs)
+        outs = ", ".join(type_text(x) for x in t.results)
+        return f"({ins}) -> " + (outs if len(t.results) == 1 else f"({outs})")
+    return t.short() if t.is_cuda_tile else str(t)
+
+
 @dataclass(frozen=True)
 class OpaqueType(Type):
     """A type tile-lsp does not model: kept as its source spelling.

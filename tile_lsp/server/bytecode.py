@@ -135,7 +135,7 @@ def _param(params: Any, name: str) -> Any:
     return params.get(name) if isinstance(params, dict) else getattr(params, name, None)
 
 
-def _supports_progress(ls: Any) -> bool:
+def supports_progress(ls: Any) -> bool:
     caps = getattr(ls, "client_capabilities", None)
     window = getattr(caps, "window", None) if caps is not None else None
     return bool(window and window.work_done_progress)
@@ -177,7 +177,7 @@ def register_bytecode_features(server: Any) -> None:
             raise JsonRpcInvalidParams(f"unknown gpu name {gpu!r}")
         text = _document_text(ls, uri)
         token = None
-        if _supports_progress(ls):
+        if supports_progress(ls):
             token = str(uuid.uuid4())
             try:
                 await ls.work_done_progress.create_async(token)

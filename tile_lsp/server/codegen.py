@@ -24,7 +24,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from tile_lsp.server.bytecode import _supports_progress
+from tile_lsp.server.bytecode import supports_progress
 
 SHOW_PTX = "tile.showPTX"
 SHOW_LOWERED = "tile.showLowered"
@@ -71,7 +71,7 @@ async def _run(ls: Any, uri: str, stage: str, kernel: str | None) -> dict[str, A
     target = getattr(ls, "target_gpu", None)
     gpu = target[0] if isinstance(target, tuple) else getattr(getattr(ls, "settings", None), "target_gpu", None)
     token = None
-    if _supports_progress(ls):
+    if supports_progress(ls):
         token = str(uuid.uuid4())
         try:
             await ls.work_done_progress.create_async(token)

@@ -20,18 +20,18 @@ The workspace's configuration file (``tile-lsp.toml`` or ``pyproject.toml``
 --gpu-name`` override it, and the client's ``tileVersion`` / ``targetGpu``
 settings, when set, override both.
 
-Editor features (definition, references, documentHighlight, hover,
-prepareRename/rename, documentSymbol, foldingRange, workspace/symbol) are
-thin adapters over :class:`tile_lsp.analysis.index.DocumentIndex`, built
-once per cached analysis (:meth:`TileLanguageServer.document_index`); a
-refused rename answers LSP ``RequestFailed`` with the reason.
+Its features are registered by :func:`tile_lsp.server.app.create_server`
+from their own modules (:mod:`~tile_lsp.server.navigation`,
+:mod:`~tile_lsp.server.editing`, :mod:`~tile_lsp.server.bytecode`,
+:mod:`~tile_lsp.server.codegen`), which import this one; they read the
+document's cached analysis and its index (:meth:`TileLanguageServer.document_index`).
 
 Each document carries a generation number, bumped on every open, change,
 close and configuration change; an analysis publishes only if its generation
 is still the document's, so an older version never overwrites a newer one.
 
-Start it with :func:`serve_stdio` (``python -m tile_lsp.server`` or
-``tile-lsp serve``).
+Start it with :func:`tile_lsp.server.app.serve_stdio` (``python -m
+tile_lsp.server`` or ``tile-lsp serve``).
 """
 
 from __future__ import annotations
@@ -40,10 +40,9 @@ import asyncio
 import functools
 import importlib
 import logging
-import sys
 import time
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -52,18 +51,14 @@ from typing import Any, NamedTuple, TypeVar
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
-from pygls.workspace import Workspace
 
 from tile_lsp import __version__
 from tile_lsp.analysis.api import AnalysisOptions, DocumentAnalysis, analyze_text
-from tile_lsp.analysis.diagnostics import Position
-from tile_lsp.analysis.index import DocumentIndex, RenameError
+from tile_lsp.analysis.index import DocumentIndex
 from tile_lsp.analysis.split import has_split_marker
-from tile_lsp.analysis.units import IncrementalAnalyzer
-from tile_lsp.server import convert
+from tile_lsp.analysis.document import IncrementalAnalyzer
 from tile_lsp.server.convert import PositionEncoder, to_lsp_diagnostics
-from tile_lsp.server.document import IndexedWorkspace
-from tile_lsp.server.heap import HeapPolicy, configure_collector
+from tile_lsp.server.heap import HeapPolicy
 from tile_lsp.server.protocol import TileProtocol
 from tile_lsp.server.settings import ServerSettings, parse_target_gpu
 
@@ -136,7 +131,7 @@ class RequestFailed(JsonRpcException):
 class TileLanguageServer(LanguageServer):
     """pygls language server holding tile-lsp's settings and analysis cache.
 
-    Handlers are registered by :func:`create_server`; this class holds the
+    Handlers are registered by :func:`~tile_lsp.server.app.create_server`; this class holds the
     state they share: :attr:`settings`, the per-document generation counters
     and the cache of the latest analysis (:meth:`latest_analysis`).
     """
@@ -405,7 +400,7 @@ class TileLanguageServer(LanguageServer):
         """Worker-thread body: analyse ``text`` unless it is already stale.
 
         Only the units an edit touched are analysed again
-        (:class:`~tile_lsp.analysis.units.IncrementalAnalyzer`); ``progress``
+        (:class:`~tile_lsp.analysis.document.IncrementalAnalyzer`); ``progress``
         receives the diagnostics found so far when the analysis is long.
         A newer version of the document (or its closing) cancels the
         analysis between two units: ``None`` is returned, and what was built
@@ -504,7 +499,7 @@ class TileLanguageServer(LanguageServer):
     def warm_up(self) -> None:
         """Import and exercise the analysis in a worker thread, off the event loop.
 
-        :func:`serve_stdio` calls it as the process starts, so that the first
+        :func:`~tile_lsp.server.app.serve_stdio` calls it as the process starts, so that the first
         ``didOpen`` does not pay for importing the parser and building its
         tables.  Runs at most once per server.
         """
@@ -588,244 +583,6 @@ def guarded(default: Any = None) -> Callable[[F], F]:
     return decorate
 
 
-# Handlers are synchronous on purpose: they only update state and schedule
-# tasks, and running them synchronously keeps them in message order.
-
-
-@guarded()
-def on_initialize(ls: TileLanguageServer, params: types.InitializeParams) -> None:
-    """``initialize``: read ``initializationOptions`` (:data:`tile_lsp.server.settings.SETTINGS`).
-
-    pygls has just created the (still empty) workspace: its documents become
-    :class:`~tile_lsp.server.document.IndexedTextDocument`, which apply an
-    incremental change to the changed lines only.
-    """
-    if type(ls.workspace) is Workspace:
-        ls.workspace.__class__ = IndexedWorkspace  # same state, one method overridden
-    ls.load_project_config(workspace_root(params))
-    ls.apply_settings(params.initialization_options)
-
-
-def workspace_root(params: types.InitializeParams) -> Path | None:
-    """The directory of the workspace ``initialize`` names: its first workspace folder, else
-    ``rootUri``, else ``rootPath``; ``None`` when it names none (or not a ``file:`` URI)."""
-    from pygls.uris import to_fs_path
-
-    uris = [f.uri for f in params.workspace_folders or []] + ([params.root_uri] if params.root_uri else [])
-    for uri in uris:
-        path = to_fs_path(uri)
-        if path:
-            return Path(path)
-    return Path(params.root_path) if params.root_path else None
-
-
-@guarded()
-def on_did_open(ls: TileLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
-    """``textDocument/didOpen``: analyse the document and publish at once."""
-    ls.document_opened(params.text_document.uri)
-
-
-@guarded()
-def on_did_change(ls: TileLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
-    """``textDocument/didChange``: pygls applied the edits; analyse after the debounce."""
-    ls.document_changed(params.text_document.uri)
-
-
-@guarded()
-def on_did_close(ls: TileLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
-    """``textDocument/didClose``: publish an empty list for the document."""
-    ls.document_closed(params.text_document.uri)
-
-
-@guarded()
-def on_did_change_configuration(ls: TileLanguageServer, params: types.DidChangeConfigurationParams) -> None:
-    """``workspace/didChangeConfiguration``: update settings, re-analyse if needed."""
-    if ls.apply_settings(params.settings):
-        ls.reanalyze_all()
-
-
-@guarded()
-def on_shutdown(ls: TileLanguageServer, params: Any) -> None:
-    """``shutdown``: cancel pending analyses."""
-    ls.shutdown_analyses()
-
-
-# -- editor features: thin adapters over tile_lsp.analysis.index ---------------------
-
-
-def _at(ls: TileLanguageServer, uri: str, position: types.Position) -> tuple[DocumentIndex, PositionEncoder, Position] | None:
-    found = ls.document_index(uri)
-    if found is None:
-        return None
-    index, encoder = found
-    return index, encoder, convert.from_lsp_position(position, encoder)
-
-
-@guarded(default=[])
-def on_definition(ls: TileLanguageServer, params: types.DefinitionParams) -> list[types.Location]:
-    """``textDocument/definition``: where the name under the cursor is defined."""
-    uri = params.text_document.uri
-    found = _at(ls, uri, params.position)
-    if found is None:
-        return []
-    index, encoder, pos = found
-    return convert.to_lsp_locations(uri, index.definition(pos), encoder)
-
-
-@guarded(default=[])
-def on_references(ls: TileLanguageServer, params: types.ReferenceParams) -> list[types.Location]:
-    """``textDocument/references``: every occurrence of the name under the cursor."""
-    uri = params.text_document.uri
-    found = _at(ls, uri, params.position)
-    if found is None:
-        return []
-    index, encoder, pos = found
-    ranges = index.references(pos, include_declaration=params.context.include_declaration)
-    return convert.to_lsp_locations(uri, ranges, encoder)
-
-
-@guarded(default=[])
-def on_document_highlight(ls: TileLanguageServer, params: types.DocumentHighlightParams) -> list[types.DocumentHighlight]:
-    """``textDocument/documentHighlight``: definitions (write) and uses (read) of the name."""
-    found = _at(ls, params.text_document.uri, params.position)
-    if found is None:
-        return []
-    index, encoder, pos = found
-    return convert.to_lsp_highlights(index.highlights(pos), encoder)
-
-
-@guarded(default=None)
-def on_hover(ls: TileLanguageServer, params: types.HoverParams) -> types.Hover | None:
-    """``textDocument/hover``: Markdown from :func:`tile_lsp.analysis.hover.hover_markdown`."""
-    found = _at(ls, params.text_document.uri, params.position)
-    if found is None:
-        return None
-    index, encoder, pos = found
-    text = index.hover(pos)
-    if text is None:
-        return None
-    occ = index.occurrence_at(pos)
-    return types.Hover(
-        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text),
-        range=encoder.range(occ.range) if occ is not None else None,
-    )
-
-
-@guarded(default=None)
-def on_prepare_rename(ls: TileLanguageServer, params: types.PrepareRenameParams) -> types.PrepareRenamePlaceholder | None:
-    """``textDocument/prepareRename``: the renamed range, or a refusal with its reason."""
-    found = _at(ls, params.text_document.uri, params.position)
-    if found is None:
-        return None
-    index, encoder, pos = found
-    try:
-        prep = index.prepare_rename(pos)
-    except RenameError as exc:
-        raise RequestFailed(str(exc)) from None
-    return types.PrepareRenamePlaceholder(range=encoder.range(prep.range), placeholder=prep.placeholder)
-
-
-@guarded(default=None)
-def on_rename(ls: TileLanguageServer, params: types.RenameParams) -> types.WorkspaceEdit | None:
-    """``textDocument/rename``: edits of every occurrence; refused names answer ``RequestFailed``."""
-    uri = params.text_document.uri
-    found = _at(ls, uri, params.position)
-    if found is None:
-        return None
-    index, encoder, pos = found
-    try:
-        edits = index.rename(pos, params.new_name)
-    except RenameError as exc:
-        raise RequestFailed(str(exc)) from None
-    return types.WorkspaceEdit(changes={uri: convert.to_lsp_text_edits(edits, encoder)})
-
-
-@guarded(default=[])
-def on_document_symbol(ls: TileLanguageServer, params: types.DocumentSymbolParams) -> list[types.DocumentSymbol]:
-    """``textDocument/documentSymbol``: modules, entries, globals, functions (a namespace per chunk)."""
-    found = ls.document_index(params.text_document.uri)
-    if found is None:
-        return []
-    index, encoder = found
-    return [convert.to_lsp_document_symbol(s, encoder) for s in index.document_symbols()]
-
-
-@guarded(default=[])
-def on_selection_range(ls: TileLanguageServer, params: types.SelectionRangeParams) -> list[types.SelectionRange]:
-    """``textDocument/selectionRange``: name, enclosing ops and regions, chunk (innermost first)."""
-    found = ls.document_index(params.text_document.uri)
-    if found is None:
-        return []
-    index, encoder = found
-    out: list[types.SelectionRange] = []
-    for lsp_pos in params.positions:
-        pos = convert.from_lsp_position(lsp_pos, encoder)
-        chain: types.SelectionRange | None = None
-        for rng in reversed(index.selection_ranges(pos)):
-            chain = types.SelectionRange(range=encoder.range(rng), parent=chain)
-        out.append(chain or types.SelectionRange(range=types.Range(start=lsp_pos, end=lsp_pos)))
-    return out
-
-
-@guarded(default=[])
-def on_folding_range(ls: TileLanguageServer, params: types.FoldingRangeParams) -> list[types.FoldingRange]:
-    """``textDocument/foldingRange``: regions, chunks of split files, comment blocks."""
-    found = ls.document_index(params.text_document.uri)
-    if found is None:
-        return []
-    return [convert.to_lsp_folding_range(f) for f in found[0].folding_ranges()]
-
-
-@guarded(default=[])
-def on_workspace_symbol(ls: TileLanguageServer, params: types.WorkspaceSymbolParams) -> list[types.WorkspaceSymbol]:
-    """``workspace/symbol``: symbols of every open document whose name contains the query."""
-    out: list[types.WorkspaceSymbol] = []
-    for uri in ls.open_uris():
-        found = ls.document_index(uri)
-        if found is None:
-            continue
-        index, encoder = found
-        for symbol, container in index.workspace_symbols(params.query):
-            out.append(convert.to_lsp_workspace_symbol(uri, symbol, container, encoder))
-    return out
-
-
-def create_server() -> TileLanguageServer:
-    """Build a fresh tile-lsp server with all its handlers registered.
-
-    Returns a :class:`pygls.lsp.server.LanguageServer` (a
-    :class:`TileLanguageServer`) named ``tile-lsp`` with incremental text
-    synchronisation; start it with ``start_io()`` or use :func:`serve_stdio`.
-    """
-    server = TileLanguageServer()
-    server.feature(types.INITIALIZE)(on_initialize)
-    server.feature(types.TEXT_DOCUMENT_DID_OPEN)(on_did_open)
-    server.feature(types.TEXT_DOCUMENT_DID_CHANGE)(on_did_change)
-    server.feature(types.TEXT_DOCUMENT_DID_CLOSE)(on_did_close)
-    server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)(on_did_change_configuration)
-    server.feature(types.SHUTDOWN)(on_shutdown)
-    server.feature(types.TEXT_DOCUMENT_DEFINITION)(on_definition)
-    server.feature(types.TEXT_DOCUMENT_REFERENCES)(on_references)
-    server.feature(types.TEXT_DOCUMENT_DOCUMENT_HIGHLIGHT)(on_document_highlight)
-    server.feature(types.TEXT_DOCUMENT_HOVER)(on_hover)
-    server.feature(types.TEXT_DOCUMENT_PREPARE_RENAME)(on_prepare_rename)
-    server.feature(types.TEXT_DOCUMENT_RENAME)(on_rename)
-    server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)(on_document_symbol)
-    server.feature(types.TEXT_DOCUMENT_FOLDING_RANGE)(on_folding_range)
-    server.feature(types.TEXT_DOCUMENT_SELECTION_RANGE)(on_selection_range)
-    server.feature(types.WORKSPACE_SYMBOL)(on_workspace_symbol)
-    # editing features (formatting, semantic tokens, completion, inlay hints) live in
-    # their own module, which imports this one
-    from tile_lsp.server.bytecode import register_bytecode_features
-    from tile_lsp.server.codegen import register_codegen_features
-    from tile_lsp.server.editing import register_editing_features
-
-    register_editing_features(server)
-    register_bytecode_features(server)
-    register_codegen_features(server)
-    return server
-
-
 #: modules :meth:`TileLanguageServer.warm_up` imports on the main thread before any worker runs
 WARM_IMPORTS = ("tile_lsp.analysis.pipeline", "tile_lsp.analysis.builder", "tile_lsp.analysis.parse_rules",
                 "tile_lsp.analysis.verifier", "tile_lsp.analysis.hover", "tile_lsp.codegen.pipeline",
@@ -860,24 +617,3 @@ cuda_tile.module @warm_up {
   }
 }
 """
-
-
-def serve_stdio(overrides: Mapping[str, Any] | None = None) -> None:
-    """Run a tile-lsp server over stdin/stdout until the client says ``exit``.
-
-    ``overrides``: configuration keys (``{"gpu-name": "sm_80"}``) that
-    take the place of the workspace configuration file's.  Python logging
-    goes to stderr (stdout carries the protocol).  The analysis is warmed up
-    in a worker thread while the client initializes.
-    """
-    if not logging.getLogger().handlers:
-        logging.basicConfig(
-            level=logging.WARNING,
-            stream=sys.stderr,
-            format="tile-lsp %(levelname)s %(name)s: %(message)s",
-        )
-    configure_collector()
-    server = create_server()
-    server.cli_overrides = dict(overrides or {})
-    server.warm_up()
-    server.start_io()
