@@ -21,8 +21,10 @@ from tests.conftest import require_corpus
 from tile_lsp.analysis import units as U
 from tile_lsp.analysis.api import AnalysisOptions, analyze_text
 from tile_lsp.analysis.diagnostics import Position
+from tile_lsp.analysis.document import IncrementalAnalyzer
+from tile_lsp.analysis.hover import hover_markdown
 from tile_lsp.analysis.index import DocumentIndex
-from tile_lsp.analysis.units import IncrementalAnalyzer, split_units
+from tile_lsp.analysis.units import split_units
 
 KERNELS = ("activations_gelu_f32_b256.sm_100", "layernorm_bwd_bf16_32x256.sm_90", "flash_attention_bf16_d128_64x64.sm_90")
 
@@ -159,7 +161,7 @@ def _navigation(analysis, lines: list[str]) -> list:
     for n in range(0, len(lines), 7):
         for m in re.finditer(r"[%@][A-Za-z0-9_$.\-]+", lines[n]):
             pos = Position(n, m.start() + 1)
-            out.append((n, m.start(), index.definition(pos), index.references(pos), index.hover(pos)))
+            out.append((n, m.start(), index.definition(pos), index.references(pos), hover_markdown(index, pos)))
     return out
 
 
@@ -338,7 +340,6 @@ def test_statements_equal_entries_parsed_whole(corpus, edits):
 def test_a_long_first_analysis_reports_only_what_it_found():
     """The partial reports of a long first analysis (the server publishes them) never carry an empty
     list: that would look like the final answer before the verifier has run."""
-    from tile_lsp.analysis.units import IncrementalAnalyzer
 
     body = "".join(f"    %v{i} = constant <i32: {i}> : tile<i32>\n" for i in range(50))
     clean = "cuda_tile.module @m {\n" + "".join(f"  entry @e{k}() {{\n" + body + "    return\n  }\n"

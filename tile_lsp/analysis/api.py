@@ -1,72 +1,18 @@
 """Entry point of the analysis layer: text in, IR and diagnostics out.
 
 Both the command line (``tile-lsp --check``) and the language server call
-:func:`analyze_text`; neither re-derives anything the analysis knows.
+:func:`analyze_text` (the server through
+:class:`~tile_lsp.analysis.document.IncrementalAnalyzer`, which returns the
+same); neither re-derives anything the analysis knows.  The options and
+result types are defined in :mod:`tile_lsp.analysis.results` and exported here.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-from tile_lsp.analysis.diagnostics import Diagnostic
+from tile_lsp.analysis.results import AnalysisCancelled, AnalysisOptions, ChunkAnalysis, DocumentAnalysis
 from tile_lsp.analysis.split import Chunk, split_chunks
 
-
-@dataclass
-class AnalysisOptions:
-    """Options of one analysis run.
-
-    ``split_input_file``: analyse each ``// -----`` chunk on its own (MLIR's
-    ``-split-input-file``).  ``allow_unregistered_dialect``: accept ops of
-    unknown dialects (MLIR's ``-allow-unregistered-dialect``); tile-lsp
-    accepts them by default, as an editor must.  ``tile_version``: targeted
-    Tile IR version (``"13.1"`` ...), ``None`` for the newest.
-    ``target_sm``: targeted compute capability (``90`` for ``sm_90``), used
-    where the IR names none; ``editor_checks``: also run the language
-    server's own checks (see :mod:`tile_lsp.analysis.rules.target`);
-    ``mlir_tool_input``: the text is written for MLIR tools such as
-    ``cuda-tile-opt`` (a ``RUN:`` line, ``expected-*`` directives...), so the
-    editor checks also flag what those tools do not read.
-    """
-
-    split_input_file: bool = False
-    allow_unregistered_dialect: bool = True
-    tile_version: str | None = None
-    mlir_compat: bool = False
-    warn_unsupported_hints: bool = False
-    error_unsupported_hints: bool = False
-    target_sm: int | None = None
-    editor_checks: bool = False
-    mlir_tool_input: bool = False
-
-
-@dataclass
-class ChunkAnalysis:
-    """Result for one chunk: its IR (``None`` if nothing parsed) and diagnostics.
-
-    Ranges of ``diagnostics`` are in whole-file coordinates.
-    """
-
-    chunk: Chunk
-    module: object | None
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    #: per-unit results when the chunk was analysed by units (:mod:`tile_lsp.analysis.units`)
-    units: list | None = None
-
-
-@dataclass
-class DocumentAnalysis:
-    """Result for a whole text: per-chunk results and all diagnostics sorted."""
-
-    text: str
-    chunks: list[ChunkAnalysis]
-
-    @property
-    def diagnostics(self) -> list[Diagnostic]:
-        out: list[Diagnostic] = []
-        for chunk in self.chunks:
-            out.extend(chunk.diagnostics)
-        return out
+__all__ = ["AnalysisCancelled", "AnalysisOptions", "ChunkAnalysis", "DocumentAnalysis", "analyze_text"]
 
 
 def analyze_text(text: str, options: AnalysisOptions | None = None) -> DocumentAnalysis:

@@ -137,7 +137,7 @@ def mlir_order(syntax: list[Diagnostic], build: list[Diagnostic], verify: list[D
     diagnostic is therefore the one MLIR prints, and nothing precedes it
     that MLIR would not print (issue 15, "phase order").
 
-    ``failed(position)`` (see :func:`tile_lsp.analysis.pipeline.failure_scope`)
+    ``failed(position)`` (see :func:`tile_lsp.analysis.recovery.failure_scope`)
     gives, for the first parse error, the span of the operation MLIR's
     parser was reading when it failed (or the text recovery removed in its
     place; for a syntax error, its ``extent``, the statement recovery

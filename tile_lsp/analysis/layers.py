@@ -238,7 +238,7 @@ def run_layer(module: Module, layer_name: str, pass_name: str, options=None,
     diagnostic naming the pass (code ``layer.<name>``, at the first top-level
     op, the underlying diagnostics as notes) followed by the underlying
     diagnostics.  ``options``: analysis options for the verifier (default:
-    :class:`~tile_lsp.analysis.api.AnalysisOptions`).  ``KeyError`` for an
+    :class:`~tile_lsp.analysis.results.AnalysisOptions`).  ``KeyError`` for an
     unknown layer name.
     """
     layer = LAYERS[layer_name]

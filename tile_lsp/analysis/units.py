@@ -14,7 +14,7 @@ Each unit is parsed on its own (with the parser's recovery confined to it),
 built into the chunk's IR and verified; a container is parsed from its
 header and footer lines alone (its body blanked).  :func:`analyze_units`
 is the analysis of a chunk that has such units (``analyze_chunk`` calls it
-outside ``mlir_compat`` mode); :class:`IncrementalAnalyzer` keeps the result
+outside ``mlir_compat`` mode); :class:`~tile_lsp.analysis.document.IncrementalAnalyzer` keeps the result
 of each unit between two analyses of a document and re-parses, re-builds and
 re-verifies only the units whose text changed, reusing the others (their IR
 and diagnostics moved by the number of lines inserted above them).  Checks
@@ -42,10 +42,11 @@ import bisect
 import dataclasses
 import re
 import threading
-import time
 from dataclasses import dataclass, field
 
 from tile_lsp.analysis import attributes as A
+from tile_lsp.analysis.recovery import failure_scope, without_recovery_cascades, without_uses_of
+from tile_lsp.analysis.results import AnalysisCancelled, ChunkAnalysis
 from tile_lsp.analysis.diagnostics import (
     Diagnostic,
     Position,
@@ -549,19 +550,6 @@ class _Reorder(Exception):
     (a unit put names in the body's scope): it is built again, in order."""
 
 
-class AnalysisCancelled(Exception):
-    """Raised inside an analysis whose ``cancelled`` check said yes (a newer version of the text came).
-
-    ``state`` is the :class:`ChunkState` of the work done so far (the units
-    built, those of the previous analysis not reached yet), for the next
-    analysis to reuse; ``None`` when nothing is worth keeping.
-    """
-
-    def __init__(self, state=None):
-        super().__init__("analysis cancelled")
-        self.state = state
-
-
 @dataclass(frozen=True)
 class Edit:
     """Where the text changed since the analysis whose units are reused, in whole-file terms.
@@ -775,7 +763,7 @@ def _alias_objects(module) -> set[int]:
 # ---------------------------------------------------------------------------
 
 
-def _options_key(options) -> tuple:
+def options_key(options) -> tuple:
     if dataclasses.is_dataclass(options):
         return tuple((f.name, repr(getattr(options, f.name))) for f in dataclasses.fields(options))
     return (repr(options),)
@@ -857,7 +845,7 @@ class _Pool:
 
 @dataclass
 class ChunkState:
-    """What :class:`IncrementalAnalyzer` keeps of one analysed chunk."""
+    """What :class:`~tile_lsp.analysis.document.IncrementalAnalyzer` keeps of one analysed chunk."""
 
     text: str
     first_line: int
@@ -917,7 +905,7 @@ class _ChunkRun:
         :meth:`_Progress.report_now`).  Functions are isolated from above,
         so the order in which they are built changes nothing in them.
         """
-        if self.edit is None or getattr(_PROGRESS, "sink", None) is None:
+        if self.edit is None or getattr(PROGRESS, "sink", None) is None:
             return None
         focus = self.edit.offset - self.base
         for k, child in enumerate(unit.children):
@@ -985,7 +973,6 @@ class _ChunkRun:
         the ParseResult)``.
         """
         from tile_lsp.analysis.builder import Builder
-        from tile_lsp.analysis.pipeline import without_recovery_cascades
         from tile_lsp.grammar.parse import parse
 
         base = self.base + start
@@ -1053,7 +1040,7 @@ class _ChunkRun:
             return self._plain(unit, block, scope, first, last)
         res = UnitResult(text[unit.start:unit.end], unit.kind, first, last, ops, issues, builder.diagnostics)
         res.head_text = header
-        sink = getattr(_PROGRESS, "sink", None)
+        sink = getattr(PROGRESS, "sink", None)
         if sink is not None:
             sink.partial.extend(issues + builder.diagnostics)
         container = ops[0]
@@ -1098,9 +1085,8 @@ class _ChunkRun:
         single-block region, or a statement does not parse as a whole parse
         would (see :func:`_statement_parse_ok`).
         """
-        from tile_lsp.analysis.builder import Builder, Scope, _canonical
+        from tile_lsp.analysis.builder import Builder, Scope, canonical_value_name
         from tile_lsp.analysis.ir import Block
-        from tile_lsp.analysis.pipeline import without_uses_of
         from tile_lsp.grammar.parse import parse
 
         text = self.chunk.text
@@ -1142,7 +1128,7 @@ class _ChunkRun:
                 and old_fn.ops[0].regions[0].blocks:
             old_args = old_fn.ops[0].regions[0].blocks[0].arguments
             for arg in old_args:
-                old_defs.setdefault(_canonical(arg.name), arg)
+                old_defs.setdefault(canonical_value_name(arg.name), arg)
             for k, (new_arg, old_arg) in enumerate(zip(body.arguments, old_args)):
                 if new_arg.name == old_arg.name and new_arg.type == old_arg.type:
                     # keep the argument's object, so that statements using it keep their verification
@@ -1152,11 +1138,11 @@ class _ChunkRun:
             for child in old_fn.children:
                 for op in child.ops:
                     for r in op.results:
-                        old_defs.setdefault(_canonical(r.name), r)
+                        old_defs.setdefault(canonical_value_name(r.name), r)
             stmt_pool = _Pool(old_fn.children)
         inner = Scope(parent=scope, isolated=True)
         for arg in body.arguments:
-            inner.values.setdefault(_canonical(arg.name), arg)
+            inner.values.setdefault(canonical_value_name(arg.name), arg)
         shifters: dict[int, _Shifter] = {}
         children: list[UnitResult] = []
         reused_names: set[str] = set()
@@ -1179,7 +1165,7 @@ class _ChunkRun:
                 return None
             for op in s_ops:
                 for r in op.results:
-                    prior = old_defs.get(_canonical(r.name))
+                    prior = old_defs.get(canonical_value_name(r.name))
                     if prior is not None and id(prior) not in remap and prior.type == r.type:
                         remap[id(prior)] = r
             res = UnitResult(s_text, "stmt", s_first, s_last, s_ops, issues, build)
@@ -1218,7 +1204,7 @@ class _ChunkRun:
         statements), uses a value that no longer exists unchanged, or defines
         a name already defined (or used ahead) in ``scope``.
         """
-        from tile_lsp.analysis.builder import _canonical
+        from tile_lsp.analysis.builder import canonical_value_name
 
         if old.issues or old.build:
             return False
@@ -1228,7 +1214,7 @@ class _ChunkRun:
             if now is None:
                 return False
             external.append((o, i, v, now))
-        names = [_canonical(r.name) for op in old.ops for r in op.results]
+        names = [canonical_value_name(r.name) for op in old.ops for r in op.results]
         if any(n in scope.values or n in scope.pending for n in names):
             return False
         delta = first - old.first_line
@@ -1251,7 +1237,7 @@ class _ChunkRun:
             op.parent = body
             body.operations.append(op)
             for r in op.results:
-                scope.values.setdefault(_canonical(r.name), r)
+                scope.values.setdefault(canonical_value_name(r.name), r)
                 remap[id(r)] = r
         return True
 
@@ -1259,7 +1245,7 @@ class _ChunkRun:
         self._check_cancelled()
         text = self.chunk.text[unit.start:unit.end]
         first, last = self._unit_lines(unit)
-        sink = getattr(_PROGRESS, "sink", None)
+        sink = getattr(PROGRESS, "sink", None)
         clean = not scope.values and not scope.pending
         if unit.kind != "container" and self.pool is not None and clean:
             old = self.pool.take(text, first)
@@ -1377,20 +1363,20 @@ class _ChunkRun:
         from tile_lsp.analysis.ir import SymbolTable
         from tile_lsp.analysis.verifier import (
             VerifyContext,
-            _load_rule_modules,
+            load_rule_modules,
             verify_isolated_dominance,
             verify_op,
             verify_op_head,
             verify_op_tail,
         )
 
-        _load_rule_modules()
+        load_rule_modules()
         ctx = VerifyContext(self.options, self.module)
         tables: dict = {}
         # the parts of the verification keys, interned across analyses: a key then compares
         # with the previous one in constant time (identical parts), not element by element
         interned = self.interned
-        okey = interned.setdefault(_options_key(self.options), _options_key(self.options))
+        okey = interned.setdefault(options_key(self.options), options_key(self.options))
         span = self.module.line_span
 
         def level(results: list[UnitResult], symbols: tuple, chain: tuple) -> None:
@@ -1518,7 +1504,6 @@ def _collect(units: list[UnitResult], module=None) -> list[Diagnostic]:
 
         build.extend(undefined_location_aliases(module, _alias_located_ops(units)))
     walk_verify(units)
-    from tile_lsp.analysis.pipeline import failure_scope
 
     return mlir_order(issues, build, verify, failure_scope(module))
 
@@ -1535,8 +1520,6 @@ def analyze_units(chunk, layout: list[Unit], options, source: SourceText, previo
     ``edit`` is where the text changed since ``previous``: while a long
     analysis reports progress, the function edited is built first.
     """
-    from tile_lsp.analysis.api import ChunkAnalysis
-
     run = _ChunkRun(chunk, layout, options, source, None, previous, cancelled, edit)
     alias_key = tuple(chunk.text[u.start:u.end] for u in layout if u.kind == "alias")
     alias_lines = tuple(u.line for u in layout if u.kind == "alias")
@@ -1545,7 +1528,7 @@ def analyze_units(chunk, layout: list[Unit], options, source: SourceText, previo
     if previous is not None and previous.alias_key == key:
         run.pool = _Pool([r for r in _walk_results(previous.units, into_functions=False) if r.kind != "container"])
         run.previous_aliases = previous.aliases
-    sink = getattr(_PROGRESS, "sink", None)
+    sink = getattr(PROGRESS, "sink", None)
     if sink is not None:
         sink.carry = run.carried
     try:
@@ -1566,7 +1549,9 @@ def analyze_units(chunk, layout: list[Unit], options, source: SourceText, previo
     return analysis, state
 
 
-_PROGRESS = threading.local()
+#: The progress sink of the analysis running in this thread (set by
+#: :class:`~tile_lsp.analysis.document.IncrementalAnalyzer`; ``sink`` is ``None`` when nobody listens).
+PROGRESS = threading.local()
 
 
 def _outer_ops(block) -> tuple[str, ...]:
@@ -1633,15 +1618,15 @@ def _statement_parse_ok(text: str, parsed, ops: list, issues: list[Diagnostic], 
 
 def _defined_names(ops: list) -> set[str]:
     """Canonical names of the values ``ops`` define: results and block arguments, nested ones included."""
-    from tile_lsp.analysis.builder import _canonical
+    from tile_lsp.analysis.builder import canonical_value_name
 
     out: set[str] = set()
     for top in ops:
         for op in top.walk():
-            out.update(_canonical(r.name) for r in op.results)
+            out.update(canonical_value_name(r.name) for r in op.results)
             for region in op.regions:
                 for block in region.blocks:
-                    out.update(_canonical(a.name) for a in block.arguments)
+                    out.update(canonical_value_name(a.name) for a in block.arguments)
     return out
 
 
@@ -1703,165 +1688,3 @@ def _shift_children(res: UnitResult, delta: int, first: int, last: int) -> None:
         child.first_line += delta
         child.last_line += delta
         _shift_children(child, delta, first, last)
-
-
-class _Progress:
-    """Reports the diagnostics found so far while a long analysis runs (see :meth:`IncrementalAnalyzer.analyze`).
-
-    Before the end only syntax and IR-building diagnostics of the units
-    built so far are known (verification needs the whole chunk's symbols).
-    """
-
-    def __init__(self, report, first_after: float, every: float):
-        self.report = report
-        self.first_after = first_after
-        self.next: float | None = None  # the clock starts with the first unit (not while the parser loads)
-        self.every = every
-        self.done: list[Diagnostic] = []
-        self.partial: list[Diagnostic] = []
-        # the diagnostics the previous (cancelled) analysis found in the units not reached yet
-        self.carry = None
-
-    def known(self) -> list[Diagnostic]:
-        """What is known now: chunks done, units built so far, units of the last analysis not reached yet."""
-        carried = self.carry() if self.carry is not None else []
-        return self.done + sorted(self.partial + carried, key=Diagnostic.sort_key)
-
-    def report_now(self) -> None:
-        """Report at once (the unit just built is the one the user edited), even when nothing is found."""
-        self.report(self.known())
-        self.next = time.perf_counter() + self.every
-
-    def unit_done(self, res: UnitResult) -> None:
-        for r in (res, *res.children):
-            self.partial.extend(r.issues)
-            self.partial.extend(r.build)
-        now = time.perf_counter()
-        if self.next is None:
-            self.next = now + self.first_after
-        elif now >= self.next:
-            known = self.known()
-            if known:
-                # nothing found yet is no news: the client of a first analysis shows nothing already,
-                # and an empty list would look like the final answer
-                self.next = now + self.every
-                self.report(known)
-
-    def chunk_done(self, diagnostics: list[Diagnostic]) -> None:
-        self.done.extend(diagnostics)
-        self.partial = []
-
-
-class IncrementalAnalyzer:
-    """Analyses successive versions of one document, reusing unchanged units.
-
-    :meth:`analyze` returns what :func:`tile_lsp.analysis.api.analyze_text`
-    returns for the same text and options.  Calls are serialised (a lock):
-    the IR of reused units is moved in place, so two analyses of one
-    document must not overlap.  ``last_stats`` tells how many units the
-    last call reused and rebuilt.
-
-    An analysis can be cancelled (``cancelled``): the units it finished are
-    kept, and the next analysis reuses them, as rust-analyzer keeps what a
-    cancelled query computed.  Until one analysis of the document completes,
-    each reports progress, and builds the function just edited first.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._chunks: list[ChunkState] = []
-        self._options_key: tuple | None = None
-        self._source: SourceText | None = None
-        self._complete = False  # the states in _chunks are those of a finished analysis
-        self.last_stats: tuple[int, int] = (0, 0)
-
-    @property
-    def complete(self) -> bool:
-        """Whether the last analysis ran to its end (not cancelled); ``False`` before the first one."""
-        return self._complete
-
-    def analyze(self, text: str, options=None, *, progress=None, first_after: float = 0.5, every: float = 2.0,
-                blocking: bool = True, cancelled=None):
-        """Analyse ``text``; never raises on bad input (see ``analyze_text``).
-
-        ``progress``, when given and no analysis of the document (since the
-        options changed) has completed yet, is called (in the calling
-        thread) with the diagnostics known so far when a unit is done ``first_after`` seconds
-        after the first one, then every ``every`` seconds: those of the
-        chunks done, the syntax and IR-building diagnostics of the units
-        built so far, and those a cancelled analysis found in the units not
-        reached yet; and at once after the function the last edit is in,
-        which is built first.  The returned analysis is complete.  With
-        ``blocking=False``, ``None`` is returned at once when another
-        analysis of the document is running.
-
-        ``cancelled``: a cheap callable asked between units; when it answers
-        true the analysis stops and returns ``None``, keeping what it built
-        for the next call.
-        """
-        from tile_lsp.analysis.api import AnalysisOptions
-
-        options = options or AnalysisOptions()
-        if not self._lock.acquire(blocking=blocking):
-            return None
-        try:
-            return self._analyze(text, options, progress, first_after, every, cancelled)
-        finally:
-            self._lock.release()
-
-    def _analyze(self, text: str, options, progress, first_after: float, every: float, cancelled):
-        from tile_lsp.analysis.api import DocumentAnalysis
-        from tile_lsp.analysis.pipeline import analyze_chunk
-        from tile_lsp.analysis.split import Chunk, split_chunks
-
-        key = _options_key(options)
-        if key != self._options_key:
-            self._chunks = []
-            self._complete = False
-            self._options_key = key
-        chunks = split_chunks(text) if options.split_input_file else [Chunk(0, 0, text)]
-        old_source = self._source
-        source = updated_source(old_source, text) if old_source is not None else SourceText(text)
-        edit = Edit.between(old_source, source) if old_source is not None and self._chunks else None
-        self._source = source
-        previous = {c.text: c for c in self._chunks}
-        states: list[ChunkState] = []
-        results = []
-        reused = rebuilt = 0
-        # only a first analysis is long enough to be worth partial reports
-        sink = _Progress(progress, first_after, every) if progress is not None and not self._complete else None
-        _PROGRESS.sink = sink
-        n = 0
-        try:
-            used: set[int] = set()
-            for n, chunk in enumerate(chunks):
-                prev = self._chunks[n] if n < len(self._chunks) else None
-                if (prev is None or prev.text != chunk.text) and chunk.text in previous:
-                    prev = previous[chunk.text]
-                if prev is not None and id(prev) in used:
-                    prev = None  # its IR went to an earlier chunk of the same text
-                if prev is not None:
-                    used.add(id(prev))
-                state_box: list = []
-                results.append(analyze_chunk(chunk, options, source, previous=prev, state_out=state_box,
-                                             cancelled=cancelled, edit=edit))
-                if sink is not None:
-                    sink.chunk_done(results[-1].diagnostics)
-                if state_box:
-                    states.append(state_box[0])
-                    reused += state_box[0].reused
-                    rebuilt += state_box[0].rebuilt
-                else:
-                    states.append(ChunkState(chunk.text, 0, [], (), (0, 0)))
-        except AnalysisCancelled as stop:
-            # the chunks done, the work on this one, and the older states of the chunks not reached
-            kept = states + ([stop.state] if stop.state is not None else [])
-            self._chunks = kept + [c for c in self._chunks if id(c) not in used][:max(0, len(chunks) - len(kept))]
-            self._complete = False
-            return None
-        finally:
-            _PROGRESS.sink = None
-        self._chunks = states
-        self._complete = True
-        self.last_stats = (reused, rebuilt)
-        return DocumentAnalysis(text, results)
