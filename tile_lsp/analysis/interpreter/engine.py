@@ -29,31 +29,11 @@ from typing import Any
 
 import numpy as np
 
+from tile_lsp.analysis.interpreter.arguments import bind_arguments, load_globals
+from tile_lsp.analysis.interpreter.errors import InterpreterError
 from tile_lsp.analysis.interpreter.memory import Memory, MemoryFault
 from tile_lsp.analysis.ir import Block, Module, Operation, Region
 from tile_lsp.dialect import types as T
-
-
-class InterpreterError(Exception):
-    """A kernel the interpreter cannot run, or a fault while running it.
-
-    ``line`` is the 1-based source line of the op at fault (``None`` when no
-    op is involved, e.g. a bad argument list); ``op`` its name.  ``str()``
-    reads ``line N: 'cuda_tile.op': message``.
-    """
-
-    def __init__(self, message: str, op: Operation | None = None, line: int | None = None):
-        self.message = message
-        self.op_name = op.name if op is not None else None
-        if line is None and op is not None and op.range is not None:
-            line = op.range.start.line + 1
-        self.line = line
-        prefix = ""
-        if self.line is not None:
-            prefix += f"line {self.line}: "
-        if self.op_name:
-            prefix += f"'{self.op_name}': "
-        super().__init__(prefix + message)
 
 
 @dataclass
@@ -284,8 +264,6 @@ class Engine:
         concurrently under :class:`BlockScheduler` with that seed (``0``:
         lockstep round robin).
         """
-        from tile_lsp.analysis.interpreter.ops import bind_arguments, load_globals
-
         grid = tuple(int(g) for g in grid)
         if len(grid) != 3 or any(g < 1 for g in grid):
             raise InterpreterError(f"grid must be three positive sizes, got {grid}")
@@ -295,11 +273,11 @@ class Engine:
                 self.memory.register(a, f"memory[{i}]")
             except (TypeError, ValueError) as e:
                 raise InterpreterError(str(e)) from None
-        load_globals(self, self._scope_ops())
+        load_globals(self.memory, self.globals, self._scope_ops())
         body = entry.regions[0].blocks[0] if entry.regions and entry.regions[0].blocks else None
         if body is None:
             raise InterpreterError("entry has no body", entry)
-        bound = bind_arguments(self, entry, body, args)
+        bound = bind_arguments(self.memory, entry, body, args)
         blocks = [(x, y, z) for z in range(grid[2]) for y in range(grid[1]) for x in range(grid[0])]
 
         def run_block(index: int, block_id: tuple[int, int, int]) -> None:
