@@ -36,7 +36,7 @@ from tile_lsp.dialect.attr_syntax import attribute_issues
 from tile_lsp.dialect.custom_formats import CUSTOM_FORMATS, ENUM_KEYWORD_DIRECTIVES, OPTIONAL_OPERANDS_BY_TYPE
 from tile_lsp.dialect.registry import lookup
 from tile_lsp.dialect.schema import OpDef
-from tile_lsp.grammar.parse import wrong_token_offset
+from tile_lsp.grammar.parse import next_token_offset, wrong_token_offset
 from tile_lsp.grammar.formats import (
     Directive,
     Literal,
@@ -97,7 +97,7 @@ def _ssa_name(name: str) -> str:
     return name.split("#", 1)[0]
 
 
-def _canonical(name: str) -> str:
+def canonical_value_name(name: str) -> str:
     """``%x`` and ``%x#0`` name the same value."""
     return name[:-2] if name.endswith("#0") else name
 
@@ -305,7 +305,7 @@ class Builder:
         """Where MLIR's ``emitWrongTokenError`` reports an error met at the token after ``tok``:
         the end of ``tok`` (past blanks and comments), or, at the end of the text, its last
         character (:func:`~tile_lsp.grammar.parse.wrong_token_offset`)."""
-        after = _next_token_offset(self.text, tok.end_pos)
+        after = next_token_offset(self.text, tok.end_pos)
         at_end = after >= self.end
         pos = wrong_token_offset(self.text[:self.end], self.end, eof=True) if at_end \
             else wrong_token_offset(self.text, after)
@@ -388,7 +388,7 @@ class Builder:
         The error sits at ``name_node`` or, for block arguments (no node), at
         the value's own range: never without a location.
         """
-        key = _canonical(value.name)
+        key = canonical_value_name(value.name)
         # MLIR OperationParser::addDefinition: any name visible there, from an enclosing region too
         # (one table per isolated-from-above region), cannot be defined again
         prior = scope.lookup(key)
@@ -424,7 +424,7 @@ class Builder:
         As MLIR's parser stops at the first error, only the first mismatching
         use of an op is reported (``op.invalid`` marks that one was).
         """
-        key = _canonical(name)
+        key = canonical_value_name(name)
         value = scope.lookup(key)
         if value is None:
             # forward reference within this region, resolved when defined
@@ -793,7 +793,7 @@ class Builder:
         """Run the parse-time rules of NVIDIA's C++ parser for this op (parse_rules package)."""
 
         def value_type(name: str) -> T.Type | None:
-            v = scope.lookup(_canonical(name))
+            v = scope.lookup(canonical_value_name(name))
             return v.type if v is not None else None
 
         def emit(message: str, rng: Range | None, notes: list[Note] | None = None, fatal: bool = True) -> None:
@@ -972,7 +972,7 @@ class Builder:
                 if with_got:
                     msg += f", got: '{case}'"
                 # MLIR reports at the current location: the token after the closing '>'
-                after = _next_token_offset(self.text, child.meta.end_pos)
+                after = next_token_offset(self.text, child.meta.end_pos)
                 where = self.source.range(self.base + after, self.base + after)
                 self.error(f"custom op '{opdef.full_name}' {msg}", where, "parse.rounding")
             parts.props[target] = A.EnumAttr("RoundingMode", case, "rounding", range=self.rng(tok))
@@ -1170,7 +1170,7 @@ class Builder:
             for k, (name, ty, rng) in enumerate(entry_args):
                 arg = BlockArgument(name, ty if ty is not None else T.UNKNOWN, rng, owner=entry, index=k)
                 entry.arguments.append(arg)
-                prior = self.reference_range(scope, _canonical(name))
+                prior = self.reference_range(scope, canonical_value_name(name))
                 if prior is not None:
                     # MLIR OperationParser::parseRegionBody (getReferenceLoc): a named entry argument
                     # must not name a value visible where the region starts (checked before the
@@ -1364,7 +1364,7 @@ class Builder:
         if mnemonic is None:
             if text == prefix:
                 # no mnemonic: the type parser reads the next token as one (parseKeyword)
-                after = _next_token_offset(self.text, tok.end_pos)
+                after = next_token_offset(self.text, tok.end_pos)
                 word = re.match(r"[A-Za-z_][A-Za-z0-9_$.]*", self.text[after:self.end])
                 at = self.base + min(after, self.end)
                 self.error(f"unknown  type `{word.group(0)}` in dialect `cuda_tile`" if word
@@ -1471,7 +1471,7 @@ class Builder:
                 if issue.at == "mnemonic":
                     at = name_tok.start_pos + 1 + len("cuda_tile.")
                 elif issue.at == "next":
-                    at = min(_next_token_offset(self.text, name_tok.end_pos), self.end)
+                    at = min(next_token_offset(self.text, name_tok.end_pos), self.end)
                 else:
                     at = (start_of(body) or 0) + issue.offset
                     if issue.wrong_token:
@@ -1538,7 +1538,6 @@ class Builder:
 # ---------------------------------------------------------------------------
 
 
-_SKIP_BLANKS = re.compile(r"(?:\s+|//[^\n]*)*")
 
 
 def resolve_location_aliases(module, ops) -> None:
@@ -1565,12 +1564,6 @@ def undefined_location_aliases(module, ops=None) -> list[Diagnostic]:
             out.append(Diagnostic(Severity.ERROR, "operation location alias was never defined", loc.range,
                                   "parse.location-alias"))
     return out
-
-
-def _next_token_offset(text: str, offset: int) -> int:
-    """Offset of the first token at or after ``offset`` (past blanks and ``//`` comments)."""
-    m = _SKIP_BLANKS.match(text, offset)
-    return m.end() if m else offset
 
 
 def _disambiguate_optional_operands(opdef: OpDef, parts: _OpParts) -> None:

@@ -271,6 +271,16 @@ def _completed_rule(err: UnexpectedToken, token_type: str, value: str) -> str | 
     return _probe(err, [token_type])
 
 
+_SKIP_BLANKS = re.compile(r"(?:\s+|//[^\n]*)*")
+
+
+def next_token_offset(text: str, offset: int) -> int:
+    """Offset in ``text`` of the first token at or after ``offset`` (past blanks and ``//`` comments):
+    where MLIR's lexer stands (``getCurrentLocation``) after the token that ends at ``offset``."""
+    m = _SKIP_BLANKS.match(text, offset)
+    return m.end() if m else offset
+
+
 def wrong_token_offset(text: str, offset: int, eof: bool = False) -> int:
     """Where MLIR's ``Parser::emitWrongTokenError`` reports an error met at ``offset``.
 

@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 from tile_lsp.analysis.diagnostics import Position, Range, SourceText
 from tile_lsp.dialect.schema import OpDef
+from tile_lsp.grammar.parse import next_token_offset
 
 ParseRuleFn = Callable[["ParseContext"], None]
 PARSE_RULES: dict[str, list[ParseRuleFn]] = {}
@@ -79,9 +80,7 @@ class ParseContext:
         """Point range of the first token at or after document position ``pos`` (MLIR's current location)."""
         if self.source is None:
             return None
-        from tile_lsp.analysis.builder import _next_token_offset
-
-        here = self.source.position(_next_token_offset(self.source.text, self.source.offset(pos)))
+        here = self.source.position(next_token_offset(self.source.text, self.source.offset(pos)))
         return Range(here, here)
 
     def next_token_offset(self, offset: int) -> int:
@@ -90,9 +89,7 @@ class ParseContext:
         This is where MLIR's parser stands (``getCurrentLocation``) after the
         token that ends at ``offset``.
         """
-        from tile_lsp.analysis.builder import _next_token_offset
-
-        return _next_token_offset(self.text, offset)
+        return next_token_offset(self.text, offset)
 
     @property
     def op_name(self) -> str:
