@@ -20,7 +20,7 @@ from tile_lsp.analysis.ir import Module, Operation
 from tile_lsp.codegen.layouts import KernelPlan
 from tile_lsp.codegen.lower import KernelLowering
 from tile_lsp.codegen.ops_memory import global_decl
-from tile_lsp.codegen.pipeline import KernelInfo
+from tile_lsp.codegen.passes import KernelInfo
 from tile_lsp.codegen.ptx import LoweringError, TileValue, reg_class
 from tile_lsp.codegen.target import Target
 from tile_lsp.dialect import types as T

@@ -5,7 +5,7 @@ optional: importing this module does not need CUDA, calling :func:`launch`
 does.  Kernel arguments follow the ABI of :mod:`tile_lsp.codegen.emit`: a
 NumPy array stands for a pointer parameter (copied to the device before the
 launch and back after it), numbers for scalar parameters, packed by the
-PTX parameter type of :class:`~tile_lsp.codegen.pipeline.KernelInfo`.
+PTX parameter type of :class:`~tile_lsp.codegen.passes.KernelInfo`.
 """
 
 from __future__ import annotations

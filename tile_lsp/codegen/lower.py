@@ -51,6 +51,20 @@ def f64_imm(x: float) -> str:
     return "0d{:016X}".format(struct.unpack("<Q", struct.pack("<d", x))[0])
 
 
+def enum_case(op: Operation, name: str, default: str | None = None) -> str | None:
+    """The case of ``op``'s enum attribute ``name`` (``rounding_mode`` -> ``"nearest_even"``):
+    ``EnumAttr.case``, the word inside ``<...>`` of another attribute's text, ``default`` when absent."""
+    a = op.attr(name)
+    if isinstance(a, A.EnumAttr):
+        return a.case
+    if a is not None:
+        s = str(a)
+        if "<" in s:
+            return s[s.index("<") + 1:s.rindex(">")]
+        return s
+    return default
+
+
 class KernelLowering:
     """State of the lowering of one entry: registers of each IR value, the PTX function, the target.
 
@@ -94,6 +108,12 @@ class KernelLowering:
 
     def slots(self, n: int) -> int:
         return max(1, n // self.threads)
+
+    def new_result(self, op: Operation, idx: int = 0) -> TileValue:
+        """Fresh registers for result ``idx`` of ``op`` (a tile), bound to it."""
+        out = self.new_tile(op.results[idx].type)
+        self.set(op.results[idx], out)
+        return out
 
     def new_tile(self, ty: T.Type) -> TileValue:
         """Fresh registers for a value of tile type ``ty``."""

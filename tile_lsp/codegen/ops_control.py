@@ -17,7 +17,6 @@ import re
 from tile_lsp.analysis import attributes as A
 from tile_lsp.analysis.ir import Operation
 from tile_lsp.codegen.lower import KernelLowering, handler
-from tile_lsp.codegen.ops_elementwise import _result
 from tile_lsp.codegen.ptx import TOKEN, LoweringError, TileValue, reg_class
 from tile_lsp.dialect import types as T
 
@@ -46,7 +45,7 @@ def _token(lw: KernelLowering, op: Operation) -> None:
 def _block_ids(lw: KernelLowering, op: Operation) -> None:
     sreg = "%ctaid" if op.name.endswith("get_tile_block_id") else "%nctaid"
     for r, axis in zip(op.results, "xyz"):
-        out = _result(lw, op, op.results.index(r))
+        out = lw.new_result(op, op.results.index(r))
         lw.f.emit(f"mov.u32 {out.regs[0]}, {sreg}.{axis}")
 
 

@@ -15,32 +15,13 @@ from __future__ import annotations
 
 import math
 
-from tile_lsp.analysis import attributes as A
 from tile_lsp.analysis.ir import Operation
-from tile_lsp.codegen.lower import KernelLowering, f32_imm, f64_imm, handler
+from tile_lsp.codegen.lower import KernelLowering, enum_case, f32_imm, f64_imm, handler
 from tile_lsp.codegen.ptx import LoweringError, TileValue, reg_class
 from tile_lsp.dialect import types as T
 
 ROUNDING = {"nearest_even": "rn", "zero": "rz", "negative_inf": "rm", "positive_inf": "rp",
             "nearest_int_to_zero": "rz"}
-
-
-def _enum(op: Operation, name: str, default: str | None = None) -> str | None:
-    a = op.attr(name)
-    if isinstance(a, A.EnumAttr):
-        return a.case
-    if a is not None:
-        s = str(a)
-        if "<" in s:
-            return s[s.index("<") + 1:s.rindex(">")]
-        return s
-    return default
-
-
-def _result(lw: KernelLowering, op: Operation, idx: int = 0) -> TileValue:
-    out = lw.new_tile(op.results[idx].type)
-    lw.set(op.results[idx], out)
-    return out
 
 
 def _operands(lw: KernelLowering, op: Operation) -> list[TileValue]:
@@ -58,11 +39,11 @@ def _fimm(cls: str, x: float) -> str:
 def _float_binary(ptx: str, ftz_ok: bool = True, rounding: bool = True):
     def lower(lw: KernelLowering, op: Operation) -> None:
         a, b = _operands(lw, op)
-        out = _result(lw, op)
+        out = lw.new_result(op)
         elem = a.elem
         cls = lw.fwide(elem)
-        rnd = ROUNDING.get(_enum(op, "rounding_mode", "nearest_even") or "nearest_even", "rn")
-        mode = _enum(op, "rounding_mode")
+        rnd = ROUNDING.get(enum_case(op, "rounding_mode", "nearest_even") or "nearest_even", "rn")
+        mode = enum_case(op, "rounding_mode")
         ftz = ".ftz" if op.attr("flush_to_zero") is not None and cls == "f32" and ftz_ok else ""
         for s in range(len(out.regs)):
             x, y = lw.to_compute(a.regs[s], elem), lw.to_compute(b.regs[s], elem)
@@ -86,7 +67,7 @@ handler("divf")(_float_binary("div"))
 @handler("maxf", "minf")
 def _maxmin_f(lw: KernelLowering, op: Operation) -> None:
     a, b = _operands(lw, op)
-    out = _result(lw, op)
+    out = lw.new_result(op)
     cls = lw.fwide(a.elem)
     name = "max" if op.name.endswith("maxf") else "min"
     nan = ".NaN" if op.attr("propagate_nan") is not None and cls == "f32" else ""
@@ -105,9 +86,9 @@ def _maxmin_f(lw: KernelLowering, op: Operation) -> None:
 @handler("fma")
 def _fma(lw: KernelLowering, op: Operation) -> None:
     a, b, c = _operands(lw, op)
-    out = _result(lw, op)
+    out = lw.new_result(op)
     cls = lw.fwide(a.elem)
-    rnd = ROUNDING.get(_enum(op, "rounding_mode", "nearest_even") or "nearest_even", "rn")
+    rnd = ROUNDING.get(enum_case(op, "rounding_mode", "nearest_even") or "nearest_even", "rn")
     ftz = ".ftz" if op.attr("flush_to_zero") is not None and cls == "f32" else ""
     for s in range(len(out.regs)):
         r = lw.f.reg(cls)
@@ -119,7 +100,7 @@ def _fma(lw: KernelLowering, op: Operation) -> None:
 def _float_unary(build):
     def lower(lw: KernelLowering, op: Operation) -> None:
         (a,) = _operands(lw, op)[:1]
-        out = _result(lw, op)
+        out = lw.new_result(op)
         cls = lw.fwide(a.elem)
         if cls == "f64" and build.__name__ in _APPROX_ONLY:
             lw.warnings.append((op, f"'{op.name}' on f64 is computed with f32 precision by the PTX lowering"))
@@ -170,7 +151,7 @@ def _cvt_round(lw, mode, x, cls):
 
 def _sqrt(lw, op, x, cls):
     r = lw.f.reg(cls)
-    mode = _enum(op, "rounding_mode", "nearest_even")
+    mode = enum_case(op, "rounding_mode", "nearest_even")
     if mode == "approx" and cls == "f32":
         lw.f.emit(f"sqrt.approx.f32 {r}, {x}")
     else:
@@ -341,7 +322,7 @@ for _name, _fn in (("negf", _negf), ("absf", _absf), ("floor", _floor), ("ceil",
 def _atan2(lw: KernelLowering, op: Operation) -> None:
     """atan2(x, y): the angle of (y, x), i.e. C's ``atan2(x, y)`` (Ops.td CudaTile_Atan2Op)."""
     xv, yv = _operands(lw, op)
-    out = _result(lw, op)
+    out = lw.new_result(op)
     f = lw.f
     if lw.fwide(xv.elem) == "f64":
         lw.warnings.append((op, f"'{op.name}' on f64 is computed with f32 precision by the PTX lowering"))
@@ -393,7 +374,7 @@ def _from_f32_any(lw, r, elem):
 def _fpowf(lw: KernelLowering, op: Operation) -> None:
     """pow(x, y) = 2^(y * log2|x|), negative x allowed for integral y (sign from y's parity)."""
     xv, yv = _operands(lw, op)
-    out = _result(lw, op)
+    out = lw.new_result(op)
     f = lw.f
     if lw.fwide(xv.elem) == "f64":
         lw.warnings.append((op, f"'{op.name}' on f64 is computed with f32 precision by the PTX lowering"))
@@ -437,7 +418,7 @@ def _fpowf(lw: KernelLowering, op: Operation) -> None:
 def _fpowi(lw: KernelLowering, op: Operation) -> None:
     """x^n for integer n by binary exponentiation (a loop per slot), 1/x^|n| for negative n."""
     xv, nv = _operands(lw, op)
-    out = _result(lw, op)
+    out = lw.new_result(op)
     f = lw.f
     cls = lw.fwide(xv.elem)
     one = _fimm(cls, 1.0)
@@ -482,7 +463,7 @@ def _fpowi(lw: KernelLowering, op: Operation) -> None:
 def _remf(lw: KernelLowering, op: Operation) -> None:
     """fmod(x, y) = x - trunc(x / y) * y (the sign of x), computed in the compute class."""
     a, b = _operands(lw, op)
-    out = _result(lw, op)
+    out = lw.new_result(op)
     cls = lw.fwide(a.elem)
     f = lw.f
     for s in range(len(out.regs)):
@@ -503,10 +484,10 @@ CMP = {"equal": "eq", "not_equal": "ne", "less_than": "lt", "less_than_or_equal"
 @handler("cmpf")
 def _cmpf(lw: KernelLowering, op: Operation) -> None:
     a, b = _operands(lw, op)
-    out = _result(lw, op)
+    out = lw.new_result(op)
     cls = lw.fwide(a.elem)
-    pred = CMP[_enum(op, "comparison_predicate")]
-    unordered = _enum(op, "comparison_ordering", "ordered") == "unordered"
+    pred = CMP[enum_case(op, "comparison_predicate")]
+    unordered = enum_case(op, "comparison_ordering", "ordered") == "unordered"
     cmp = pred + "u" if unordered else pred
     for s in range(len(out.regs)):
         lw.f.emit(f"setp.{cmp}.{cls} {out.regs[s]}, {lw.to_compute(a.regs[s], a.elem)}, "
@@ -543,9 +524,9 @@ def _ity(width: int, signed: bool = True) -> str:
 def _int_binary(kind: str):
     def lower(lw: KernelLowering, op: Operation) -> None:
         a, b = _operands(lw, op)
-        out = _result(lw, op)
+        out = lw.new_result(op)
         w = _w(a.elem)
-        signed = _enum(op, "signedness", "signed") != "unsigned"
+        signed = enum_case(op, "signedness", "signed") != "unsigned"
         f = lw.f
         for s in range(len(out.regs)):
             x, y, r = a.regs[s], b.regs[s], out.regs[s]
@@ -593,7 +574,7 @@ def _shift_amount(lw, y, w):
 def _divi(lw, op, x, y, r, w, signed):
     """Integer division with the op's rounding (zero by default; negative_inf/positive_inf for signed)."""
     f = lw.f
-    rounding = _enum(op, "rounding", "zero")
+    rounding = enum_case(op, "rounding", "zero")
     if not signed:
         xx, yy = zext(lw, x, w), zext(lw, y, w)
         f.emit(f"div.{_ity(w, False)} {r}, {xx}, {yy}")
@@ -636,7 +617,7 @@ for _name, _kind in (("addi", "add"), ("subi", "sub"), ("muli", "mul"), ("andi",
 @handler("negi", "absi")
 def _int_unary(lw: KernelLowering, op: Operation) -> None:
     (a,) = _operands(lw, op)
-    out = _result(lw, op)
+    out = lw.new_result(op)
     w = _w(a.elem)
     ins = "neg" if op.name.endswith("negi") else "abs"
     for s in range(len(out.regs)):
@@ -650,10 +631,10 @@ def _int_unary(lw: KernelLowering, op: Operation) -> None:
 @handler("cmpi")
 def _cmpi(lw: KernelLowering, op: Operation) -> None:
     a, b = _operands(lw, op)
-    out = _result(lw, op)
+    out = lw.new_result(op)
     w = _w(a.elem)
-    signed = _enum(op, "signedness", "signed") != "unsigned"
-    pred = CMP[_enum(op, "comparison_predicate")]
+    signed = enum_case(op, "signedness", "signed") != "unsigned"
+    pred = CMP[enum_case(op, "comparison_predicate")]
     f = lw.f
     for s in range(len(out.regs)):
         x, y = a.regs[s], b.regs[s]
@@ -676,7 +657,7 @@ def _cmpi(lw: KernelLowering, op: Operation) -> None:
 @handler("select")
 def _select(lw: KernelLowering, op: Operation) -> None:
     c, a, b = _operands(lw, op)
-    out = _result(lw, op)
+    out = lw.new_result(op)
     cls = reg_class(a.elem)
     f = lw.f
     for s in range(len(out.regs)):
@@ -699,9 +680,9 @@ def _select(lw: KernelLowering, op: Operation) -> None:
 @handler("ftof")
 def _ftof(lw: KernelLowering, op: Operation) -> None:
     (a,) = _operands(lw, op)
-    out = _result(lw, op)
+    out = lw.new_result(op)
     src, dst = a.elem.name, out.elem.name
-    rnd = ROUNDING.get(_enum(op, "rounding_mode", "nearest_even") or "nearest_even", "rn")
+    rnd = ROUNDING.get(enum_case(op, "rounding_mode", "nearest_even") or "nearest_even", "rn")
     f = lw.f
     for s in range(len(out.regs)):
         x = a.regs[s]
@@ -724,10 +705,10 @@ def _ftof(lw: KernelLowering, op: Operation) -> None:
 @handler("itof")
 def _itof(lw: KernelLowering, op: Operation) -> None:
     (a,) = _operands(lw, op)
-    out = _result(lw, op)
+    out = lw.new_result(op)
     w = _w(a.elem)
-    signed = _enum(op, "signedness", "signed") != "unsigned"
-    rnd = ROUNDING.get(_enum(op, "rounding_mode", "nearest_even") or "nearest_even", "rn")
+    signed = enum_case(op, "signedness", "signed") != "unsigned"
+    rnd = ROUNDING.get(enum_case(op, "rounding_mode", "nearest_even") or "nearest_even", "rn")
     cls = lw.fwide(out.elem)
     f = lw.f
     for s in range(len(out.regs)):
@@ -748,11 +729,11 @@ def _itof(lw: KernelLowering, op: Operation) -> None:
 @handler("ftoi")
 def _ftoi(lw: KernelLowering, op: Operation) -> None:
     (a,) = _operands(lw, op)
-    out = _result(lw, op)
+    out = lw.new_result(op)
     w = _w(out.elem)
-    signed = _enum(op, "signedness", "signed") != "unsigned"
+    signed = enum_case(op, "signedness", "signed") != "unsigned"
     mode = {"nearest_int_to_zero": "rzi", "zero": "rzi", "nearest_even": "rni",
-            "negative_inf": "rmi", "positive_inf": "rpi"}.get(_enum(op, "rounding_mode", "nearest_int_to_zero"), "rzi")
+            "negative_inf": "rmi", "positive_inf": "rpi"}.get(enum_case(op, "rounding_mode", "nearest_int_to_zero"), "rzi")
     cls = lw.fwide(a.elem)
     f = lw.f
     for s in range(len(out.regs)):
@@ -769,9 +750,9 @@ def _ftoi(lw: KernelLowering, op: Operation) -> None:
 @handler("exti")
 def _exti(lw: KernelLowering, op: Operation) -> None:
     (a,) = _operands(lw, op)
-    out = _result(lw, op)
+    out = lw.new_result(op)
     wi, wo = _w(a.elem), _w(out.elem)
-    signed = _enum(op, "signedness", "signed") != "unsigned"
+    signed = enum_case(op, "signedness", "signed") != "unsigned"
     f = lw.f
     for s in range(len(out.regs)):
         x, r = a.regs[s], out.regs[s]
@@ -794,7 +775,7 @@ def _exti(lw: KernelLowering, op: Operation) -> None:
 @handler("trunci")
 def _trunci(lw: KernelLowering, op: Operation) -> None:
     (a,) = _operands(lw, op)
-    out = _result(lw, op)
+    out = lw.new_result(op)
     wi, wo = _w(a.elem), _w(out.elem)
     f = lw.f
     for s in range(len(out.regs)):
@@ -815,7 +796,7 @@ def _trunci(lw: KernelLowering, op: Operation) -> None:
 @handler("bitcast")
 def _bitcast(lw: KernelLowering, op: Operation) -> None:
     (a,) = _operands(lw, op)
-    out = _result(lw, op)
+    out = lw.new_result(op)
     ci, co = reg_class(a.elem), reg_class(out.elem)
     f = lw.f
     for s in range(len(out.regs)):
@@ -837,7 +818,7 @@ def _bitcast(lw: KernelLowering, op: Operation) -> None:
 def _mulhii(lw: KernelLowering, op: Operation) -> None:
     """High half of the double-width product (Ops.td MulhiiOp: unsigned, as the high word of x * y)."""
     a, b = _operands(lw, op)
-    out = _result(lw, op)
+    out = lw.new_result(op)
     w = _w(a.elem)
     for s in range(len(out.regs)):
         x, y = zext(lw, a.regs[s], w), zext(lw, b.regs[s], w)

@@ -18,8 +18,7 @@ import struct
 
 from tile_lsp.analysis import attributes as A
 from tile_lsp.analysis.ir import Operation
-from tile_lsp.codegen.lower import KernelLowering, handler
-from tile_lsp.codegen.ops_elementwise import _enum, _result
+from tile_lsp.codegen.lower import KernelLowering, enum_case, handler
 from tile_lsp.codegen.ptx import (
     TOKEN,
     LoweringError,
@@ -41,8 +40,8 @@ SCOPES = {"device": "gpu", "sys": "sys", "tl_blk": "cta", "block": "cta", "gpu":
 
 def _sem(op: Operation, kind: str) -> str:
     """PTX memory-ordering qualifier for a load (``kind='ld'``), store or atomic."""
-    sem = _enum(op, "memory_ordering_semantics", "weak") or "weak"
-    scope = SCOPES.get(_enum(op, "memory_scope", "device") or "device", "gpu")
+    sem = enum_case(op, "memory_ordering_semantics", "weak") or "weak"
+    scope = SCOPES.get(enum_case(op, "memory_scope", "device") or "device", "gpu")
     if sem == "weak":
         return ""
     return f".{sem}.{scope}"
@@ -224,7 +223,7 @@ def _view_indices(lw: KernelLowering, view: TileViewValue, index, shape: tuple[i
     return bases, gather
 
 
-def _ld(lw: KernelLowering, elem: T.Type, dst: str, addr: str, pred: str | None, sem: str,
+def load_element(lw: KernelLowering, elem: T.Type, dst: str, addr: str, pred: str | None, sem: str,
         space: str = "") -> None:
     """Load one element of ``elem`` into ``dst`` (its register class; i8/i16 sign-extended, i1 from a byte).
 
@@ -249,9 +248,9 @@ def _ld(lw: KernelLowering, elem: T.Type, dst: str, addr: str, pred: str | None,
         f.emit(f"{g}ld{sem}{space}{mt} {dst}, [{addr}]")
 
 
-def _st(lw: KernelLowering, elem: T.Type, src: str, addr: str, pred: str | None, sem: str,
+def store_element(lw: KernelLowering, elem: T.Type, src: str, addr: str, pred: str | None, sem: str,
         space: str = "") -> None:
-    """Store one element of ``elem`` from ``src`` (the counterpart of :func:`_ld`)."""
+    """Store one element of ``elem`` from ``src`` (the counterpart of :func:`load_element`)."""
     f = lw.f
     cls = reg_class(elem)
     g = f"@{pred} " if pred else ""
@@ -275,13 +274,13 @@ def _and(lw: KernelLowering, a: str | None, b: str | None) -> str | None:
 
 def _load_tile(lw: KernelLowering, op: Operation, view, index, sem: str) -> None:
     """Result 0 of ``op``: the tile of ``view`` at the scalar (or gather) ``index`` values."""
-    out = _result(lw, op)
+    out = lw.new_result(op)
     bases, gather = _view_indices(lw, view, index, out.shape)
     pad = _pad_bits(out.elem, view.padding)
     for s, r in enumerate(out.regs):
         addr, inb = _element_addresses(lw, view, bases, out.shape, s, gather(s))
         lw.mov(reg_class(out.elem), r, lw.const_reg(out.elem, pad))
-        _ld(lw, out.elem, r, addr, inb, sem)
+        load_element(lw, out.elem, r, addr, inb, sem)
 
 
 def _store_tile(lw: KernelLowering, tile: TileValue, view, index, sem: str) -> None:
@@ -290,7 +289,7 @@ def _store_tile(lw: KernelLowering, tile: TileValue, view, index, sem: str) -> N
     own = lw.owner(tile.n)
     for s, r in enumerate(tile.regs):
         addr, inb = _element_addresses(lw, view, bases, tile.shape, s, gather(s))
-        _st(lw, tile.elem, r, addr, _and(lw, inb, own), sem)
+        store_element(lw, tile.elem, r, addr, _and(lw, inb, own), sem)
 
 
 @handler("load_view_tko")
@@ -429,7 +428,7 @@ def _atomic_red_view(lw: KernelLowering, op: Operation) -> None:
     index = op.operand_group("index")
     value = lw.tile(op.operand_group("value")[0])
     lw.set(op.results[0], TOKEN)
-    mode = _enum(op, "mode", "add")
+    mode = enum_case(op, "mode", "add")
     ins = ATOM_OPS.get(mode)
     if ins is None or ins == "exch":
         raise LoweringError(f"atomic_red_view_tko mode '{mode}' is not supported by the lowering")
@@ -455,7 +454,7 @@ def _atomic_red_view(lw: KernelLowering, op: Operation) -> None:
 @handler("offset")
 def _offset(lw: KernelLowering, op: Operation) -> None:
     ptr, off = lw.tile(op.operands[0]), lw.tile(op.operands[1])
-    out = _result(lw, op)
+    out = lw.new_result(op)
     esz = storage_bytes(ptr.elem.pointee if isinstance(ptr.elem, T.PointerType) else ptr.elem)
     w = T.bit_width(off.elem) or 32
     f = lw.f
@@ -471,7 +470,7 @@ def _offset(lw: KernelLowering, op: Operation) -> None:
 @handler("int_to_ptr", "ptr_to_int")
 def _ptr_int(lw: KernelLowering, op: Operation) -> None:
     a = lw.tile(op.operands[0])
-    out = _result(lw, op)
+    out = lw.new_result(op)
     for s, r in enumerate(out.regs):
         lw.f.emit(f"mov.b64 {r}, {a.regs[s]}")
 
@@ -487,7 +486,7 @@ def _load_ptr(lw: KernelLowering, op: Operation) -> None:
     mask_v, pad_v = _group(op, "mask", 1), _group(op, "paddingValue", 2)
     mask = lw.tile(mask_v) if mask_v is not None else None
     pad = lw.tile(pad_v) if pad_v is not None else None
-    out = _result(lw, op)
+    out = lw.new_result(op)
     lw.set(op.results[1], TOKEN)
     sem = _sem(op, "ld")
     for s, r in enumerate(out.regs):
@@ -496,7 +495,7 @@ def _load_ptr(lw: KernelLowering, op: Operation) -> None:
             lw.mov(reg_class(out.elem), r, pad.regs[s])
         elif m is not None:
             lw.mov(reg_class(out.elem), r, lw.const_reg(out.elem, 0))
-        _ld(lw, out.elem, r, src.regs[s], m, sem)
+        load_element(lw, out.elem, r, src.regs[s], m, sem)
 
 
 @handler("store_ptr_tko")
@@ -510,7 +509,7 @@ def _store_ptr(lw: KernelLowering, op: Operation) -> None:
     sem = _sem(op, "st")
     for s in range(len(dst.regs)):
         g = _and(lw, mask.regs[s] if mask else None, own)
-        _st(lw, val.elem, val.regs[s], dst.regs[s], g, sem)
+        store_element(lw, val.elem, val.regs[s], dst.regs[s], g, sem)
 
 
 @handler("atomic_rmw_tko")
@@ -519,9 +518,9 @@ def _atomic_rmw(lw: KernelLowering, op: Operation) -> None:
     arg = lw.tile(_group(op, "arg", 1))
     mask_v = _group(op, "mask", 2)
     mask = lw.tile(mask_v) if mask_v is not None else None
-    out = _result(lw, op)
+    out = lw.new_result(op)
     lw.set(op.results[1], TOKEN)
-    mode = _enum(op, "mode", "add")
+    mode = enum_case(op, "mode", "add")
     ins = ATOM_OPS.get(mode)
     if ins is None:
         raise LoweringError(f"atomic_rmw_tko mode '{mode}' is not supported by the lowering")
@@ -545,7 +544,7 @@ def _atomic_cas(lw: KernelLowering, op: Operation) -> None:
     val = lw.tile(_group(op, "val", 2))
     mask_v = _group(op, "mask", 3)
     mask = lw.tile(mask_v) if mask_v is not None else None
-    out = _result(lw, op)
+    out = lw.new_result(op)
     lw.set(op.results[1], TOKEN)
     w = T.bit_width(val.elem) or 32
     sem = _sem(op, "atom")
@@ -598,7 +597,7 @@ def _ptx_symbol(name: str) -> str:
 def _get_global(lw: KernelLowering, op: Operation) -> None:
     ref = op.attr("name")
     name = ref.root if isinstance(ref, A.SymbolRefAttr) else str(ref).lstrip("@")
-    out = _result(lw, op)
+    out = lw.new_result(op)
     sym = _ptx_symbol(name)
     r = out.regs[0]
     lw.f.emit(f"mov.u64 {r}, {sym}")

@@ -18,7 +18,7 @@ from __future__ import annotations
 from tile_lsp.analysis import attributes as A
 from tile_lsp.analysis.ir import Operation
 from tile_lsp.codegen.lower import KernelLowering, handler
-from tile_lsp.codegen.ops_elementwise import _result, zext
+from tile_lsp.codegen.ops_elementwise import zext
 from tile_lsp.codegen.ptx import LoweringError, StagedTile, TileValue, reg_class
 from tile_lsp.dialect import types as T
 
@@ -34,7 +34,7 @@ def _strides(shape: tuple[int, ...]) -> list[int]:
 @handler("constant")
 def _constant(lw: KernelLowering, op: Operation) -> None:
     from tile_lsp.bytecode.writer import dense_raw_data
-    out = _result(lw, op)
+    out = lw.new_result(op)
     value = op.attr("value")
     ty = op.results[0].type
     raw = dense_raw_data(value, ty)
@@ -79,7 +79,7 @@ def _constant(lw: KernelLowering, op: Operation) -> None:
 
 @handler("iota")
 def _iota(lw: KernelLowering, op: Operation) -> None:
-    out = _result(lw, op)
+    out = lw.new_result(op)
     w = T.bit_width(out.elem) or 32
     for s, r in enumerate(out.regs):
         lin = lw.lin(out.n, s)
@@ -118,7 +118,7 @@ def _gather(lw: KernelLowering, src: TileValue, out: TileValue, index_of) -> Non
 @handler("broadcast")
 def _broadcast(lw: KernelLowering, op: Operation) -> None:
     src = lw.tile(op.operands[0])
-    out = _result(lw, op)
+    out = lw.new_result(op)
     sst = _strides(src.shape)
     if src.n == out.n:
         out.regs[:] = src.regs
@@ -132,7 +132,7 @@ def _broadcast(lw: KernelLowering, op: Operation) -> None:
 @handler("permute")
 def _permute(lw: KernelLowering, op: Operation) -> None:
     src = lw.tile(op.operands[0])
-    out = _result(lw, op)
+    out = lw.new_result(op)
     perm = list(op.attr("permutation").values)
     sst = _strides(src.shape)
 
@@ -145,7 +145,7 @@ def _permute(lw: KernelLowering, op: Operation) -> None:
 def _extract(lw: KernelLowering, op: Operation) -> None:
     src = lw.tile(op.operands[0])
     idx = [lw.scalar_int(v) for v in op.operands[1:]]
-    out = _result(lw, op)
+    out = lw.new_result(op)
     sst = _strides(src.shape)
     f = lw.f
     starts = []
@@ -167,7 +167,7 @@ def _insert(lw: KernelLowering, op: Operation) -> None:
     src = lw.tile(op.operands[0])
     dest = lw.tile(op.operands[1])
     idx = [lw.scalar_int(v) for v in op.operands[2:]]
-    out = _result(lw, op)
+    out = lw.new_result(op)
     f = lw.f
     sst = _strides(src.shape)
     (off,) = lw.stage([src])
@@ -203,7 +203,7 @@ def _insert(lw: KernelLowering, op: Operation) -> None:
 @handler("cat")
 def _cat(lw: KernelLowering, op: Operation) -> None:
     a, b = lw.tile(op.operands[0]), lw.tile(op.operands[1])
-    out = _result(lw, op)
+    out = lw.new_result(op)
     dim = op.attr("dim").value
     f = lw.f
     oa, ob = lw.stage([a, b])
@@ -236,7 +236,7 @@ def _cat(lw: KernelLowering, op: Operation) -> None:
 @handler("pack", "unpack")
 def _pack(lw: KernelLowering, op: Operation) -> None:
     src = lw.tile(op.operands[0])
-    out = _result(lw, op)
+    out = lw.new_result(op)
     f = lw.f
     sw, ow = T.bit_width(src.elem), T.bit_width(out.elem)
     if sw is None or ow is None or sw < 8:
@@ -247,18 +247,18 @@ def _pack(lw: KernelLowering, op: Operation) -> None:
     base = lw.smem_addr()
     f.emit("bar.sync 0")
     own = lw.owner(src.n)
-    from tile_lsp.codegen.ops_memory import _ld, _st
+    from tile_lsp.codegen.ops_memory import load_element, store_element
     for s, r in enumerate(src.regs):
         a = f.reg("b32")
         f.emit(f"mad.lo.s32 {a}, {lw.lin(src.n, s)}, {sw // 8}, {base}")
-        _st(lw, src.elem, r, a, own, "", ".shared")
+        store_element(lw, src.elem, r, a, own, "", ".shared")
     f.emit("bar.sync 0")
     for s, r in enumerate(out.regs):
         lin = lw.lin(out.n, s)
         a = f.reg("b32")
         if ow >= 8:
             f.emit(f"mad.lo.s32 {a}, {lin}, {ow // 8}, {base}")
-            _ld(lw, out.elem, r, a, None, "", ".shared")
+            load_element(lw, out.elem, r, a, None, "", ".shared")
         else:  # 4-bit elements: two per byte, the low nibble first
             per = 8 // ow
             q = f.reg("b32")
@@ -315,7 +315,7 @@ def _run_body(lw: KernelLowering, op: Operation, accs: list[str], xs: list[str],
 @handler("reduce", "scan", "nv_tileas.reduce", "nv_tileas.scan")
 def _reduce_scan(lw: KernelLowering, op: Operation) -> None:
     srcs = [_operand(lw, v) for v in op.operands]
-    outs = [_result(lw, op, i) for i in range(len(op.results))]
+    outs = [lw.new_result(op, i) for i in range(len(op.results))]
     dim = op.attr("dim").value
     is_scan = op.name.endswith("scan")
     reverse = is_scan and isinstance(op.attr("reverse"), A.BoolAttr) and op.attr("reverse").value
@@ -517,12 +517,12 @@ def _mma(lw: KernelLowering, op: Operation, scaled: bool) -> None:
     a, b = (_operand(lw, v) for v in op.operands[:2])
     c = lw.tile(op.operands[2])
     if not scaled and mma_sync_applies(lw, a, b, c, op.results[0].type):
-        _mma_sync(lw, a, b, c, _result(lw, op))
+        _mma_sync(lw, a, b, c, lw.new_result(op))
         return
     sa = sb = None
     if scaled:
         sa, sb = lw.tile(op.operands[3]), lw.tile(op.operands[4])
-    out = _result(lw, op)
+    out = lw.new_result(op)
     f = lw.f
     batched = len(a.shape) == 3
     M, K = a.shape[-2], a.shape[-1]

@@ -18,7 +18,10 @@ Passes, in order (:data:`PASSES`; each is a function of its own module):
 ``convert-to-ptx`` (:mod:`tile_lsp.codegen.emit`)
     the PTX module.
 
-After each pass that yields IR, the between-pass verifier layer of spec 003
+The pipeline is data: :data:`PIPELINE`, a list of pass objects that
+:class:`~tile_lsp.codegen.passes.PassManager` runs; each pass is a thin
+adapter over its module's function.  After ``tile-assign-layouts`` and
+``convert-to-nv-tileas`` the between-pass verifier layer of spec 003
 (:func:`tile_lsp.analysis.layers.run_layer`) runs and its diagnostics name
 the pass.  :func:`lower_text` is the one entry point of the CLI and the
 language server.
@@ -26,74 +29,135 @@ language server.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from tile_lsp.analysis.diagnostics import Diagnostic, Severity
-from tile_lsp.codegen.ptx import LoweringError
-from tile_lsp.codegen.target import Target, TargetError, parse_gpu_name
+from tile_lsp.codegen.passes import KernelInfo, LoweringResult, LoweringState, PassManager
+from tile_lsp.codegen.target import TargetError, parse_gpu_name
 
+__all__ = ["PASSES", "PIPELINE", "STAGES", "KernelInfo", "LoweringResult", "lower_text"]
+
+
+# The passes import their modules when they run: importing the pipeline (the CLI, the server's
+# command table) does not load the lowering.
+
+
+@dataclass(frozen=True)
+class VerifyInput:
+    """``verify-input``: parse and verify the text (:func:`tile_lsp.analysis.api.analyze_text`) and
+    choose the target (``gpu_name``, else the module's compute capability, else sm_90); any error stops."""
+
+    name: str = "verify-input"
+    stage: str = "cuda_tile"
+    verify_after: bool = False
+
+    def run(self, state: LoweringState) -> str | None:
+        from tile_lsp.analysis.api import AnalysisOptions, analyze_text
+        from tile_lsp.analysis.printer import print_module
+        from tile_lsp.codegen import legalize
+
+        analysis = analyze_text(state.text, AnalysisOptions())
+        errors = [d for d in analysis.diagnostics if d.severity == Severity.ERROR]
+        module = analysis.chunks[0].module if analysis.chunks else None
+        try:
+            state.result.target = parse_gpu_name(state.gpu_name or legalize.module_target(module))
+        except TargetError as e:
+            state.error(str(e), code="target")
+            return None
+        if errors or module is None:
+            state.result.diagnostics.extend(errors)
+            if not errors:
+                state.error("nothing to lower: the input has no module")
+            return None
+        state.module = module
+        return print_module(module)
+
+
+@dataclass(frozen=True)
+class Legalize:
+    """``tile-legalize`` (:mod:`tile_lsp.codegen.legalize`): pick the entries to lower, and refuse
+    element types the target lacks and ops without a lowering.  It changes no IR: its stage is the input's."""
+
+    name: str = "tile-legalize"
+    stage: str = "legal"
+    verify_after: bool = False
+
+    def run(self, state: LoweringState) -> str | None:
+        from tile_lsp.codegen import legalize
+
+        state.entries = legalize.entries(state.module, state.kernel)
+        if not state.entries:
+            state.error(f"no cuda_tile.entry named '{state.kernel}'" if state.kernel
+                        else "the module has no cuda_tile.entry to lower")
+            return None
+        found = legalize.legalize(state.module, state.entries, state.result.target)
+        state.result.diagnostics.extend(found)
+        if any(d.severity == Severity.ERROR for d in found):
+            return None
+        return state.result.stages["cuda_tile"]
+
+
+@dataclass(frozen=True)
+class AssignLayouts:
+    """``tile-assign-layouts`` (:mod:`tile_lsp.codegen.layouts`): CTA size and tile distributions,
+    recorded as discardable attributes."""
+
+    name: str = "tile-assign-layouts"
+    stage: str = "layout"
+    verify_after: bool = True
+
+    def run(self, state: LoweringState) -> str | None:
+        from tile_lsp.analysis.printer import print_module
+        from tile_lsp.codegen import layouts
+
+        state.plans = layouts.assign_layouts(state.module, state.entries, state.result.target)
+        return print_module(state.module)
+
+
+@dataclass(frozen=True)
+class ConvertToNvTileas:
+    """``convert-to-nv-tileas`` (:mod:`tile_lsp.codegen.to_nv_tileas`): view accesses, MMA,
+    reductions and scans rewritten as nv_tileas ops, in place."""
+
+    name: str = "convert-to-nv-tileas"
+    stage: str = "nv_tileas"
+    verify_after: bool = True
+
+    def run(self, state: LoweringState) -> str | None:
+        from tile_lsp.analysis.printer import print_module
+        from tile_lsp.codegen import to_nv_tileas
+
+        to_nv_tileas.convert_to_nv_tileas(state.entries)
+        return print_module(state.module)
+
+
+@dataclass(frozen=True)
+class ConvertToPtx:
+    """``convert-to-ptx`` (:mod:`tile_lsp.codegen.emit`): the PTX module; precision losses are warnings."""
+
+    name: str = "convert-to-ptx"
+    stage: str = "ptx"
+    verify_after: bool = False
+
+    def run(self, state: LoweringState) -> str | None:
+        from tile_lsp.codegen import emit
+
+        result = state.result
+        ptx, kernels, warnings = emit.emit_module(state.module, state.entries, state.plans, result.target,
+                                                  state.file_name)
+        for op, message in warnings:
+            result.diagnostics.append(Diagnostic(Severity.WARNING, message, op.range, "lowering-precision",
+                                                 source="tile-lsp-ptx"))
+        result.ptx = ptx
+        result.kernels = kernels
+        return ptx
+
+
+#: The lowering pipeline, in order.
+PIPELINE = PassManager([VerifyInput(), Legalize(), AssignLayouts(), ConvertToNvTileas(), ConvertToPtx()])
 #: (pass name, stage it produces); the stage names are what ``tile-lsp lower --stage`` accepts.
-PASSES = (
-    ("verify-input", "cuda_tile"),
-    ("tile-legalize", "legal"),
-    ("tile-assign-layouts", "layout"),
-    ("convert-to-nv-tileas", "nv_tileas"),
-    ("convert-to-ptx", "ptx"),
-)
-STAGES = tuple(stage for _, stage in PASSES)
-
-
-@dataclass
-class KernelInfo:
-    """What a launcher needs to know of one generated ``.entry``.
-
-    ``params``: (PTX parameter type, IR type text) per parameter in order;
-    ``threads``: the CTA size (``.reqntid``); ``dynamic_smem``: bytes of
-    dynamic shared memory to request at launch (0 when the kernel's staging
-    buffer is static).
-    """
-
-    name: str
-    params: list[tuple[str, str]]
-    threads: int
-    static_smem: int = 0
-    dynamic_smem: int = 0
-
-
-@dataclass
-class LoweringResult:
-    """Outcome of :func:`lower_text`.
-
-    ``stages``: printed text of each stage reached (``cuda_tile``, ``legal``,
-    ``layout``, ``nv_tileas``, ``ptx``); ``ptx``: the PTX module or ``None`` on error;
-    ``diagnostics``: errors (and warnings) with ranges in the input text.
-    """
-
-    target: Target | None
-    ptx: str | None = None
-    kernels: list[KernelInfo] = field(default_factory=list)
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    stages: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def ok(self) -> bool:
-        return self.ptx is not None and not any(d.severity == Severity.ERROR for d in self.diagnostics)
-
-
-def _error(message: str, rng=None, code: str = "lowering") -> Diagnostic:
-    return Diagnostic(Severity.ERROR, message, rng, code, source="tile-lsp-ptx")
-
-
-def _after_pass(result: LoweringResult, module, pass_name: str, stage: str, stop_after: str | None) -> bool:
-    """Print ``stage`` and run the between-pass verifier layer naming ``pass_name`` on ``module``;
-    true when the pipeline stops here (the layer failed, or ``stage`` is ``stop_after``)."""
-    from tile_lsp.analysis.layers import run_layer
-    from tile_lsp.analysis.printer import print_module
-
-    result.stages[stage] = print_module(module)
-    layer = run_layer(module, "between-pass", pass_name, sm=result.target.sm)
-    result.diagnostics.extend(layer)
-    return bool(layer) or stop_after == stage
+PASSES = tuple((p.name, p.stage) for p in PIPELINE.passes)
+STAGES = PIPELINE.stages
 
 
 def lower_text(text: str, gpu_name: str | None = None, kernel: str | None = None,
@@ -105,55 +169,4 @@ def lower_text(text: str, gpu_name: str | None = None, kernel: str | None = None
     ``kernel``: lower only that entry.  ``stop_after``: a :data:`STAGES` name.
     Never raises for bad input: problems are diagnostics.
     """
-    from tile_lsp.analysis.api import AnalysisOptions, analyze_text
-    from tile_lsp.analysis.printer import print_module
-    from tile_lsp.codegen import emit, layouts, legalize, to_nv_tileas
-
-    analysis = analyze_text(text, AnalysisOptions())
-    errors = [d for d in analysis.diagnostics if d.severity == Severity.ERROR]
-    module = analysis.chunks[0].module if analysis.chunks else None
-    try:
-        target = parse_gpu_name(gpu_name or legalize.module_target(module))
-    except TargetError as e:
-        return LoweringResult(None, diagnostics=[_error(str(e), code="target")])
-    result = LoweringResult(target)
-    if errors or module is None:
-        result.diagnostics = errors or [_error("nothing to lower: the input has no module")]
-        return result
-    result.stages["cuda_tile"] = print_module(module)
-    if stop_after == "cuda_tile":
-        return result
-
-    entries = legalize.entries(module, kernel)
-    if not entries:
-        result.diagnostics.append(_error(f"no cuda_tile.entry named '{kernel}'" if kernel
-                                         else "the module has no cuda_tile.entry to lower"))
-        return result
-    found = legalize.legalize(module, entries, target)
-    result.diagnostics.extend(found)
-    if any(d.severity == Severity.ERROR for d in found):
-        return result
-    result.stages["legal"] = result.stages["cuda_tile"]
-    if stop_after == "legal":
-        return result
-
-    plans = layouts.assign_layouts(module, entries, target)
-    if _after_pass(result, module, "tile-assign-layouts", "layout", stop_after):
-        return result
-    to_nv_tileas.convert_to_nv_tileas(entries)
-    if _after_pass(result, module, "convert-to-nv-tileas", "nv_tileas", stop_after):
-        return result
-
-    try:
-        ptx, kernels, warnings = emit.emit_module(module, entries, plans, target, file_name)
-    except LoweringError as e:
-        rng = e.op.range if e.op is not None else None
-        result.diagnostics.append(_error(e.message, rng))
-        return result
-    for op, message in warnings:
-        result.diagnostics.append(Diagnostic(Severity.WARNING, message, op.range, "lowering-precision",
-                                             source="tile-lsp-ptx"))
-    result.ptx = ptx
-    result.kernels = kernels
-    result.stages["ptx"] = ptx
-    return result
+    return PIPELINE.run(LoweringState(text, file_name, gpu_name, kernel), stop_after)
