@@ -150,7 +150,7 @@ def test_a_rule_that_raises_is_a_located_diagnostic_and_the_others_still_run(mon
     def broken(op, ctx):
         raise KeyError("boom")
 
-    verifier._load_rule_modules()
+    verifier.load_rule_modules()
     rules = dict(verifier._RULES)
     rules["cuda_tile.addi"] = [("broken", broken)]
     monkeypatch.setattr(verifier, "_RULES", rules)

@@ -45,11 +45,11 @@ def registered():
 seen = []
 
 def second():
-    verifier._load_rule_modules()
+    verifier.load_rule_modules()
     seen.append(registered())
 
 # the second thread asks once the first is importing the rule modules
-first = threading.Thread(target=verifier._load_rule_modules)
+first = threading.Thread(target=verifier.load_rule_modules)
 waiting = threading.Thread(target=second)
 _slow = importlib.import_module
 
@@ -76,8 +76,8 @@ def test_a_second_thread_waits_for_every_rule():
 
 
 SLOW_RULES_SERVER = SLOW_RULE_IMPORTS + """
-import tile_lsp.server.server as srv
-srv.serve_stdio()
+from tile_lsp.server.app import serve_stdio
+serve_stdio()
 """
 
 

@@ -36,7 +36,7 @@ from tile_lsp.analysis.api import ChunkAnalysis, DocumentAnalysis
 from tile_lsp.analysis.diagnostics import Range, SourceText
 from tile_lsp.analysis.index import TextEdit
 from tile_lsp.analysis.ir import Block, Module, Operation
-from tile_lsp.analysis.printer import Namer, Printer, _top_ops
+from tile_lsp.analysis.printer import Namer, Printer, top_level_ops
 from tile_lsp.analysis.split import SPLIT_MARKER
 
 #: Diagnostic codes (or code prefixes, ending with ``.``) that mark a text whose IR is
@@ -98,7 +98,7 @@ def refusal_reason(analysis: DocumentAnalysis) -> str | None:
 
 def _explicit_module(module: Module) -> bool:
     """True when the chunk is one explicit ``module { ... }`` standing for MLIR's implicit one."""
-    return _top_ops(module) is not module.body.operations
+    return top_level_ops(module) is not module.body.operations
 
 
 def format_module(module: Module) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from tile_lsp.analysis import attributes as A
 from tile_lsp.analysis.ir import Block, Module, Operation, Region, Value
-from tile_lsp.analysis.printer import _attr_kind, _default_attr, _top_ops, attr_text, implicit_terminator
+from tile_lsp.analysis.printer import attr_kind, default_attr, top_level_ops, attr_text, implicit_terminator
 
 
 class _Keys:
@@ -36,8 +36,8 @@ def _attrs(op: Operation) -> dict[str, str]:
     for k, v in {**op.properties, **op.attributes}.items():
         if k.startswith("__") or k in ("operandSegmentSizes", "resultSegmentSizes"):
             continue
-        kind = _attr_kind(op.opdef, k)
-        d = _default_attr(op.opdef, k) if op.opdef else None
+        kind = attr_kind(op.opdef, k)
+        d = default_attr(op.opdef, k) if op.opdef else None
         if isinstance(v, A.SymbolNameAttr):
             v = A.StringAttr(v.value)
         text = attr_text(v, kind)
@@ -127,7 +127,7 @@ def ir_differences(a: Module, b: Module) -> list[str]:
 
     Each entry names the path of the op (``/index:name/r<region>/b<block>/...``) and what differs.
     """
-    oa, ob = _top_ops(a), _top_ops(b)
+    oa, ob = top_level_ops(a), top_level_ops(b)
     ka, kb = _Keys(), _Keys()
     _number(oa, ka)
     _number(ob, kb)

@@ -311,7 +311,7 @@ def dict_text(entries: dict[str, A.Attribute], kinds: dict[str, str] | None = No
     return "{" + ", ".join(parts) + "}"
 
 
-def _default_attr(opdef: OpDef, name: str) -> A.Attribute | None:
+def default_attr(opdef: OpDef, name: str) -> A.Attribute | None:
     """The attribute a default-valued ODS attribute takes when absent (``None``: no default)."""
     for a in opdef.attributes:
         if a.name != name or a.default is None:
@@ -326,7 +326,7 @@ def _default_attr(opdef: OpDef, name: str) -> A.Attribute | None:
     return None
 
 
-def _attr_kind(opdef: OpDef | None, name: str) -> str | None:
+def attr_kind(opdef: OpDef | None, name: str) -> str | None:
     if opdef is None:
         return None
     return next((a.kind for a in opdef.attributes if a.name == name), None)
@@ -736,7 +736,7 @@ class Printer:
         props = {k: v for k, v in op.properties.items() if not k.startswith("__")}
         for a in op.opdef.attributes:
             if a.name not in props:
-                d = _default_attr(op.opdef, a.name)
+                d = default_attr(op.opdef, a.name)
                 if d is not None:
                     props[a.name] = d
         if "AttrSizedOperandSegments" in op.opdef.traits:
@@ -760,8 +760,8 @@ class Printer:
         for k, v in {**op.properties, **op.attributes}.items():
             if k in elided or k.startswith("__") or k in ("operandSegmentSizes", "resultSegmentSizes"):
                 continue
-            d = _default_attr(op.opdef, k) if op.opdef else None
-            if d is not None and _same_attr(d, v, _attr_kind(op.opdef, k)):
+            d = default_attr(op.opdef, k) if op.opdef else None
+            if d is not None and _same_attr(d, v, attr_kind(op.opdef, k)):
                 continue
             entries[k] = v
         if segments and op.opdef is not None and "AttrSizedOperandSegments" in op.opdef.traits:
@@ -825,8 +825,8 @@ class Printer:
             a = op.attr(e.name)
             if a is None:
                 return False
-            d = _default_attr(op.opdef, e.name)
-            return d is None or not _same_attr(a, d, _attr_kind(op.opdef, e.name))
+            d = default_attr(op.opdef, e.name)
+            return d is None or not _same_attr(a, d, attr_kind(op.opdef, e.name))
         if isinstance(e, Directive):
             if e.name in ("operands", "results"):
                 return bool(op.operands if e.name == "operands" else op.results)
@@ -853,7 +853,7 @@ class Printer:
         return anchor is not None and self._present(op, anchor)
 
     def _is_unit(self, op: Operation, name: str) -> bool:
-        return _attr_kind(op.opdef, name) == "unit"
+        return attr_kind(op.opdef, name) == "unit"
 
     def _elements(self, op, elems, st: _State, indent: int, used: set[str], first) -> None:
         for e in elems:
@@ -963,7 +963,7 @@ class Printer:
 
     def _var_attr(self, op: Operation, name: str) -> str:
         a = op.attr(name)
-        kind = _attr_kind(op.opdef, name)
+        kind = attr_kind(op.opdef, name)
         if a is None:
             return ""
         if isinstance(a, A.SymbolNameAttr) or kind == "symbol_name":
@@ -1295,7 +1295,7 @@ _CPP_PRINTERS: dict[str, Callable[[Printer, Operation, int], str]] = {
 # ---------------------------------------------------------------------------
 
 
-def _top_ops(module: Module) -> list[Operation]:
+def top_level_ops(module: Module) -> list[Operation]:
     """The ops of the implicit ``builtin.module``: an explicit top-level
     ``builtin.module`` (alone in the chunk) stands for it."""
     ops = module.body.operations
@@ -1312,7 +1312,7 @@ def print_module(module: Module, generic: bool = False,
     ``loc_text``: gives an op's location text (``loc(#loc3)``), printed after
     the op as ``--mlir-print-debuginfo`` does; ``None``: no locations.
     """
-    block = Block(operations=_top_ops(module))
+    block = Block(operations=top_level_ops(module))
     namer = Namer([block], generic)
     printer = Printer(namer, generic, loc_text)
     body = "".join(printer.op_lines(op, INDENT, "") + "\n" for op in block.operations)

@@ -563,7 +563,7 @@ def verify_registered(op: Operation, ctx: VerifyContext) -> None:
 
 def verify_module(module: Module, options: object) -> list[Diagnostic]:
     """Run every verifier over ``module``; returns the diagnostics in report order."""
-    _load_rule_modules()
+    load_rule_modules()
     ctx = VerifyContext(options, module)
     tables: dict[int, SymbolTable] = {}
     try:
@@ -584,7 +584,7 @@ _LOADED = False
 _LOAD_LOCK = threading.Lock()
 
 
-def _load_rule_modules() -> None:
+def load_rule_modules() -> None:
     """Import the modules that register rules (once); returns when every rule is registered.
 
     Thread-safe: a caller that finds the import under way in another thread

@@ -27,14 +27,14 @@ from typing import Any, Callable
 from tile_lsp.analysis import attributes as A
 from tile_lsp.analysis import debuginfo as D
 from tile_lsp.analysis.ir import Block, Module, Operation
-from tile_lsp.analysis.printer import Namer, Printer, _top_ops, apfloat_floats
+from tile_lsp.analysis.printer import Namer, Printer, top_level_ops, apfloat_floats
 
 
 def module_ops(module: Module) -> list[Operation]:
     """The ops ``tileirdisasm`` prints: the body of the (single) ``cuda_tile.module``
     of a module from :func:`~tile_lsp.bytecode.reader.read_bytecode` (globals, then
     entries), or the top-level ops when there is no such module."""
-    ops = _top_ops(module)
+    ops = top_level_ops(module)
     if len(ops) == 1 and ops[0].name == "cuda_tile.module" and ops[0].regions \
             and ops[0].regions[0].blocks:
         return list(ops[0].regions[0].blocks[0].operations)
