@@ -111,7 +111,7 @@ def format_float(value: float, type_name: str = "f64") -> str:
     if math.isnan(r) or math.isinf(r):
         return _float_bits_hex(r, type_name)
     if _APFLOAT_FLOATS.get():
-        from tile_lsp.bytecode.apfloat import mlir_float_text
+        from tile_lsp.analysis.apfloat import mlir_float_text
 
         return mlir_float_text(r, type_name)
     text = f"{r:e}"

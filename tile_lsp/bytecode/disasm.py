@@ -6,7 +6,7 @@ after the other at column 0, in cuda-tile-opt's custom form with the
 ``module { cuda_tile.module @kernels { ... } }`` around them: the bytecode
 does not store the module's name.  Each op's text is the IR printer's
 (:mod:`tile_lsp.analysis.printer`), floats as MLIR's ``printFloatValue``
-prints them (:mod:`tile_lsp.bytecode.apfloat`).
+prints them (:mod:`tile_lsp.analysis.apfloat`).
 
 ``tileirdisasm -g`` (:func:`disassemble_with_locations`) adds ``loc(#alias)``
 after every op (unknown locations included) and the alias definitions after

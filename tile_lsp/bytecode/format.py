@@ -85,27 +85,6 @@ FLAGGED_13_4_TYPE_TAGS = frozenset({12, 14})
 
 INT_TAG_BY_WIDTH = {w: t for t, w in INT_TYPE_TAGS.items()}
 
-#: Value bit widths of dense-constant elements where MLIR's differs from the dialect
-#: table's storage width: ``tf32`` is 19 bits (``FloatTF32Type::getWidth``).
-DENSE_ELEMENT_BITS = {"tf32": 19}
-
-
-def dense_element_bits(elem) -> int:
-    """Bit width of the value of one dense-constant element of type ``elem`` (a
-    :class:`~tile_lsp.dialect.types.Type` with ``width``)."""
-    return DENSE_ELEMENT_BITS.get(getattr(elem, "name", None), elem.width)
-
-
-def dense_storage_bytes(elem) -> int:
-    """Bytes one element of a dense constant of type ``elem`` takes in the constant section.
-
-    MLIR's ``DenseElementsAttr`` raw storage (``getDenseElementStorageWidth``:
-    ``alignTo(width, 8)`` bits): ``tf32`` takes 3 bytes, ``i4``/``f4E2M1FN``
-    one byte each (not two per byte); NVIDIA's reader rejects any other size
-    with "failed to validate buffer size and format".  ``i1`` (bit-packed
-    unless a splat) is handled by the callers.
-    """
-    return (dense_element_bits(elem) + 7) // 8
 FLOAT_TAG_BY_NAME = {n: t for t, n in FLOAT_TYPE_TAGS.items()}
 
 #: Version each type tag appeared in (Types.td ``CudaTileTypeAlias``/type versions).

@@ -13,7 +13,6 @@ quickly with an error.
 
 from __future__ import annotations
 
-import math
 import struct
 from typing import Any
 
@@ -28,6 +27,7 @@ from tile_lsp.analysis.ir import (
     Use,
     Value,
 )
+from tile_lsp.analysis.numbers import dense_element_bits, dense_storage_bytes, float_from_bits
 from tile_lsp.bytecode import format as F
 from tile_lsp.dialect import types as T
 from tile_lsp.dialect.enums import ENUMS
@@ -989,54 +989,17 @@ def _read_apint(c: Cursor, width: int) -> int:
     return v & ((1 << width) - 1)
 
 
-# Float formats: name -> (exponent bits, mantissa bits, has_inf_nan IEEE-like).
-_MINIFLOATS = {
-    "f8E4M3FN": (4, 3), "f8E5M2": (5, 2), "f4E2M1FN": (2, 1), "f8E8M0FNU": (8, 0),
-    "tf32": (8, 10),
-}
-
-
-def float_from_bits(bits: int, name: str) -> float:
-    """The value of a float of MLIR type ``name`` stored as the integer ``bits``."""
-    if name == "f32":
-        return struct.unpack("<f", bits.to_bytes(4, "little"))[0]
-    if name == "f64":
-        return struct.unpack("<d", bits.to_bytes(8, "little"))[0]
-    if name == "f16":
-        return struct.unpack("<e", bits.to_bytes(2, "little"))[0]
-    if name == "bf16":
-        return struct.unpack("<f", (bits << 16).to_bytes(4, "little"))[0]
-    if name == "tf32":
-        return struct.unpack("<f", ((bits & 0x7FFFF) << 13).to_bytes(4, "little"))[0]
-    if name == "f8E8M0FNU":
-        return math.nan if bits == 0xFF else 2.0 ** (bits - 127)
-    exp_bits, man_bits = _MINIFLOATS.get(name, (0, 0))
-    if not exp_bits:
-        return math.nan
-    sign = -1.0 if bits >> (exp_bits + man_bits) & 1 else 1.0
-    e = bits >> man_bits & ((1 << exp_bits) - 1)
-    m = bits & ((1 << man_bits) - 1)
-    bias = (1 << (exp_bits - 1)) - 1
-    if name == "f8E5M2" and e == (1 << exp_bits) - 1:
-        return sign * math.inf if m == 0 else math.nan
-    if name == "f8E4M3FN" and e == 15 and m == 7:
-        return math.nan
-    if e == 0:
-        return sign * m * 2.0 ** (1 - bias - man_bits)
-    return sign * (1 + m / (1 << man_bits)) * 2.0 ** (e - bias)
-
-
 def decode_dense(raw: bytes, ty: T.TileType, c: Cursor) -> A.DenseElementsAttr:
     """A constant-pool entry as a :class:`DenseElementsAttr` of tile type ``ty``.
 
     The raw buffer is MLIR's ``DenseElementsAttr::getRawData``: little-endian
-    elements of :func:`~tile_lsp.bytecode.format.dense_storage_bytes` each,
+    elements of :func:`~tile_lsp.analysis.numbers.dense_storage_bytes` each,
     one element for a splat; ``i1`` elements bit-packed (a splat is one byte
     ``0x00``/``0xFF``). ``values`` is the nested list (scalar for a
     splat or 0-d tile); ``texts`` keeps the raw hex blob for exact rewriting.
     """
     elem = ty.element
-    width = F.dense_element_bits(elem)
+    width = dense_element_bits(elem)
     n = ty.num_elements
     if n is None:
         raise c.error(f"constant of dynamically shaped type {ty}")
@@ -1055,7 +1018,7 @@ def decode_dense(raw: bytes, ty: T.TileType, c: Cursor) -> A.DenseElementsAttr:
         else:
             raise c.error("failed to validate buffer size and format")
     else:
-        size = F.dense_storage_bytes(elem)
+        size = dense_storage_bytes(elem)
         if len(raw) % size:
             raise c.error("failed to validate buffer size and format")
         mask = (1 << width) - 1

@@ -15,14 +15,13 @@ target version does not have) raise :class:`BytecodeWriteError`.
 
 from __future__ import annotations
 
-import math
 import re
-import struct
 from typing import Any
 
 from tile_lsp.analysis import attributes as A
 from tile_lsp.analysis.debuginfo import DebugInfoDecoder, decoder_for
 from tile_lsp.analysis.ir import Block, Module, Operation, Region, Value
+from tile_lsp.analysis.numbers import DenseDataError, dense_raw_data, float_to_bits
 from tile_lsp.analysis.printer import implicit_terminator
 from tile_lsp.analysis.rules.control_flow import (
     adds_implicit_terminator,
@@ -30,7 +29,7 @@ from tile_lsp.analysis.rules.control_flow import (
 )
 from tile_lsp.bytecode import format as F
 from tile_lsp.bytecode.locations import encode as encode_location
-from tile_lsp.bytecode.reader import DebugInfoAttr, float_from_bits
+from tile_lsp.bytecode.reader import DebugInfoAttr
 from tile_lsp.dialect import types as T
 from tile_lsp.dialect.cuda_tile_ops import BYTECODE_OPCODES
 from tile_lsp.dialect.enums import ENUMS
@@ -137,7 +136,10 @@ class _Writer:
                                      f"targeting {F.version_text(self.version)}")
 
     def constant(self, attr: A.DenseElementsAttr, ty: T.Type) -> int:
-        data = dense_raw_data(attr, ty)
+        try:
+            data = dense_raw_data(attr, ty)
+        except DenseDataError as e:
+            raise BytecodeWriteError(str(e)) from None
         # NVIDIA dedups by attribute (type and data); cuTile by the bytes alone.
         key = ("", data) if self.layout == "cutile" else (str(ty), data)
         if key not in self.constants:
@@ -968,97 +970,10 @@ def _div_by(body: str) -> tuple[int, int | None, int | None]:
 # -- dense data --------------------------------------------------------------
 
 
-def _flat(v: Any) -> list[Any]:
-    if isinstance(v, list):
-        out: list[Any] = []
-        for x in v:
-            out.extend(_flat(x))
-        return out
-    return [v]
-
-
-def _pack(fmt: str, value: float) -> bytes:
-    """``struct.pack`` of one float, rounding to nearest even; a value that rounds past the
-    largest finite number becomes infinity (APFloat ``convert`` with ``rmNearestTiesToEven``)."""
-    try:
-        return struct.pack(fmt, value)
-    except OverflowError:
-        return struct.pack(fmt, math.copysign(math.inf, value))
-
-
-def float_to_bits(value: float, name: str) -> int:
-    """The bit pattern of ``value`` in float type ``name`` (round to nearest even)."""
-    if name == "f32":
-        return struct.unpack("<I", _pack("<f", value))[0]
-    if name == "f64":
-        return struct.unpack("<Q", struct.pack("<d", value))[0]
-    if name == "f16":
-        return struct.unpack("<H", _pack("<e", value))[0]
-    if name in ("bf16", "tf32"):
-        b = struct.unpack("<I", _pack("<f", value))[0]
-        shift = 16 if name == "bf16" else 13
-        if math.isnan(value):
-            return (b >> shift) | 1 << (22 - shift) if name == "bf16" else b >> shift
-        b += (1 << (shift - 1)) - 1 + (b >> shift & 1)
-        return b >> shift
-    width = T.FLOAT_WIDTHS[name]
-    best, best_err = 0, math.inf
-    for bits in range(1 << width):  # minifloats: nearest representable code
-        f = float_from_bits(bits, name)
-        if math.isnan(value) and math.isnan(f):
-            return bits
-        if math.isnan(f):
-            continue
-        err = abs(f - value) if not math.isinf(value) else (0 if f == value else math.inf)
-        if err < best_err:
-            best, best_err = bits, err
-    return best
-
-
 def _float_attr_bits(a: A.FloatAttr, name: str) -> int:
     if a.text.lower().startswith("0x"):
         return int(a.text, 16)
     return float_to_bits(a.value, name)
-
-
-def dense_raw_data(attr: A.DenseElementsAttr, ty: T.Type) -> bytes:
-    """MLIR's raw buffer of a dense constant (one element when all are equal)."""
-    texts = attr.texts
-    if isinstance(texts, str) and re.fullmatch(r"(?:[0-9a-f]{2})*", texts) and str(attr.type) == str(ty):
-        return bytes.fromhex(texts)
-    if not isinstance(ty, T.TileType):
-        raise BytecodeWriteError(f"dense constant of non-tile type {ty}")
-    elem = ty.element
-    values = attr.values
-    if isinstance(values, str) and values.lower().startswith("0x"):  # hex blob (MLIR raw data)
-        return bytes.fromhex(values[2:])
-    flat = _flat(values)
-    n = ty.num_elements or 1
-    if all(v == flat[0] or (isinstance(v, float) and isinstance(flat[0], float) and math.isnan(v)
-                            and math.isnan(flat[0])) for v in flat):
-        flat = flat[:1]
-    elif len(flat) != n:
-        raise BytecodeWriteError(f"dense constant has {len(flat)} values for {ty}")
-    width = elem.width
-    if width == 1:
-        if len(flat) == 1:
-            return b"\xff" if flat[0] else b"\x00"
-        out = bytearray((len(flat) + 7) // 8)
-        for i, v in enumerate(flat):
-            if v:
-                out[i // 8] |= 1 << (i % 8)
-        return bytes(out)
-    if isinstance(elem, T.FloatType):
-        # the text builder keeps hex float literals (``0xFF800000``) as their
-        # integer bit pattern; decimal literals arrive as floats
-        bits = [int(v, 16) if isinstance(v, str) else
-                (v if isinstance(v, int) and not isinstance(v, bool) else float_to_bits(float(v), elem.name))
-                for v in flat]
-    else:
-        bits = [int(v, 16) if isinstance(v, str) else int(v) for v in flat]
-    width = F.dense_element_bits(elem)
-    size = F.dense_storage_bytes(elem)
-    return b"".join((b & ((1 << width) - 1)).to_bytes(size, "little") for b in bits)
 
 
 def write_bytecode(module: Module, version: str = "13.4", layout: str = "cutile") -> bytes:

@@ -54,7 +54,7 @@ def _pad_bits(elem: T.Type, padding: str | None) -> int:
         return 0
     name = elem.name
     val = {"neg_zero": -0.0, "nan": float("nan"), "pos_inf": float("inf"), "neg_inf": float("-inf")}[padding]
-    from tile_lsp.bytecode.writer import float_to_bits
+    from tile_lsp.analysis.numbers import float_to_bits
     return float_to_bits(val, name)
 
 
@@ -571,7 +571,7 @@ def _broadcast_from_owner(lw: KernelLowering, tv: TileValue) -> None:
 
 def global_decl(op: Operation) -> tuple[str, str]:
     """(symbol, PTX ``.global`` declaration) of a ``cuda_tile.global`` with its initial value."""
-    from tile_lsp.bytecode.writer import dense_raw_data
+    from tile_lsp.analysis.numbers import dense_raw_data
     name = op.attr("sym_name").value
     value = op.attr("value")
     ty = value.type if isinstance(value, A.DenseElementsAttr) else None

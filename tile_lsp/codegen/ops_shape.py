@@ -33,7 +33,7 @@ def _strides(shape: tuple[int, ...]) -> list[int]:
 
 @handler("constant")
 def _constant(lw: KernelLowering, op: Operation) -> None:
-    from tile_lsp.bytecode.writer import dense_raw_data
+    from tile_lsp.analysis.numbers import dense_raw_data
     out = lw.new_result(op)
     value = op.attr("value")
     ty = op.results[0].type
@@ -281,7 +281,7 @@ def _pack(lw: KernelLowering, op: Operation) -> None:
 # ---------------------------------------------------------------------------
 
 def _identity_regs(lw: KernelLowering, op: Operation, elems: list[T.Type]) -> list[str]:
-    from tile_lsp.bytecode.writer import float_to_bits
+    from tile_lsp.analysis.numbers import float_to_bits
     ids = op.attr("identities")
     out = []
     for a, elem in zip(ids.elements if isinstance(ids, A.ArrayAttr) else [], elems):

@@ -15,6 +15,7 @@ from tile_lsp.analysis.interpreter import numerics as N
 from tile_lsp.analysis.interpreter.errors import InterpreterError
 from tile_lsp.analysis.interpreter.memory import Memory
 from tile_lsp.analysis.ir import Block, Operation
+from tile_lsp.analysis.numbers import dense_raw_data, flatten
 from tile_lsp.dialect import types as T
 
 
@@ -61,8 +62,6 @@ def bind_arguments(memory: Memory, entry: Operation, body: Block, args: list) ->
 
 def dense_array(attr: A.Attribute, ty: T.Type, o: Operation) -> np.ndarray:
     """The array of dense literal ``attr`` with tile type ``ty`` (splats broadcast)."""
-    from tile_lsp.bytecode.writer import BytecodeWriteError, dense_raw_data
-
     if not isinstance(ty, T.TileType) or not isinstance(attr, A.DenseElementsAttr):
         raise InterpreterError(f"unsupported constant {attr}", o)
     shape = tuple(int(d) for d in ty.shape)
@@ -74,7 +73,7 @@ def dense_array(attr: A.Attribute, ty: T.Type, o: Operation) -> np.ndarray:
         return np.broadcast_to(vals if vals.size != 1 else vals[0], shape).copy()
     try:
         raw = dense_raw_data(attr, ty)
-    except (BytecodeWriteError, ValueError, TypeError) as e:
+    except (ValueError, TypeError) as e:
         raise InterpreterError(f"cannot decode constant: {e}", o) from None
     dt = N.dtype_of(elem)
     width = T.bit_width(elem) or 8
@@ -100,16 +99,6 @@ def codes_to(codes: np.ndarray, elem: T.Type, dt: np.dtype) -> np.ndarray:
     if isinstance(elem, T.IntegerType):
         return N.wrap(codes.astype(np.int64), elem.width)
     return codes.view(dt) if dt.itemsize == 1 else codes.astype(dt)
-
-
-def flatten(v) -> list:
-    """The leaves of nested lists ``v``, in order."""
-    if isinstance(v, list):
-        out = []
-        for x in v:
-            out.extend(flatten(x))
-        return out
-    return [v]
 
 
 def attr_scalar(a: A.Attribute, elem: T.Type) -> np.ndarray:
