@@ -23,6 +23,7 @@ from tile_lsp.dialect.cuda_tile_ops import (
     TRAIT_MESSAGES,
     TYPE_TRANSFORMS,
 )
+from tile_lsp.dialect import types as T
 from tile_lsp.dialect.enums import ENUMS
 from tile_lsp.dialect.schema import OperandDef
 
@@ -391,3 +392,13 @@ def test_known_summaries():
         "variadic of 0D tile of i1 or i8 or i16 or i32 or i64 values")
     assert OPS_BY_NAME["load_view_tko"].operand("view").constraint.summary == "TileView instance"
     assert OPS_BY_NAME["make_token"].result("result").constraint.summary == "cuda tile token type"
+
+
+def test_type_transform_functions_are_documented():
+    """Every type transform the builder and the TypesMatchWith trait apply is one the op table documents."""
+    from tile_lsp.dialect.type_transforms import TYPE_TRANSFORM_FUNCTIONS
+
+    documented = {name.split("(")[0] for name in TYPE_TRANSFORMS}
+    assert set(TYPE_TRANSFORM_FUNCTIONS) <= documented, set(TYPE_TRANSFORM_FUNCTIONS) - documented
+    assert TYPE_TRANSFORM_FUNCTIONS["ptr_like"](T.TileType((4,), T.FloatType("f32"))) == \
+        T.TileType((4,), T.PointerType(T.FloatType("f32")))

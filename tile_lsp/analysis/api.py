@@ -3,13 +3,15 @@
 Both the command line (``tile-lsp --check``) and the language server call
 :func:`analyze_text` (the server through
 :class:`~tile_lsp.analysis.document.IncrementalAnalyzer`, which returns the
-same); neither re-derives anything the analysis knows.  The options and
-result types are defined in :mod:`tile_lsp.analysis.results` and exported here.
+same); neither re-derives anything the analysis knows.  The options
+(:mod:`tile_lsp.analysis.options`) and result types
+(:mod:`tile_lsp.analysis.results`) are exported here.
 """
 
 from __future__ import annotations
 
-from tile_lsp.analysis.results import AnalysisCancelled, AnalysisOptions, ChunkAnalysis, DocumentAnalysis
+from tile_lsp.analysis.options import AnalysisOptions
+from tile_lsp.analysis.results import AnalysisCancelled, ChunkAnalysis, DocumentAnalysis
 from tile_lsp.analysis.split import Chunk, split_chunks
 
 __all__ = ["AnalysisCancelled", "AnalysisOptions", "ChunkAnalysis", "DocumentAnalysis", "analyze_text"]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from lark import Token, Tree
 
@@ -36,6 +36,7 @@ from tile_lsp.dialect.attr_syntax import attribute_issues
 from tile_lsp.dialect.custom_formats import CUSTOM_FORMATS, ENUM_KEYWORD_DIRECTIVES, OPTIONAL_OPERANDS_BY_TYPE
 from tile_lsp.dialect.registry import lookup
 from tile_lsp.dialect.schema import OpDef
+from tile_lsp.dialect.type_transforms import TYPE_TRANSFORM_FUNCTIONS, tensor_view_of
 from tile_lsp.grammar.parse import next_token_offset, wrong_token_offset
 from tile_lsp.grammar.formats import (
     Directive,
@@ -133,50 +134,16 @@ def _enum_cases(enum_name: str) -> tuple[str, ...] | None:
 
 
 # ---------------------------------------------------------------------------
-# Type transforms named in the op table's type_inference
+# Type inference with the op table's type transforms
 # ---------------------------------------------------------------------------
-
-
-def _tile_like(elem: Callable[[T.TileType], T.Type]) -> Callable[[T.Type], T.Type | None]:
-    def f(t: T.Type) -> T.Type | None:
-        return T.TileType(t.shape, elem(t)) if isinstance(t, T.TileType) else None
-
-    return f
-
-
-def _tensor_view_of(t: T.Type) -> T.Type | None:
-    if isinstance(t, (T.PartitionViewType, T.StridedViewType)):
-        return t.tensor_view
-    if isinstance(t, T.GatherScatterViewType):
-        return t.view
-    return None
-
-
-def _scalar_ptr_to_elem(t: T.Type) -> T.Type | None:
-    if isinstance(t, T.TensorViewType):
-        return T.TileType((), T.PointerType(t.element))
-    return None
 
 
 def index_space_rank(t: T.Type) -> int | None:
     """Rank of the index space of a tensor_view or tile view (its tensor_view's rank)."""
     if isinstance(t, T.TensorViewType):
         return t.rank
-    inner = _tensor_view_of(t)
+    inner = tensor_view_of(t)
     return index_space_rank(inner) if inner is not None else None
-
-
-# Type transforms named in the op table's type_inference
-# (tile_lsp/dialect/cuda_tile_ops.py TYPE_TRANSFORMS documents each).
-TYPE_TRANSFORMS: dict[str, Callable[[T.Type], T.Type | None]] = {
-    "token": lambda t: T.TokenType(),
-    "scalar_i1_tile": lambda t: T.TileType((), T.IntegerType(1)),
-    "scalar_i32_tile": lambda t: T.TileType((), T.IntegerType(32)),
-    "i1_like": _tile_like(lambda t: T.IntegerType(1)),
-    "ptr_like": _tile_like(lambda t: T.PointerType(t.element)),
-    "scalar_ptr_to_elem": _scalar_ptr_to_elem,
-    "tensor_view_of": _tensor_view_of,
-}
 
 
 def _apply_transform(expr: str, types: dict[str, list[T.Type]]) -> list[T.Type] | None:
@@ -188,11 +155,11 @@ def _apply_transform(expr: str, types: dict[str, list[T.Type]]) -> list[T.Type] 
         # a bare name: same type as that operand/result, or a nullary transform
         if fname in types:
             return list(types[fname])
-        fn = TYPE_TRANSFORMS.get(fname)
+        fn = TYPE_TRANSFORM_FUNCTIONS.get(fname)
         if fn is not None:
             return [fn(T.UNKNOWN)] if fn(T.UNKNOWN) is not None else None
         return None
-    fn = TYPE_TRANSFORMS.get(fname)
+    fn = TYPE_TRANSFORM_FUNCTIONS.get(fname)
     src = types.get(arg)
     if fn is None or not src:
         return None

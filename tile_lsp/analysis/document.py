@@ -14,7 +14,8 @@ import time
 
 from tile_lsp.analysis.diagnostics import Diagnostic, SourceText
 from tile_lsp.analysis.pipeline import analyze_chunk
-from tile_lsp.analysis.results import AnalysisCancelled, AnalysisOptions, DocumentAnalysis
+from tile_lsp.analysis.options import AnalysisOptions
+from tile_lsp.analysis.results import AnalysisCancelled, DocumentAnalysis
 from tile_lsp.analysis.split import Chunk, split_chunks
 from tile_lsp.analysis.units import PROGRESS, ChunkState, Edit, UnitResult, options_key, updated_source
 

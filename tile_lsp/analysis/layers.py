@@ -39,6 +39,7 @@ from typing import Callable
 
 from tile_lsp.analysis.diagnostics import Diagnostic, Note, Range, Severity
 from tile_lsp.analysis.ir import Module
+from tile_lsp.analysis.options import AnalysisOptions
 from tile_lsp.dialect import types as T
 
 MESSAGES = {
@@ -238,13 +239,11 @@ def run_layer(module: Module, layer_name: str, pass_name: str, options=None,
     diagnostic naming the pass (code ``layer.<name>``, at the first top-level
     op, the underlying diagnostics as notes) followed by the underlying
     diagnostics.  ``options``: analysis options for the verifier (default:
-    :class:`~tile_lsp.analysis.results.AnalysisOptions`).  ``KeyError`` for an
+    :class:`~tile_lsp.analysis.options.AnalysisOptions`).  ``KeyError`` for an
     unknown layer name.
     """
     layer = LAYERS[layer_name]
     if options is None:
-        from tile_lsp.analysis.api import AnalysisOptions
-
         options = AnalysisOptions()
     found = [d for d in layer.check(module, options, sm) if d.severity == Severity.ERROR]
     if not found:

@@ -596,6 +596,22 @@ def implicit_terminator(op: Operation | None) -> str | None:
     return None
 
 
+#: The terminator the C++ parsers of ``if``, ``for`` and ``loop`` insert (``ensureTerminator``) in a
+#: custom-form region that lacks one: the first type of ``SingleBlockImplicitTerminator<...>``.
+IMPLICIT_TERMINATOR: dict[str, str] = {"cuda_tile.if": "cuda_tile.yield", "cuda_tile.for": "cuda_tile.continue",
+                                       "cuda_tile.loop": "cuda_tile.continue"}
+
+
+def adds_implicit_terminator(op: Operation) -> bool:
+    """Whether ``op``'s parser inserts a default terminator (custom form of if/for/loop; :data:`IMPLICIT_TERMINATOR`)."""
+    return not op.generic and op.name in IMPLICIT_TERMINATOR
+
+
+def region_written(region: Region) -> bool:
+    """Whether the region was written in the text (an absent optional region has no range)."""
+    return region.range is not None or bool(region.blocks)
+
+
 @lru_cache(maxsize=None)
 def _format_ast(fmt: str) -> tuple:
     return tuple(parse_format(fmt))

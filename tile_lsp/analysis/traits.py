@@ -14,6 +14,7 @@ from typing import Callable
 
 from tile_lsp.analysis.ir import Operation
 from tile_lsp.dialect import types as T
+from tile_lsp.dialect.type_transforms import TYPE_TRANSFORM_FUNCTIONS
 
 TraitFn = Callable[[Operation, "object", list[str]], None]
 TRAITS: dict[str, TraitFn] = {}
@@ -132,13 +133,11 @@ trait("AllElementTypeMatch")(_match_all("the same element type", T.element_of))
 
 def _relation(transform: str, src: T.Type, dst: T.Type) -> bool | None:
     """Whether ``dst`` is ``transform(src)``; ``None`` when the transform is unknown."""
-    from tile_lsp.analysis.builder import TYPE_TRANSFORMS
-
     if transform == "identity":
         return src == dst
     if transform == "same_shape":
         return _shape(src) == _shape(dst)
-    fn = TYPE_TRANSFORMS.get(transform)
+    fn = TYPE_TRANSFORM_FUNCTIONS.get(transform)
     if fn is None:
         return None
     return fn(src) == dst

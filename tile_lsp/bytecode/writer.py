@@ -22,11 +22,7 @@ from tile_lsp.analysis import attributes as A
 from tile_lsp.analysis.debuginfo import DebugInfoDecoder, decoder_for
 from tile_lsp.analysis.ir import Block, Module, Operation, Region, Value
 from tile_lsp.analysis.numbers import DenseDataError, dense_raw_data, float_to_bits
-from tile_lsp.analysis.printer import implicit_terminator
-from tile_lsp.analysis.rules.control_flow import (
-    adds_implicit_terminator,
-    region_written,
-)
+from tile_lsp.analysis.printer import adds_implicit_terminator, implicit_terminator, region_written
 from tile_lsp.bytecode import format as F
 from tile_lsp.bytecode.locations import encode as encode_location
 from tile_lsp.bytecode.reader import DebugInfoAttr

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from tile_lsp.analysis.diagnostics import Note
 from tile_lsp.analysis.ir import Operation, Region
+from tile_lsp.analysis.printer import IMPLICIT_TERMINATOR, adds_implicit_terminator, region_written
 from tile_lsp.analysis.verifier import VerifyContext, op_location, region_rule, rule
 from tile_lsp.dialect import types as T
 
@@ -38,10 +39,6 @@ LOOP = "cuda_tile.loop"
 BREAK = "cuda_tile.break"
 CONTINUE = "cuda_tile.continue"
 YIELD = "cuda_tile.yield"
-
-# Terminator ``ensureTerminator`` inserts in a custom-form region that lacks one
-# (the first type of ``SingleBlockImplicitTerminator<...>``), by parent op.
-IMPLICIT_TERMINATOR: dict[str, str] = {IF: YIELD, FOR: CONTINUE, LOOP: CONTINUE}
 
 # Terminators a region may end with (``SingleBlockImplicitTerminator``; cuda_tile's
 # ``IfOpImplicitTerminatorType`` / ``LoopOpImplicitTerminatorType`` accept several).
@@ -89,16 +86,6 @@ def type_list(types) -> str:
 def is_terminator(op: Operation) -> bool:
     """Whether ``op`` has MLIR's ``IsTerminator`` trait (unregistered ops do not)."""
     return op.opdef is not None and op.opdef.has_trait("Terminator")
-
-
-def adds_implicit_terminator(op: Operation) -> bool:
-    """Whether ``op``'s parser inserts a default terminator (custom form of if/for/loop)."""
-    return not op.generic and op.name in IMPLICIT_TERMINATOR
-
-
-def region_written(region: Region) -> bool:
-    """Whether the region was written in the text (an absent optional region has no range)."""
-    return region.range is not None or bool(region.blocks)
 
 
 def block_count(op: Operation, region: Region) -> int:

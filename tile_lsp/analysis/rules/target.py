@@ -1,6 +1,6 @@
 """Target-dependent checks and editor hints, off for ``--check`` and ``-verify-diagnostics``.
 
-They read two fields of :class:`~tile_lsp.analysis.results.AnalysisOptions`:
+They read two fields of :class:`~tile_lsp.analysis.options.AnalysisOptions`:
 ``target_sm`` (the compute capability the user targets, ``90`` for
 ``sm_90``; the language server's ``targetGpu`` setting) and
 ``editor_checks`` (set by the language server only).  Under ``mlir_compat``
