@@ -67,11 +67,11 @@ def timed(fn, *args):
 
 def main(argv: list[str] | None = None) -> int:
     from tile_lsp.analysis.api import AnalysisOptions, analyze_text
-    from tile_lsp.analysis.code_actions import code_actions
-    from tile_lsp.analysis.diagnostics import Position, Range
-    from tile_lsp.analysis.rules.target import is_mlir_tool_input
-    from tile_lsp.analysis.semantic_tokens import encode, semantic_tokens
-    from tile_lsp.analysis.signature_help import signature_help
+    from tile_lsp.analysis.ide.code_actions import code_actions
+    from tile_lsp.analysis.ir.diagnostics import Position, Range
+    from tile_lsp.analysis.verify.rules.target import is_mlir_tool_input
+    from tile_lsp.analysis.ide.semantic_tokens import encode, semantic_tokens
+    from tile_lsp.analysis.ide.signature_help import signature_help
     from tile_lsp.server.editing import token_delta
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])

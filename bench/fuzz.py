@@ -260,7 +260,7 @@ def check_cli(text: str, timeout: float = 60.0, extra: tuple[str, ...] = ()) -> 
 
 def check_bytecode(data: bytes) -> None:
     """Read ``data`` as bytecode: only ``BytecodeError`` may come out; its print analyses cleanly."""
-    from tile_lsp.analysis.printer import print_module
+    from tile_lsp.analysis.ir.printer import print_module
     from tile_lsp.bytecode import BytecodeError, read_bytecode
 
     try:
@@ -316,7 +316,7 @@ def make_input(job: Job, texts, blobs, valid) -> tuple[str, object, dict]:
 def _valid_mutation(rng: random.Random, text: str) -> str:
     """A mutation of ``text`` the analysis accepts (up to 12 tries), else a plain mutation."""
     from tile_lsp.analysis.api import analyze_text
-    from tile_lsp.analysis.diagnostics import Severity
+    from tile_lsp.analysis.ir.diagnostics import Severity
 
     for _ in range(12):
         candidate = mutate_text(rng, text, rng.randint(1, 2))
@@ -692,8 +692,8 @@ def server_session(seed: int, index: int, edits: int, timeout: float, texts) -> 
 def _reference_diagnostics(text: str) -> list[tuple]:
     """A fresh analysis of ``text`` with the server's options (editor checks on)."""
     from tile_lsp.analysis.api import AnalysisOptions, analyze_text
-    from tile_lsp.analysis.rules.target import is_mlir_tool_input
-    from tile_lsp.analysis.split import has_split_marker
+    from tile_lsp.analysis.verify.rules.target import is_mlir_tool_input
+    from tile_lsp.analysis.ir.split import has_split_marker
 
     options = AnalysisOptions(split_input_file=has_split_marker(text), editor_checks=True,
                               mlir_tool_input=is_mlir_tool_input(text))

@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
-from tile_lsp.analysis import attributes as A
+from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.api import AnalysisOptions, analyze_text
-from tile_lsp.analysis.ir import Module, Operation
+from tile_lsp.analysis.ir.core import Module, Operation
 from tile_lsp.bytecode import BytecodeError, read_bytecode
-from tile_lsp.analysis.numbers import float_from_bits
+from tile_lsp.analysis.ir.numbers import float_from_bits
 from tile_lsp.bytecode.reader import Cursor
 from tile_lsp.dialect import types as T
 
@@ -668,7 +668,7 @@ def _constant_values(module: Module) -> list[tuple[str, Any]]:
 def test_dense_storage_is_mlirs():
     """tf32 takes 3 bytes, f4 one byte an element, i1 is bit-packed (a splat: 0x00/0xFF),
     an f16 literal past the largest f16 is infinity (as NVIDIA's reader expects them)."""
-    from tile_lsp.analysis.numbers import dense_raw_data
+    from tile_lsp.analysis.ir.numbers import dense_raw_data
 
     ty = {n: T.TileType((2,), T.FloatType(n)) for n in ("tf32", "f4E2M1FN", "f16")}
     assert dense_raw_data(A.DenseElementsAttr(T.FloatType("tf32"), [1.5, -2.0], ty["tf32"], (2,)),
@@ -739,7 +739,7 @@ def test_text_with_locations_translates_back_to_the_same_debug_info(corpus):
     """A .tileirbc printed with its debug-info locations (what the language server and
     ``translate --from-bytecode -g`` give) parses without diagnostics and writes back to the
     same IR with the same locations, call sites included; byte for byte for one kernel."""
-    from tile_lsp.analysis import debuginfo as D
+    from tile_lsp.analysis.ir import debuginfo as D
     from tile_lsp.bytecode.locations import decode, print_with_locations
 
     call_sites = 0

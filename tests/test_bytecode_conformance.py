@@ -4,7 +4,7 @@ For each ``cuda_tile.module`` of each valid text of NVIDIA's conformance
 tests (the files ``tests/test_corpus.py`` parses without errors, plus the
 ``Bytecode/versioning`` texts that ``cuda-tile-translate`` writes), our text
 -> our bytecode -> (our reader | NVIDIA's ``tileirdisasm -g`` -> our parse) is
-the IR we parsed (:func:`tile_lsp.analysis.ir_compare.ir_differences`), with
+the IR we parsed (:func:`tile_lsp.analysis.ir.compare.ir_differences`), with
 the same debug-info locations where the text has ones with a bytecode form
 (``di_loc`` and call sites of them; others are written as unknown).
 
@@ -29,11 +29,11 @@ from test_corpus import VALID_CONFORMANCE
 
 from tile_lsp import nvidia
 from tile_lsp.analysis.api import analyze_text
-from tile_lsp.analysis.debuginfo import decoder_for
-from tile_lsp.analysis.diagnostics import Severity
-from tile_lsp.analysis.ir import Block, Module, Operation
-from tile_lsp.analysis.ir_compare import ir_differences
-from tile_lsp.analysis.split import split_chunks
+from tile_lsp.analysis.ir.debuginfo import decoder_for
+from tile_lsp.analysis.ir.diagnostics import Severity
+from tile_lsp.analysis.ir.core import Block, Module, Operation
+from tile_lsp.analysis.ir.compare import ir_differences
+from tile_lsp.analysis.ir.split import split_chunks
 from tile_lsp.bytecode import BytecodeWriteError, read_bytecode, write_bytecode
 from tile_lsp.bytecode.locations import decode, encode
 

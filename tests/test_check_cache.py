@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tests.conftest import server_env
 from tile_lsp.check_cache import CachedCheck, CheckCache
-from tile_lsp.analysis.diagnostics import Diagnostic, Note, Position, Range, Severity
+from tile_lsp.analysis.ir.diagnostics import Diagnostic, Note, Position, Range, Severity
 
 BAD = "cuda_tile.module @m {\n  entry @e() {\n    %x = constant <i32: 1> : tile<i33>\n    return\n  }\n}\n"
 

@@ -1,4 +1,4 @@
-"""Code actions (tile_lsp.analysis.code_actions): expected-* checks and quick fixes, applied and re-checked."""
+"""Code actions (tile_lsp.analysis.ide.code_actions): expected-* checks and quick fixes, applied and re-checked."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from tile_lsp.analysis.api import AnalysisOptions, analyze_text
-from tile_lsp.analysis.code_actions import (
+from tile_lsp.analysis.ide.code_actions import (
     TITLE_ADD_CHECKS,
     TITLE_UPDATE_CHECKS,
     check_actions,
@@ -18,10 +18,10 @@ from tile_lsp.analysis.code_actions import (
     quick_fixes,
     similar_op_names,
 )
-from tile_lsp.analysis.diagnostics import Position, Range, SourceText
-from tile_lsp.analysis.rules.target import is_mlir_tool_input
-from tile_lsp.analysis.split import has_split_marker
-from tile_lsp.analysis.verify_diagnostics import verify
+from tile_lsp.analysis.ir.diagnostics import Position, Range, SourceText
+from tile_lsp.analysis.verify.rules.target import is_mlir_tool_input
+from tile_lsp.analysis.ir.split import has_split_marker
+from tile_lsp.analysis.verify.verify_diagnostics import verify
 
 WHOLE = Range(Position(0, 0), Position(10**6, 0))
 

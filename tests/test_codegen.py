@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tile_lsp.analysis.api import analyze_text
-from tile_lsp.analysis.diagnostics import Severity
+from tile_lsp.analysis.ir.diagnostics import Severity
 from tile_lsp.codegen import STAGES, lower_text
 from tile_lsp.codegen.cli import find_ptxas, run_ptxas
 

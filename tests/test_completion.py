@@ -1,12 +1,12 @@
-"""Completion (tile_lsp.analysis.completion): the candidates by context, cursor marked by '|'."""
+"""Completion (tile_lsp.analysis.ide.completion): the candidates by context, cursor marked by '|'."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from tile_lsp.analysis.api import analyze_text
-from tile_lsp.analysis.completion import ELEMENT_TYPES, TYPE_CONSTRUCTORS, completions
-from tile_lsp.analysis.diagnostics import Position, Range
+from tile_lsp.analysis.ide.completion import ELEMENT_TYPES, TYPE_CONSTRUCTORS, completions
+from tile_lsp.analysis.ir.diagnostics import Position, Range
 
 BASE = (
     "cuda_tile.module @m {\n"

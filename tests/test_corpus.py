@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from tile_lsp.analysis.api import AnalysisOptions, analyze_text
-from tile_lsp.analysis.diagnostics import Severity
+from tile_lsp.analysis.ir.diagnostics import Severity
 from tile_lsp.conformance import invalid_test_files, score_file
 
 VALID_CONFORMANCE = [

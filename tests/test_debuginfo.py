@@ -15,11 +15,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tile_lsp.analysis import attributes as A
-from tile_lsp.analysis import debuginfo as D
+from tile_lsp.analysis.ir import attributes as A
+from tile_lsp.analysis.ir import debuginfo as D
 from tile_lsp.analysis.api import AnalysisOptions, analyze_text
-from tile_lsp.analysis.diagnostics import Range
-from tile_lsp.analysis.ir import Module
+from tile_lsp.analysis.ir.diagnostics import Range
+from tile_lsp.analysis.ir.core import Module
 
 HEADER = """\
 #file = #cuda_tile.di_file<"foo.py" in "/tmp/">

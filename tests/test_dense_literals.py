@@ -1,4 +1,4 @@
-"""Typed dense literals of constant/global (tile_lsp/analysis/parse_rules/dense.py).
+"""Typed dense literals of constant/global (tile_lsp/analysis/syntax/parse_rules/dense.py).
 
 Messages and positions are those of NVIDIA's parseDenseTypedElementsAttr
 (CudaTile.cpp) and MLIR's float literal parser, as cuda-tile-opt prints them.
@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tile_lsp.analysis.api import AnalysisOptions, analyze_text
-from tile_lsp.analysis.parse_rules.dense import DENSE_ELEMENT_TYPES, INTEGER_BOUNDS
+from tile_lsp.analysis.syntax.parse_rules.dense import DENSE_ELEMENT_TYPES, INTEGER_BOUNDS
 
 PREFIX = "custom op 'cuda_tile.constant' "
 TYPES = " or ".join(DENSE_ELEMENT_TYPES)
@@ -243,7 +243,7 @@ def test_shape_mismatch_property(shape, declared):
 
 def test_corpus_dense_attr_invalid(corpus):
     """Every chunk of dense_attr_invalid.mlir the grammar lets through matches the oracle."""
-    from tile_lsp.analysis.verify_diagnostics import verify
+    from tile_lsp.analysis.verify.verify_diagnostics import verify
 
     path = corpus / "conformance" / "Dialect" / "CudaTile" / "dense_attr_invalid.mlir"
     an = analyze_text(path.read_text(), AnalysisOptions(split_input_file=True, mlir_compat=True))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from tile_lsp.analysis.api import AnalysisOptions, analyze_text
-from tile_lsp.analysis.diagnostics import Severity
+from tile_lsp.analysis.ir.diagnostics import Severity
 
 ROUNDING = ("expected ::mlir::cuda_tile::RoundingMode to be one of: nearest_even, zero, negative_inf, "
             "positive_inf, approx, full, nearest_int_to_zero")

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import require_nvidia_tool
-from tile_lsp.analysis.apfloat import apfloat_to_string, mlir_float_text
+from tile_lsp.analysis.ir.apfloat import apfloat_to_string, mlir_float_text
 from tile_lsp.cli import main
 
 

@@ -1,4 +1,4 @@
-"""Document and range formatting (tile_lsp.analysis.formatting): canonical print, meaning kept."""
+"""Document and range formatting (tile_lsp.analysis.ide.formatting): canonical print, meaning kept."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ from pathlib import Path
 
 
 from tile_lsp.analysis.api import AnalysisOptions, analyze_text
-from tile_lsp.analysis.diagnostics import Position, Range
-from tile_lsp.analysis.formatting import (
+from tile_lsp.analysis.ir.diagnostics import Position, Range
+from tile_lsp.analysis.ide.formatting import (
     CHUNK_JOIN, format_document, format_range, format_text, has_comments, refusal_reason,
 )
-from tile_lsp.analysis.ir_compare import ir_differences
-from tile_lsp.analysis.split import has_split_marker
+from tile_lsp.analysis.ir.compare import ir_differences
+from tile_lsp.analysis.ir.split import has_split_marker
 
 MESSY = (
     "cuda_tile.module @m {\n"

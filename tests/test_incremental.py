@@ -1,4 +1,4 @@
-"""Incremental analysis (tile_lsp.analysis.units): units, reuse, and equality with a full analysis.
+"""Incremental analysis (tile_lsp.analysis.incremental.units): units, reuse, and equality with a full analysis.
 
 * On valid corpus kernels, the unit-by-unit analysis reports exactly what
   the whole-chunk parse reports.
@@ -18,13 +18,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import require_corpus
-from tile_lsp.analysis import units as U
+from tile_lsp.analysis.incremental import units as U
 from tile_lsp.analysis.api import AnalysisOptions, analyze_text
-from tile_lsp.analysis.diagnostics import Position
-from tile_lsp.analysis.document import IncrementalAnalyzer
-from tile_lsp.analysis.hover import hover_markdown
-from tile_lsp.analysis.index import DocumentIndex
-from tile_lsp.analysis.units import split_units
+from tile_lsp.analysis.ir.diagnostics import Position
+from tile_lsp.analysis.incremental.document import IncrementalAnalyzer
+from tile_lsp.analysis.ide.hover import hover_markdown
+from tile_lsp.analysis.ide.index import DocumentIndex
+from tile_lsp.analysis.incremental.units import split_units
 
 KERNELS = ("activations_gelu_f32_b256.sm_100", "layernorm_bwd_bf16_32x256.sm_90", "flash_attention_bf16_d128_64x64.sm_90")
 

@@ -1,13 +1,13 @@
-"""Unit tests of the position index (tile_lsp/analysis/index.py) and hovers (hover.py)."""
+"""Unit tests of the position index (tile_lsp/analysis/ide/index.py) and hovers (hover.py)."""
 
 from __future__ import annotations
 
 import pytest
 
 from tile_lsp.analysis.api import AnalysisOptions, analyze_text
-from tile_lsp.analysis.diagnostics import Position, Range
-from tile_lsp.analysis.hover import hover_markdown, tile_size_bytes
-from tile_lsp.analysis.index import DocumentIndex, HighlightKind, RenameError
+from tile_lsp.analysis.ir.diagnostics import Position, Range
+from tile_lsp.analysis.ide.hover import hover_markdown, tile_size_bytes
+from tile_lsp.analysis.ide.index import DocumentIndex, HighlightKind, RenameError
 from tile_lsp.dialect import types as T
 
 TEXT = (
@@ -241,8 +241,8 @@ cuda_tile.module @m {
 }
 """
     from tile_lsp.analysis.api import analyze_text
-    from tile_lsp.analysis.diagnostics import Position
-    from tile_lsp.analysis.index import DocumentIndex
+    from tile_lsp.analysis.ir.diagnostics import Position
+    from tile_lsp.analysis.ide.index import DocumentIndex
 
     index = DocumentIndex(analyze_text(text))
     ranges = index.selection_ranges(Position(2, 16))  # on the first %a use

@@ -1,10 +1,10 @@
-"""Inlay hints (tile_lsp.analysis.inlay_hints): elided result types and tile sizes."""
+"""Inlay hints (tile_lsp.analysis.ide.inlay_hints): elided result types and tile sizes."""
 
 from __future__ import annotations
 
 from tile_lsp.analysis.api import analyze_text
-from tile_lsp.analysis.diagnostics import Position, Range
-from tile_lsp.analysis.inlay_hints import InlayHint, InlayHintOptions, inlay_hints, size_text
+from tile_lsp.analysis.ir.diagnostics import Position, Range
+from tile_lsp.analysis.ide.inlay_hints import InlayHint, InlayHintOptions, inlay_hints, size_text
 
 TEXT = (
     "cuda_tile.module @m {\n"

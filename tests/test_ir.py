@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from tile_lsp.analysis import attributes as A
+from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.api import AnalysisOptions, analyze_text
-from tile_lsp.analysis.diagnostics import Position
-from tile_lsp.analysis.ir import Module, SymbolTable
+from tile_lsp.analysis.ir.diagnostics import Position
+from tile_lsp.analysis.ir.core import Module, SymbolTable
 from tile_lsp.dialect import types as T
 from tile_lsp.grammar.parse import parse
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tile_lsp.analysis.api import analyze_text
-from tile_lsp.analysis.frontend_contract import check_frontend_contract, compute_capability_of
-from tile_lsp.analysis.layers import LAYERS, kernel_parameter_bytes, parameter_space_limit, run_layer
+from tile_lsp.analysis.verify.frontend_contract import check_frontend_contract, compute_capability_of
+from tile_lsp.analysis.verify.layers import LAYERS, kernel_parameter_bytes, parameter_space_limit, run_layer
 from tile_lsp.dialect import types as T
 
 
@@ -149,7 +149,7 @@ def test_internal_dialect_rule():
 
 
 def test_stage_order():
-    from tile_lsp.analysis.layers import check_stage_order
+    from tile_lsp.analysis.verify.layers import check_stage_order
     good = [{"cuda_tile-to-tileaa"}, {"tileaa-function-pass"}, {"tileaa-to-tileas"}, {"tileir-verify"},
             {"tileas-to-llvm", "llvm-conversion"}, {"kernel-metadata"}, {"address-space-conversion"},
             {"nvvm-verify"}, {"tileir-erased"}, {"serialize"}]

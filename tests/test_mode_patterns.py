@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tile_lsp.analysis import mode_patterns as MP
+from tile_lsp.analysis.verify import mode_patterns as MP
 from tile_lsp.analysis.api import analyze_text
-from tile_lsp.analysis.mode_patterns import KIND, KindWordContext, pack_kind_word, verify_kind_word
+from tile_lsp.analysis.verify.mode_patterns import KIND, KindWordContext, pack_kind_word, verify_kind_word
 
 LADDER_TEXTS = [
     "INT8 type is supported only on arch-conditional variants.",

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tile_lsp.analysis.api import analyze_text as _analyze_text
-from tile_lsp.analysis.decoders import (
+from tile_lsp.analysis.ir.decoders import (
     decode_block_scale_word,
     decode_tcgen05_kind_word,
     describe_tile_size,
@@ -17,8 +17,8 @@ from tile_lsp.analysis.decoders import (
     unpack_block_scale,
     unpack_tcgen05_kind,
 )
-from tile_lsp.analysis.rules import nv_tileas as R
-from tile_lsp.analysis.rules.nv_tileas_traits import NV_TILE_TRAITS, TRAIT_CHECKS, tile_size_issue
+from tile_lsp.analysis.verify.rules import nv_tileas as R
+from tile_lsp.analysis.verify.rules.nv_tileas_traits import NV_TILE_TRAITS, TRAIT_CHECKS, tile_size_issue
 from tile_lsp.dialect import nv_tileas_types as NT
 from tile_lsp.dialect import types as T
 from tile_lsp.dialect.nv_tileas_ops import OPS
@@ -514,14 +514,14 @@ def test_custom_forms_parse_and_verify():
 
 
 def _attr(body: str):
-    from tile_lsp.analysis import attributes as A
+    from tile_lsp.analysis.ir import attributes as A
 
     return A.DialectAttr("nv_tileas", "", body)
 
 
 def test_kind_word_spellings():
-    from tile_lsp.analysis import attributes as A
-    from tile_lsp.analysis.decoders import CarrierError, kind_word_of
+    from tile_lsp.analysis.ir import attributes as A
+    from tile_lsp.analysis.ir.decoders import CarrierError, kind_word_of
 
     assert kind_word_of(A.IntegerAttr(0x42)) == 0x42
     assert kind_word_of(_attr("tcgen05_kind i8, cta_group = 2")) == 0x42
@@ -537,7 +537,7 @@ def test_kind_word_spellings():
 
 
 def test_umma_layout_and_swizzle_spellings():
-    from tile_lsp.analysis.decoders import (
+    from tile_lsp.analysis.ir.decoders import (
         CarrierError,
         UmmaLayout,
         describe_swizzle,
@@ -562,7 +562,7 @@ def test_umma_layout_and_swizzle_spellings():
 
 
 def test_launch_directives():
-    from tile_lsp.analysis.frontend_contract import launch_directives
+    from tile_lsp.analysis.verify.frontend_contract import launch_directives
 
     def directives(module_attrs: str, fn_attrs: str = "") -> list:
         text = (f"module attributes {{{module_attrs}}} {{\n  cuda_tile.module @m {{\n    cuda_tile.entry @k() {{\n"
@@ -584,7 +584,7 @@ def test_custom_forms_print_back():
     """The printer writes the custom forms back; the print parses and verifies as the input did."""
     from pathlib import Path
 
-    from tile_lsp.analysis.printer import print_module
+    from tile_lsp.analysis.ir.printer import print_module
 
     path = Path(__file__).parent / "spec_inputs" / "002_pipeline_example.mlir"
     fixed = path.read_text(encoding="utf-8").split("// -----")[1]

@@ -16,7 +16,7 @@ from conftest import require_nvidia_tool
 
 from tile_lsp import nvidia
 from tile_lsp.analysis.api import analyze_text
-from tile_lsp.analysis.diagnostics import Severity
+from tile_lsp.analysis.ir.diagnostics import Severity
 from tile_lsp.bytecode.reader import read_bytecode
 from tile_lsp.bytecode.writer import write_bytecode
 

@@ -1,4 +1,4 @@
-"""Op documentation for hovers (tile_lsp/analysis/opdocs.py) and the docs of the op table."""
+"""Op documentation for hovers (tile_lsp/analysis/ide/opdocs.py) and the docs of the op table."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tile_lsp.analysis.opdocs import attr_constraint, op_doc, render_markdown
+from tile_lsp.analysis.ide.opdocs import attr_constraint, op_doc, render_markdown
 from tile_lsp.dialect.registry import all_ops
 
 CUDA_TILE_OPS = [op for op in all_ops() if op.dialect == "cuda_tile"]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import pytest
 
 from tile_lsp.analysis.api import AnalysisOptions, analyze_text
-from tile_lsp.analysis.diagnostics import SourceText
+from tile_lsp.analysis.ir.diagnostics import SourceText
 
 H = "cuda_tile.module @m {\n  entry @e(%a: tile<i32>) {\n"
 T = "\n    return\n  }\n}\n"

@@ -17,7 +17,7 @@ import sys
 import pytest
 
 from tile_lsp.analysis.api import AnalysisOptions, analyze_text
-from tile_lsp.analysis.diagnostics import Severity
+from tile_lsp.analysis.ir.diagnostics import Severity
 
 BASE = 'cuda_tile.module @m {\n  entry @f(%a: tile<i32>, %p: tile<ptr<f32>>, %n: tile<i32>) {\n    %0 = make_token : token\n    %t = iota : tile<8xi32>\n    %1 = negi %a : tile<i32>\n    %v = make_tensor_view %p, shape = [%n], strides = [%n] : tile<i32> -> tensor_view<?xf32, strides=[?]>\n    %pv = make_partition_view %v : partition_view<tile=(16), tensor_view<?xf32, strides=[?]>>\n    %s = reduce %t dim=0 identities=[0 : i32] : tile<8xi32> -> tile<i32>\n    (%x: tile<i32>, %y: tile<i32>) {\n      %z = addi %x, %y : tile<i32>\n      yield %z : tile<i32>\n    }\n    return\n  }\n}\n'
 

@@ -24,7 +24,7 @@ import subprocess
 import sys
 
 from tile_lsp.analysis.api import AnalysisOptions, analyze_text
-from tile_lsp.analysis.diagnostics import Severity
+from tile_lsp.analysis.ir.diagnostics import Severity
 
 
 def first(text: str, compat: bool = True):

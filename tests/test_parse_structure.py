@@ -17,7 +17,7 @@ import sys
 import pytest
 
 from tile_lsp.analysis.api import AnalysisOptions, analyze_text
-from tile_lsp.analysis.diagnostics import SourceText
+from tile_lsp.analysis.ir.diagnostics import SourceText
 
 HEAD = "cuda_tile.module @m {\n  entry @f() {\n"
 C128 = "    %a = constant <i32: 1> : tile<128xi32>\n"

@@ -1,4 +1,4 @@
-"""The printer (tile_lsp.analysis.printer) against cuda-tile-opt's prints, and round trips."""
+"""The printer (tile_lsp.analysis.ir.printer) against cuda-tile-opt's prints, and round trips."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from tile_lsp.analysis.api import AnalysisOptions, analyze_text
-from tile_lsp.analysis.diagnostics import Severity
-from tile_lsp.analysis.ir_compare import ir_differences
-from tile_lsp.analysis.printer import CHUNK_SEPARATOR, format_float, print_module
+from tile_lsp.analysis.ir.diagnostics import Severity
+from tile_lsp.analysis.ir.compare import ir_differences
+from tile_lsp.analysis.ir.printer import CHUNK_SEPARATOR, format_float, print_module
 
 # file -> (canonical chunks equal to the oracle, generic chunks equal) reached so far;
 # a lower count is a regression.

@@ -8,7 +8,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tile_lsp.analysis.diagnostics import Diagnostic, Note, Position, Range, Severity, SourceText
+from tile_lsp.analysis.ir.diagnostics import Diagnostic, Note, Position, Range, Severity, SourceText
 from tile_lsp.report import (
     SARIF_SCHEMA,
     count_diagnostics,

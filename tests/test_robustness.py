@@ -4,7 +4,7 @@ Each test is a reproducer found by fuzzing (issue 16); each failed on the
 code before its fix.  The rules they pin down:
 
 - a count or size taken from the text is bounded before work proportional
-  to it (``tile_lsp.analysis.limits``);
+  to it (``tile_lsp.analysis.ir.limits``);
 - no ``literal_eval``/``int()`` on unchecked tokens, no exception escapes a
   verifier rule (a rule that raises is a located ``internal`` diagnostic at
   its op, and the other ops are still verified);
@@ -145,7 +145,7 @@ def test_bad_operand_segment_sizes(sizes, message):
 
 
 def test_a_rule_that_raises_is_a_located_diagnostic_and_the_others_still_run(monkeypatch):
-    from tile_lsp.analysis import verifier
+    from tile_lsp.analysis.verify import verifier
 
     def broken(op, ctx):
         raise KeyError("boom")
@@ -361,7 +361,7 @@ LOOKALIKES = ["\f", "\v", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"]
 
 
 def test_lsp_lines_split_only_at_lsp_breaks():
-    from tile_lsp.analysis.diagnostics import split_lines
+    from tile_lsp.analysis.ir.diagnostics import split_lines
     from tile_lsp.server.document import lsp_lines
 
     text = "a\fb\vc\x1cd\x85e\u2028f\u2029g\r\nh\ri\nj"
@@ -372,7 +372,7 @@ def test_lsp_lines_split_only_at_lsp_breaks():
 
 
 def test_split_chunks_counts_lines_at_newlines_only():
-    from tile_lsp.analysis.split import split_chunks
+    from tile_lsp.analysis.ir.split import split_chunks
 
     chunks = split_chunks("a\u2028b\n// -----\nc\n")
     assert [(c.start_line, c.text) for c in chunks] == [(0, "a\u2028b\n"), (2, "c\n")]

@@ -1,7 +1,7 @@
 """Loading the verifier's rule modules while another thread is loading them.
 
 The server's warm-up analyses a kernel in a worker thread as the process
-starts, so it is often the one that imports ``tile_lsp.analysis.rules``;
+starts, so it is often the one that imports ``tile_lsp.analysis.verify.rules``;
 the first document's analysis, in another worker, must wait for every rule
 rather than verify with those registered so far (which published an empty
 diagnostic list for a document with errors).  Both tests slow the import of
@@ -28,7 +28,7 @@ import time
 _import_module = importlib.import_module
 
 def _slow_import_module(name, package=None):
-    if name.startswith("tile_lsp.analysis.rules."):
+    if name.startswith("tile_lsp.analysis.verify.rules."):
         time.sleep(0.1)
     return _import_module(name, package)
 
@@ -37,7 +37,7 @@ importlib.import_module = _slow_import_module
 
 TWO_THREADS = SLOW_RULE_IMPORTS + """
 import threading
-import tile_lsp.analysis.verifier as verifier
+import tile_lsp.analysis.verify.verifier as verifier
 
 def registered():
     return sum(map(len, verifier._RULES.values())) + sum(map(len, verifier._REGION_RULES.values()))

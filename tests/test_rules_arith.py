@@ -1,4 +1,4 @@
-"""Arithmetic/math modifier and mma rules (tile_lsp/analysis/rules/arith.py).
+"""Arithmetic/math modifier and mma rules (tile_lsp/analysis/verify/rules/arith.py).
 
 Messages are those of NVIDIA's CudaTile.cpp verifiers and SharedVerifiers.h,
 placed at the op name as cuda-tile-opt does.
@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tile_lsp.analysis.api import AnalysisOptions, analyze_text
-from tile_lsp.analysis.rules.arith import MMAF_ACCUMULATORS
+from tile_lsp.analysis.verify.rules.arith import MMAF_ACCUMULATORS
 
 FLOATS = ["f16", "bf16", "f32", "f64"]
 
@@ -279,7 +279,7 @@ def test_mmai_shapes():
 
 def test_corpus_files_pass(corpus):
     """arith_invalid/math_invalid chunks of this area verify (the rest are parser messages)."""
-    from tile_lsp.analysis.verify_diagnostics import verify
+    from tile_lsp.analysis.verify.verify_diagnostics import verify
 
     base = corpus / "conformance" / "Dialect" / "CudaTile"
     for name, minimum in (("math_invalid.mlir", 103), ("arith_invalid.mlir", 214)):

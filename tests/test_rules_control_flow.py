@@ -1,6 +1,6 @@
 """Tests of the control-flow and reduction rules.
 
-Covers tile_lsp/analysis/rules/control_flow.py (if, for, loop, break,
+Covers tile_lsp/analysis/verify/rules/control_flow.py (if, for, loop, break,
 continue), rules/reductions.py (reduce, scan) and
 parse_rules/control_flow.py (parse-time errors of for/loop/reduce/scan).
 """
@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tile_lsp.analysis.api import AnalysisOptions, analyze_text
-from tile_lsp.analysis.diagnostics import Severity
+from tile_lsp.analysis.ir.diagnostics import Severity
 
 
 def diags(text: str, compat: bool = True) -> list[tuple]:

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tile_lsp.analysis.api import AnalysisOptions, analyze_text
-from tile_lsp.analysis.rules.core import count_format_arguments
+from tile_lsp.analysis.verify.rules.core import count_format_arguments
 
 
 def errors(text: str, **options) -> list[tuple[str, str, int, int]]:
@@ -279,7 +279,7 @@ def test_hints_warnings_on_request(hints, warning):
 
 
 def test_corpus_hint_files(corpus):
-    from tile_lsp.analysis.verify_diagnostics import verify
+    from tile_lsp.analysis.verify.verify_diagnostics import verify
 
     base = corpus / "conformance" / "Dialect" / "CudaTile"
     cases = [("entry_opt_hints_invalid.mlir", {}), ("entry_opt_hints_default_silent.mlir", {}),

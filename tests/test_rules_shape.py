@@ -1,4 +1,4 @@
-"""Tests of the shape and conversion rules (tile_lsp/analysis/rules/shape.py, conversion.py)."""
+"""Tests of the shape and conversion rules (tile_lsp/analysis/verify/rules/shape.py, conversion.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tile_lsp.analysis.api import AnalysisOptions, analyze_text
-from tile_lsp.analysis.diagnostics import Severity
+from tile_lsp.analysis.ir.diagnostics import Severity
 
 
 def diags(text: str, **options) -> list[tuple[int, int, str, str]]:
@@ -287,7 +287,7 @@ def test_itof_and_ftoi():
 
 
 def test_permute_file_from_corpus(corpus):
-    from tile_lsp.analysis.verify_diagnostics import verify
+    from tile_lsp.analysis.verify.verify_diagnostics import verify
 
     path = corpus / "conformance" / "Dialect" / "CudaTile" / "permute_invalid.mlir"
     analysis = analyze_text(path.read_text(), AnalysisOptions(split_input_file=True, mlir_compat=True))

@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tile_lsp.analysis import attributes as A
+from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.api import analyze_text
-from tile_lsp.analysis.diagnostics import Range
-from tile_lsp.analysis.parse_rules import ParseContext, run_parse_rules
-from tile_lsp.analysis.rules.memory import (
+from tile_lsp.analysis.ir.diagnostics import Range
+from tile_lsp.analysis.syntax.parse_rules import ParseContext, run_parse_rules
+from tile_lsp.analysis.verify.rules.memory import (
     ATOMIC_ORDERINGS,
     atomic_ordering_issue,
     memory_model_issue,

@@ -1,11 +1,11 @@
-"""Semantic tokens (tile_lsp.analysis.semantic_tokens): classification, legend, encoding."""
+"""Semantic tokens (tile_lsp.analysis.ide.semantic_tokens): classification, legend, encoding."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from tile_lsp.analysis.api import analyze_text
-from tile_lsp.analysis.semantic_tokens import TOKEN_MODIFIERS, TOKEN_TYPES, encode, semantic_tokens
+from tile_lsp.analysis.ide.semantic_tokens import TOKEN_MODIFIERS, TOKEN_TYPES, encode, semantic_tokens
 
 TEXT = (
     "// hi\n"

@@ -10,7 +10,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-from tile_lsp.analysis.semantic_tokens import TOKEN_TYPES
+from tile_lsp.analysis.ide.semantic_tokens import TOKEN_TYPES
 from tests.conftest import server_env
 
 

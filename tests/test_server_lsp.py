@@ -22,8 +22,8 @@ from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
 from tests.conftest import server_env
 from tile_lsp import __version__
-from tile_lsp.analysis.diagnostics import Diagnostic, Note, Position, Range, Severity
-from tile_lsp.analysis.split import has_split_marker
+from tile_lsp.analysis.ir.diagnostics import Diagnostic, Note, Position, Range, Severity
+from tile_lsp.analysis.ir.split import has_split_marker
 from tile_lsp.server.convert import to_lsp_diagnostic, to_lsp_diagnostics
 from tile_lsp.server.app import create_server
 from tile_lsp.server.server import EditDelay, guarded
@@ -107,8 +107,8 @@ FAKE_SERVER = """
 import time
 import tile_lsp.server.server as srv
 from tile_lsp.analysis.api import ChunkAnalysis, DocumentAnalysis
-from tile_lsp.analysis.diagnostics import Diagnostic, Range, Severity
-from tile_lsp.analysis.split import Chunk
+from tile_lsp.analysis.ir.diagnostics import Diagnostic, Range, Severity
+from tile_lsp.analysis.ir.split import Chunk
 
 def fake_analyze_text(text, options):
     if "SLOW" in text:

@@ -99,7 +99,7 @@ async def test_every_feature_works_past_a_syntax_error_in_one_entry(client: Reco
 
 
 CRASHING_HOVER = """
-import tile_lsp.analysis.hover as hover
+import tile_lsp.analysis.ide.hover as hover
 from tile_lsp.server.app import serve_stdio
 
 def explode(index, pos):

@@ -1,6 +1,6 @@
 """Hovers of the spec decoders through the running server (pytest-lsp): tcgen05 kind words, block-scaled
 MMA results, UMMA layouts and swizzle modes by name, FP4 tile sizes, an entry's launch directives and
-parameter space.  The texts are computed by tile_lsp/analysis/hover.py; the server only shows them.
+parameter space.  The texts are computed by tile_lsp/analysis/ide/hover.py; the server only shows them.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Signature help (tile_lsp.analysis.signature_help): labels from the op table, the active slot while typing."""
+"""Signature help (tile_lsp.analysis.ide.signature_help): labels from the op table, the active slot while typing."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from tile_lsp.analysis.diagnostics import Position, SourceText
-from tile_lsp.analysis.signature_help import op_signature, signature_help
+from tile_lsp.analysis.ir.diagnostics import Position, SourceText
+from tile_lsp.analysis.ide.signature_help import op_signature, signature_help
 from tile_lsp.dialect.registry import lookup
 
 
@@ -59,7 +59,7 @@ def test_labels_follow_the_assembly_format():
 
 
 def test_generic_form_for_ops_without_a_custom_form(monkeypatch):
-    from tile_lsp.analysis import signature_help as SH
+    from tile_lsp.analysis.ide import signature_help as SH
 
     addi = dataclasses.replace(lookup("addi"), format=None)
     monkeypatch.setattr(SH, "lookup", lambda name: addi if name.endswith("addi") else lookup(name))

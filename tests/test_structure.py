@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tile_lsp.analysis.api import AnalysisOptions, analyze_text
-from tile_lsp.analysis.diagnostics import Position, Range, Severity
+from tile_lsp.analysis.ir.diagnostics import Position, Range, Severity
 
 
 def diags(text: str, **kw):

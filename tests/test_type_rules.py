@@ -1,4 +1,4 @@
-"""Tests of tile_lsp.analysis.type_rules (NVIDIA Types.cpp type parsers and verifiers)."""
+"""Tests of tile_lsp.analysis.syntax.type_rules (NVIDIA Types.cpp type parsers and verifiers)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tile_lsp.analysis.api import analyze_text
-from tile_lsp.analysis.builder import Builder
-from tile_lsp.analysis.diagnostics import SourceText
-from tile_lsp.analysis.type_rules import (
+from tile_lsp.analysis.syntax.builder import Builder
+from tile_lsp.analysis.ir.diagnostics import SourceText
+from tile_lsp.analysis.syntax.type_rules import (
     MAX_TILE_ELEMENTS,
     NUMBER_SUMMARY,
     TILE_ELEMENT_SUMMARY,

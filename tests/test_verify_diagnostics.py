@@ -1,4 +1,4 @@
-"""Tests of tile_lsp.analysis.verify_diagnostics (mlir-opt -verify-diagnostics)."""
+"""Tests of tile_lsp.analysis.verify.verify_diagnostics (mlir-opt -verify-diagnostics)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tile_lsp.analysis.diagnostics import Diagnostic, Note, Position, Range, Severity
-from tile_lsp.analysis.split import split_chunks
-from tile_lsp.analysis.verify_diagnostics import (
+from tile_lsp.analysis.ir.diagnostics import Diagnostic, Note, Position, Range, Severity
+from tile_lsp.analysis.ir.split import split_chunks
+from tile_lsp.analysis.verify.verify_diagnostics import (
     VERIFY_CODE,
     LlvmRegexError,
     check_chunks,

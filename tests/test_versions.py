@@ -8,7 +8,7 @@ from __future__ import annotations
 
 
 from tile_lsp.analysis.api import AnalysisOptions, analyze_text
-from tile_lsp.analysis.rules.versions import parse_version, type_requirements
+from tile_lsp.analysis.verify.rules.versions import parse_version, type_requirements
 from tile_lsp.dialect import types as T
 from tile_lsp.dialect.registry import lookup
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tile_lsp import __version__
-from tile_lsp.analysis.diagnostics import Diagnostic, Note, Position, Range, Severity
+from tile_lsp.analysis.ir.diagnostics import Diagnostic, Note, Position, Range, Severity
 
 #: Default cache directory, relative to the current directory.
 DEFAULT_DIR = ".tile-lsp-cache"

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tile_lsp import __version__
-from tile_lsp.analysis.diagnostics import Diagnostic, Position, Range, Severity, SourceText
+from tile_lsp.analysis.ir.diagnostics import Diagnostic, Position, Range, Severity, SourceText
 from tile_lsp.config import FORMATS, TILE_VERSIONS, Config, ConfigError, ConfigResolver
 
 #: Suffixes a directory walk collects by default (``include`` in the configuration).
@@ -259,7 +259,7 @@ def bytecode_as_text(path: Path) -> tuple[str | None, Diagnostic | None]:
     A malformed file gives a diagnostic naming the byte offset.  Raises
     :class:`UsageError` when the file cannot be read.
     """
-    from tile_lsp.analysis.printer import print_module
+    from tile_lsp.analysis.ir.printer import print_module
     from tile_lsp.bytecode.reader import BytecodeError, read_bytecode
 
     try:
@@ -337,7 +337,7 @@ def _analyse(path: Path, text: str, args: argparse.Namespace, options) -> FileRe
         return FileResult(str(path), source, diagnostics, len(analysis.chunks),
                           sum(1 for c in analysis.chunks if not any(
                               d.severity == Severity.ERROR for d in c.diagnostics)))
-    from tile_lsp.analysis.verify_diagnostics import verify
+    from tile_lsp.analysis.verify.verify_diagnostics import verify
 
     failures: list[Diagnostic] = []
     passed = 0

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tile_lsp.analysis.api import AnalysisOptions, analyze_text
-from tile_lsp.analysis.diagnostics import Diagnostic, SourceText
-from tile_lsp.analysis.verify_diagnostics import verify
+from tile_lsp.analysis.ir.diagnostics import Diagnostic, SourceText
+from tile_lsp.analysis.verify.verify_diagnostics import verify
 
 _ORACLE_LINE = re.compile(r"^(\d+):(\d+): (error|warning|note|remark): (.*)$")
 
@@ -107,7 +107,7 @@ def cli_exact(path: Path, oracle_dir: Path, command: list[str] | None = None) ->
     import subprocess
     import sys
 
-    from tile_lsp.analysis.split import split_chunks
+    from tile_lsp.analysis.ir.split import split_chunks
 
     text = path.read_text(encoding="utf-8")
     cmd = (command or [sys.executable, "-m", "tile_lsp.cli"]) + [

@@ -9,7 +9,7 @@ file lists (:func:`find_tools`), never through a fixed path.
 :func:`compile_with_tileiras` writes our bytecode
 (:func:`tile_lsp.bytecode.writer.write_bytecode`), runs ``tileiras`` on it
 and returns a :class:`TileirasResult`: tileiras' diagnostics as our
-:class:`~tile_lsp.analysis.diagnostics.Diagnostic` objects and, on success,
+:class:`~tile_lsp.analysis.ir.diagnostics.Diagnostic` objects and, on success,
 per-kernel facts of the cubin read with ``cuobjdump``.
 
 Mapping diagnostics to lines: tileiras prints the errors of its bytecode
@@ -32,7 +32,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 
-from tile_lsp.analysis.diagnostics import Diagnostic, Note, Position, Range, Severity
+from tile_lsp.analysis.ir.diagnostics import Diagnostic, Note, Position, Range, Severity
 from tile_lsp.dialect.targets import GPU_NAMES as _TARGET_GPU_NAMES
 
 #: PyPI distribution shipping each tool.
@@ -198,7 +198,7 @@ def _op_for(op_name: str, ops: list, own: list[Diagnostic]) -> object | None:
 def parse_tileiras_output(output: str, module=None, own: list[Diagnostic] | None = None) -> list[Diagnostic]:
     """tileiras' ``error:``/``warning:`` lines as diagnostics mapped onto ``module``'s ops.
 
-    ``module``: the :class:`~tile_lsp.analysis.ir.Module` the bytecode was
+    ``module``: the :class:`~tile_lsp.analysis.ir.core.Module` the bytecode was
     written from (its ops carry text ranges), or ``None``; ``own``: our
     analysis' diagnostics, used to choose among same-named ops (see the
     module docstring).  Lines naming a location ``file:line:col`` keep that
@@ -332,7 +332,7 @@ def compile_with_tileiras(module_or_bytecode, gpu_name: str = DEFAULT_GPU, *, te
                           timeout: float = 300, facts: bool = True) -> TileirasResult:
     """Compile with NVIDIA's ``tileiras`` and return its verdict and the cubin facts.
 
-    ``module_or_bytecode``: an :class:`~tile_lsp.analysis.ir.Module` (written
+    ``module_or_bytecode``: an :class:`~tile_lsp.analysis.ir.core.Module` (written
     with :func:`~tile_lsp.bytecode.writer.write_bytecode` at
     ``tile_version``), MLIR text (analysed first; one module expected), or
     bytecode ``bytes`` (read back with our reader only to name the

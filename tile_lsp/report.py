@@ -22,7 +22,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from urllib.parse import quote, urlparse
 
-from tile_lsp.analysis.diagnostics import Diagnostic, Note, Position, Range, Severity, SourceText
+from tile_lsp.analysis.ir.diagnostics import Diagnostic, Note, Position, Range, Severity, SourceText
 
 __all__ = [
     "Entry",
@@ -62,7 +62,7 @@ _TAB_STOP = 8  # llvm/lib/Support/SourceMgr.cpp TabStop
 
 def _sorted(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
     """``diagnostics`` in the order the analysis gives them: MLIR's, whose first error is the one
-    ``cuda-tile-opt`` prints (:func:`tile_lsp.analysis.diagnostics.mlir_order`), not by position."""
+    ``cuda-tile-opt`` prints (:func:`tile_lsp.analysis.ir.diagnostics.mlir_order`), not by position."""
     return list(diagnostics)
 
 

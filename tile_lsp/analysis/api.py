@@ -2,17 +2,17 @@
 
 Both the command line (``tile-lsp --check``) and the language server call
 :func:`analyze_text` (the server through
-:class:`~tile_lsp.analysis.document.IncrementalAnalyzer`, which returns the
+:class:`~tile_lsp.analysis.incremental.document.IncrementalAnalyzer`, which returns the
 same); neither re-derives anything the analysis knows.  The options
-(:mod:`tile_lsp.analysis.options`) and result types
-(:mod:`tile_lsp.analysis.results`) are exported here.
+(:mod:`tile_lsp.analysis.ir.options`) and result types
+(:mod:`tile_lsp.analysis.incremental.results`) are exported here.
 """
 
 from __future__ import annotations
 
-from tile_lsp.analysis.options import AnalysisOptions
-from tile_lsp.analysis.results import AnalysisCancelled, ChunkAnalysis, DocumentAnalysis
-from tile_lsp.analysis.split import Chunk, split_chunks
+from tile_lsp.analysis.ir.options import AnalysisOptions
+from tile_lsp.analysis.incremental.results import AnalysisCancelled, ChunkAnalysis, DocumentAnalysis
+from tile_lsp.analysis.ir.split import Chunk, split_chunks
 
 __all__ = ["AnalysisCancelled", "AnalysisOptions", "ChunkAnalysis", "DocumentAnalysis", "analyze_text"]
 
@@ -23,8 +23,8 @@ def analyze_text(text: str, options: AnalysisOptions | None = None) -> DocumentA
     Returns a :class:`DocumentAnalysis` whose diagnostics carry whole-file
     positions (0-based line, UTF-16 column).
     """
-    from tile_lsp.analysis.diagnostics import SourceText
-    from tile_lsp.analysis.pipeline import analyze_chunk  # late: heavy import
+    from tile_lsp.analysis.ir.diagnostics import SourceText
+    from tile_lsp.analysis.incremental.pipeline import analyze_chunk  # late: heavy import
 
     options = options or AnalysisOptions()
     chunks = split_chunks(text) if options.split_input_file else [Chunk(0, 0, text)]

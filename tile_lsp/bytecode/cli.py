@@ -106,7 +106,7 @@ def translate_main(argv: list[str]) -> int:
 
 
 def _from_bytecode(args: argparse.Namespace) -> int:
-    from tile_lsp.analysis.printer import print_module
+    from tile_lsp.analysis.ir.printer import print_module
     from tile_lsp.bytecode.disasm import disassemble, disassemble_with_locations
     from tile_lsp.bytecode.locations import print_with_locations
 
@@ -130,7 +130,7 @@ def _from_bytecode(args: argparse.Namespace) -> int:
 
 def _to_bytecode(args: argparse.Namespace) -> int:
     from tile_lsp.analysis.api import AnalysisOptions, analyze_text
-    from tile_lsp.analysis.diagnostics import Severity
+    from tile_lsp.analysis.ir.diagnostics import Severity
 
     text = _read_input(args.input, binary=False)
     analysis = analyze_text(text, AnalysisOptions())

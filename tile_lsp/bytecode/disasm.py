@@ -5,8 +5,8 @@ after the other at column 0, in cuda-tile-opt's custom form with the
 ``cuda_tile`` dialect prefix elided (``entry @k(...) {``), and no
 ``module { cuda_tile.module @kernels { ... } }`` around them: the bytecode
 does not store the module's name.  Each op's text is the IR printer's
-(:mod:`tile_lsp.analysis.printer`), floats as MLIR's ``printFloatValue``
-prints them (:mod:`tile_lsp.analysis.apfloat`).
+(:mod:`tile_lsp.analysis.ir.printer`), floats as MLIR's ``printFloatValue``
+prints them (:mod:`tile_lsp.analysis.ir.apfloat`).
 
 ``tileirdisasm -g`` (:func:`disassemble_with_locations`) adds ``loc(#alias)``
 after every op (unknown locations included) and the alias definitions after
@@ -24,10 +24,10 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from tile_lsp.analysis import attributes as A
-from tile_lsp.analysis import debuginfo as D
-from tile_lsp.analysis.ir import Block, Module, Operation
-from tile_lsp.analysis.printer import Namer, Printer, top_level_ops, apfloat_floats
+from tile_lsp.analysis.ir import attributes as A
+from tile_lsp.analysis.ir import debuginfo as D
+from tile_lsp.analysis.ir.core import Block, Module, Operation
+from tile_lsp.analysis.ir.printer import Namer, Printer, top_level_ops, apfloat_floats
 
 
 def module_ops(module: Module) -> list[Operation]:

@@ -3,12 +3,12 @@
 The bytecode's debug section (``docs/bytecode.md``) holds ``di_loc``
 locations (a file, line, column and a ``di_subprogram`` or
 ``di_lexical_block`` scope) and call sites; the reader keeps them as
-:class:`~tile_lsp.analysis.attributes.LocationAttr` objects holding
+:class:`~tile_lsp.analysis.ir.attributes.LocationAttr` objects holding
 :class:`~tile_lsp.bytecode.reader.DebugInfoAttr` trees (the writer's input).
 The text form is MLIR's ``--mlir-print-debuginfo``: ``loc(#loc3)`` after
 each op and ``#loc3 = #cuda_tile.di_loc<loc("k.py":12:4) in
 #cuda_tile.di_subprogram<...>>`` definitions after the module, which the
-builder keeps as aliases and :mod:`tile_lsp.analysis.debuginfo` decodes.
+builder keeps as aliases and :mod:`tile_lsp.analysis.ir.debuginfo` decodes.
 
 :func:`decode` and :func:`encode` convert between the two;
 :func:`print_with_locations` prints a module with its locations, so that a
@@ -24,10 +24,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from tile_lsp.analysis import attributes as A
-from tile_lsp.analysis import debuginfo as D
-from tile_lsp.analysis.ir import Module, Operation
-from tile_lsp.analysis.printer import print_module
+from tile_lsp.analysis.ir import attributes as A
+from tile_lsp.analysis.ir import debuginfo as D
+from tile_lsp.analysis.ir.core import Module, Operation
+from tile_lsp.analysis.ir.printer import print_module
 from tile_lsp.bytecode.reader import DebugInfoAttr
 
 
@@ -45,7 +45,7 @@ def _decode_di(attr: DebugInfoAttr) -> Any:
 
 
 def decode(loc: Any) -> D.Loc | None:
-    """The :mod:`~tile_lsp.analysis.debuginfo` value of a location read from bytecode.
+    """The :mod:`~tile_lsp.analysis.ir.debuginfo` value of a location read from bytecode.
 
     ``loc``: an op's ``location`` from :func:`~tile_lsp.bytecode.reader.read_bytecode`
     (``None``, unknown, a ``di_loc`` or a call site).  Returns ``None`` for an
@@ -93,7 +93,7 @@ def encode(value: D.Loc | None) -> A.LocationAttr | None:
 
 
 def print_with_locations(module: Module, generic: bool = False) -> str:
-    """:func:`~tile_lsp.analysis.printer.print_module` of a module read from bytecode, with
+    """:func:`~tile_lsp.analysis.ir.printer.print_module` of a module read from bytecode, with
     each op's debug-info location as MLIR's ``--mlir-print-debuginfo`` prints it:
     ``loc(#locN)`` after the op and the ``#locN = ...`` definitions after the module
     (a call site's callee and caller get their own aliases first).  Without debug

@@ -16,8 +16,8 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from tile_lsp.analysis import attributes as A
-from tile_lsp.analysis.ir import (
+from tile_lsp.analysis.ir import attributes as A
+from tile_lsp.analysis.ir.core import (
     Block,
     BlockArgument,
     Module,
@@ -27,7 +27,7 @@ from tile_lsp.analysis.ir import (
     Use,
     Value,
 )
-from tile_lsp.analysis.numbers import dense_element_bits, dense_storage_bytes, float_from_bits
+from tile_lsp.analysis.ir.numbers import dense_element_bits, dense_storage_bytes, float_from_bits
 from tile_lsp.bytecode import format as F
 from tile_lsp.dialect import types as T
 from tile_lsp.dialect.enums import ENUMS
@@ -993,7 +993,7 @@ def decode_dense(raw: bytes, ty: T.TileType, c: Cursor) -> A.DenseElementsAttr:
     """A constant-pool entry as a :class:`DenseElementsAttr` of tile type ``ty``.
 
     The raw buffer is MLIR's ``DenseElementsAttr::getRawData``: little-endian
-    elements of :func:`~tile_lsp.analysis.numbers.dense_storage_bytes` each,
+    elements of :func:`~tile_lsp.analysis.ir.numbers.dense_storage_bytes` each,
     one element for a splat; ``i1`` elements bit-packed (a splat is one byte
     ``0x00``/``0xFF``). ``values`` is the nested list (scalar for a
     splat or 0-d tile); ``texts`` keeps the raw hex blob for exact rewriting.

@@ -18,11 +18,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from tile_lsp.analysis import attributes as A
-from tile_lsp.analysis.debuginfo import DebugInfoDecoder, decoder_for
-from tile_lsp.analysis.ir import Block, Module, Operation, Region, Value
-from tile_lsp.analysis.numbers import DenseDataError, dense_raw_data, float_to_bits
-from tile_lsp.analysis.printer import adds_implicit_terminator, implicit_terminator, region_written
+from tile_lsp.analysis.ir import attributes as A
+from tile_lsp.analysis.ir.debuginfo import DebugInfoDecoder, decoder_for
+from tile_lsp.analysis.ir.core import Block, Module, Operation, Region, Value
+from tile_lsp.analysis.ir.numbers import DenseDataError, dense_raw_data, float_to_bits
+from tile_lsp.analysis.ir.printer import adds_implicit_terminator, implicit_terminator, region_written
 from tile_lsp.bytecode import format as F
 from tile_lsp.bytecode.locations import encode as encode_location
 from tile_lsp.bytecode.reader import DebugInfoAttr

@@ -19,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tile_lsp.analysis.diagnostics import Severity, SourceText
+from tile_lsp.analysis.ir.diagnostics import Severity, SourceText
 from tile_lsp.codegen.pipeline import STAGES, LoweringResult, lower_text
 from tile_lsp.report import format_text
 
@@ -64,7 +64,7 @@ def _parser(prog: str, stage: bool) -> argparse.ArgumentParser:
 def _read(path: str) -> str:
     p = Path(path)
     if p.suffix == ".tileirbc":
-        from tile_lsp.analysis.printer import print_module
+        from tile_lsp.analysis.ir.printer import print_module
         from tile_lsp.bytecode.reader import read_bytecode
 
         return print_module(read_bytecode(p.read_bytes()))

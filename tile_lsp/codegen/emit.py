@@ -16,7 +16,7 @@ than the target's :attr:`~tile_lsp.codegen.target.Target.max_smem` is a
 
 from __future__ import annotations
 
-from tile_lsp.analysis.ir import Module, Operation
+from tile_lsp.analysis.ir.core import Module, Operation
 from tile_lsp.codegen.layouts import KernelPlan
 from tile_lsp.codegen.lower import KernelLowering
 from tile_lsp.codegen.ops_memory import global_decl

@@ -19,8 +19,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from tile_lsp.analysis import attributes as A
-from tile_lsp.analysis.ir import Module, Operation
+from tile_lsp.analysis.ir import attributes as A
+from tile_lsp.analysis.ir.core import Module, Operation
 from tile_lsp.codegen.target import Target
 from tile_lsp.dialect import types as T
 

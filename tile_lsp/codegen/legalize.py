@@ -12,9 +12,9 @@ Two checks, both before any code is generated:
 
 from __future__ import annotations
 
-from tile_lsp.analysis.diagnostics import Diagnostic, Severity
-from tile_lsp.analysis.frontend_contract import compute_capability_of
-from tile_lsp.analysis.ir import Module, Operation
+from tile_lsp.analysis.ir.diagnostics import Diagnostic, Severity
+from tile_lsp.analysis.verify.frontend_contract import compute_capability_of
+from tile_lsp.analysis.ir.core import Module, Operation
 
 # the handler modules register themselves on import
 from tile_lsp.codegen import ops_control, ops_elementwise, ops_memory, ops_shape  # noqa: F401

@@ -17,8 +17,8 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable
 
-from tile_lsp.analysis import attributes as A
-from tile_lsp.analysis.ir import Operation, Region, Value
+from tile_lsp.analysis.ir import attributes as A
+from tile_lsp.analysis.ir.core import Operation, Region, Value
 from tile_lsp.codegen.ptx import (
     Function,
     REG_BYTES,

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import re
 
-from tile_lsp.analysis import attributes as A
-from tile_lsp.analysis.ir import Operation
+from tile_lsp.analysis.ir import attributes as A
+from tile_lsp.analysis.ir.core import Operation
 from tile_lsp.codegen.lower import KernelLowering, handler
 from tile_lsp.codegen.ptx import TOKEN, LoweringError, TileValue, reg_class
 from tile_lsp.dialect import types as T

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 
-from tile_lsp.analysis.ir import Operation
+from tile_lsp.analysis.ir.core import Operation
 from tile_lsp.codegen.lower import KernelLowering, enum_case, f32_imm, f64_imm, handler
 from tile_lsp.codegen.ptx import LoweringError, TileValue, reg_class
 from tile_lsp.dialect import types as T

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import struct
 
-from tile_lsp.analysis import attributes as A
-from tile_lsp.analysis.ir import Operation
+from tile_lsp.analysis.ir import attributes as A
+from tile_lsp.analysis.ir.core import Operation
 from tile_lsp.codegen.lower import KernelLowering, enum_case, handler
 from tile_lsp.codegen.ptx import (
     TOKEN,
@@ -54,7 +54,7 @@ def _pad_bits(elem: T.Type, padding: str | None) -> int:
         return 0
     name = elem.name
     val = {"neg_zero": -0.0, "nan": float("nan"), "pos_inf": float("inf"), "neg_inf": float("-inf")}[padding]
-    from tile_lsp.analysis.numbers import float_to_bits
+    from tile_lsp.analysis.ir.numbers import float_to_bits
     return float_to_bits(val, name)
 
 
@@ -571,7 +571,7 @@ def _broadcast_from_owner(lw: KernelLowering, tv: TileValue) -> None:
 
 def global_decl(op: Operation) -> tuple[str, str]:
     """(symbol, PTX ``.global`` declaration) of a ``cuda_tile.global`` with its initial value."""
-    from tile_lsp.analysis.numbers import dense_raw_data
+    from tile_lsp.analysis.ir.numbers import dense_raw_data
     name = op.attr("sym_name").value
     value = op.attr("value")
     ty = value.type if isinstance(value, A.DenseElementsAttr) else None

@@ -15,8 +15,8 @@ otherwise compute each accumulator element as a dot product over K in f32
 
 from __future__ import annotations
 
-from tile_lsp.analysis import attributes as A
-from tile_lsp.analysis.ir import Operation
+from tile_lsp.analysis.ir import attributes as A
+from tile_lsp.analysis.ir.core import Operation
 from tile_lsp.codegen.lower import KernelLowering, handler
 from tile_lsp.codegen.ops_elementwise import zext
 from tile_lsp.codegen.ptx import LoweringError, StagedTile, TileValue, reg_class
@@ -33,7 +33,7 @@ def _strides(shape: tuple[int, ...]) -> list[int]:
 
 @handler("constant")
 def _constant(lw: KernelLowering, op: Operation) -> None:
-    from tile_lsp.analysis.numbers import dense_raw_data
+    from tile_lsp.analysis.ir.numbers import dense_raw_data
     out = lw.new_result(op)
     value = op.attr("value")
     ty = op.results[0].type
@@ -281,7 +281,7 @@ def _pack(lw: KernelLowering, op: Operation) -> None:
 # ---------------------------------------------------------------------------
 
 def _identity_regs(lw: KernelLowering, op: Operation, elems: list[T.Type]) -> list[str]:
-    from tile_lsp.analysis.numbers import float_to_bits
+    from tile_lsp.analysis.ir.numbers import float_to_bits
     ids = op.attr("identities")
     out = []
     for a, elem in zip(ids.elements if isinstance(ids, A.ArrayAttr) else [], elems):

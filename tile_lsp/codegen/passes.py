@@ -4,7 +4,7 @@ As MLIR's ``PassManager``: a :class:`PassManager` runs a list of
 :class:`Pass` objects in order on one :class:`LoweringState`; after each pass
 it records the stage the pass produced (``tile-lsp lower --stage``) and,
 where the pass asks for it, runs the between-pass verifier layer of spec 003
-(:func:`tile_lsp.analysis.layers.run_layer`, "between-pass") naming the
+(:func:`tile_lsp.analysis.verify.layers.run_layer`, "between-pass") naming the
 pass.  A pass that finds an error, or a layer that fails, stops the
 pipeline.  The passes themselves and the pipeline they form are in
 :mod:`tile_lsp.codegen.pipeline`; this module imports none of them.
@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from tile_lsp.analysis.diagnostics import Diagnostic, Range, Severity
-from tile_lsp.analysis.ir import Module, Operation
+from tile_lsp.analysis.ir.diagnostics import Diagnostic, Range, Severity
+from tile_lsp.analysis.ir.core import Module, Operation
 from tile_lsp.codegen.ptx import LoweringError
 from tile_lsp.codegen.target import Target
 
@@ -128,7 +128,7 @@ class PassManager:
         """Run the passes on ``state`` until one stops, a between-pass layer fails or the stage
         ``stop_after`` (``None``: the last) is produced; returns ``state.result``.  Never raises
         for bad input: a :class:`~tile_lsp.codegen.ptx.LoweringError` becomes a diagnostic."""
-        from tile_lsp.analysis.layers import run_layer
+        from tile_lsp.analysis.verify.layers import run_layer
 
         result = state.result
         for p in self.passes:

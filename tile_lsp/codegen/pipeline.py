@@ -22,7 +22,7 @@ The pipeline is data: :data:`PIPELINE`, a list of pass objects that
 :class:`~tile_lsp.codegen.passes.PassManager` runs; each pass is a thin
 adapter over its module's function.  After ``tile-assign-layouts`` and
 ``convert-to-nv-tileas`` the between-pass verifier layer of spec 003
-(:func:`tile_lsp.analysis.layers.run_layer`) runs and its diagnostics name
+(:func:`tile_lsp.analysis.verify.layers.run_layer`) runs and its diagnostics name
 the pass.  :func:`lower_text` is the one entry point of the CLI and the
 language server.
 """
@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tile_lsp.analysis.diagnostics import Diagnostic, Severity
+from tile_lsp.analysis.ir.diagnostics import Diagnostic, Severity
 from tile_lsp.codegen.passes import KernelInfo, LoweringResult, LoweringState, PassManager
 from tile_lsp.codegen.target import TargetError, parse_gpu_name
 
@@ -53,7 +53,7 @@ class VerifyInput:
 
     def run(self, state: LoweringState) -> str | None:
         from tile_lsp.analysis.api import AnalysisOptions, analyze_text
-        from tile_lsp.analysis.printer import print_module
+        from tile_lsp.analysis.ir.printer import print_module
         from tile_lsp.codegen import legalize
 
         analysis = analyze_text(state.text, AnalysisOptions())
@@ -107,7 +107,7 @@ class AssignLayouts:
     verify_after: bool = True
 
     def run(self, state: LoweringState) -> str | None:
-        from tile_lsp.analysis.printer import print_module
+        from tile_lsp.analysis.ir.printer import print_module
         from tile_lsp.codegen import layouts
 
         state.plans = layouts.assign_layouts(state.module, state.entries, state.result.target)
@@ -124,7 +124,7 @@ class ConvertToNvTileas:
     verify_after: bool = True
 
     def run(self, state: LoweringState) -> str | None:
-        from tile_lsp.analysis.printer import print_module
+        from tile_lsp.analysis.ir.printer import print_module
         from tile_lsp.codegen import to_nv_tileas
 
         to_nv_tileas.convert_to_nv_tileas(state.entries)

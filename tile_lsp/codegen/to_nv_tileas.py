@@ -41,8 +41,8 @@ and passes the nv_tileas verifiers (``tests/test_codegen.py``).
 
 from __future__ import annotations
 
-from tile_lsp.analysis import attributes as A
-from tile_lsp.analysis.ir import Operation, OpResult, Region, Use, Value
+from tile_lsp.analysis.ir import attributes as A
+from tile_lsp.analysis.ir.core import Operation, OpResult, Region, Use, Value
 from tile_lsp.codegen.ptx import staged_bytes
 from tile_lsp.dialect import types as T
 from tile_lsp.dialect.registry import lookup

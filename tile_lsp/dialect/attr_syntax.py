@@ -17,7 +17,7 @@ as data, what that parser reports before an attribute's own parameters matter:
   `::mlir::cuda_tile::<Enum>`" at the token after it.
 
 The parameters of the other attributes are checked elsewhere: debug info by
-:mod:`tile_lsp.analysis.debuginfo`, assume predicates and optimization hints by the grammar
+:mod:`tile_lsp.analysis.ir.debuginfo`, assume predicates and optimization hints by the grammar
 and their rules.
 """
 

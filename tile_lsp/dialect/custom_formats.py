@@ -66,7 +66,7 @@ CUSTOM_FORMATS: dict[str, str] = {
 # ``cuda_tile.module @name {...}`` and MLIR's ``builtin.module`` (``module
 # [@name] [attributes {...}] {...}``, the wrapper MLIR files use at the top
 # level); one keyword means one grammar rule, so the name is optional there and
-# the builder decides which op it is (tile_lsp/analysis/builder.py).
+# the builder decides which op it is (tile_lsp/analysis/syntax/builder.py).
 FORMAT_OVERRIDES: dict[str, str] = {
     "module": "($sym_name^)? attr-dict-with-keyword $body",
 }

@@ -14,7 +14,7 @@ custom form: the documents' example forms (:data:`FORMATS`), the same convention
 ``traits`` lists MLIR traits the framework knows (``Terminator``,
 ``AttrSizedOperandSegments``) and the ``OpTrait::nv_tile`` traits (spec 000
 "OpTrait::nv_tile Inventory") as ``nv_tile::<Name>``; the latter are checked by
-:mod:`tile_lsp.analysis.rules.nv_tileas_traits`.
+:mod:`tile_lsp.analysis.verify.rules.nv_tileas_traits`.
 """
 
 from __future__ import annotations

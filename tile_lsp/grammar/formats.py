@@ -232,7 +232,7 @@ def parse_format(fmt: str) -> tuple:
 
 # Each custom directive maps to the grammar expression of its one child.  The
 # rules referenced here live in CUSTOM_RULES (appended to the grammar) or in
-# mlir.lark.  The IR builder (tile_lsp/analysis/builder.py) interprets them.
+# mlir.lark.  The IR builder (tile_lsp/analysis/syntax/builder.py) interprets them.
 CUSTOM_DIRECTIVES: dict[str, str] = {
     "CudaTileType": "type",
     "IEEERoundingMode": "[rounding_mode]",

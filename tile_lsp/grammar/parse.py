@@ -534,7 +534,7 @@ def _dense_element_issue(err: UnexpectedToken, text: str, eof: bool) -> list[Syn
     ("custom op '<op>' expected integer value"), or with MLIR's float parser for a float type
     ("expected floating point literal", no prefix); at the end of the file the error sits at
     the end of the text.  Elsewhere the grammar lets the literal be empty and the builder
-    reports it (:mod:`tile_lsp.analysis.parse_rules.dense`).
+    reports it (:mod:`tile_lsp.analysis.syntax.parse_rules.dense`).
     """
     ip = getattr(err, "interactive_parser", None)
     if not eof or ip is None:

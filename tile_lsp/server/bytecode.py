@@ -102,7 +102,7 @@ def convert_to_bytecode(text: str, version: str | None = None) -> bytes:
     form, or an unknown version.
     """
     from tile_lsp.analysis.api import analyze_text
-    from tile_lsp.analysis.diagnostics import Severity
+    from tile_lsp.analysis.ir.diagnostics import Severity
     from tile_lsp.bytecode.writer import BytecodeWriteError, write_bytecode
 
     analysis = analyze_text(text)

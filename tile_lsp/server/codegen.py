@@ -38,7 +38,7 @@ def _args(args: tuple) -> list:
 
 def lowering_answer(text: str, stage: str, gpu: str | None, kernel: str | None, title: str) -> dict[str, Any]:
     """The command's answer for ``text`` (see the module docstring)."""
-    from tile_lsp.analysis.diagnostics import Severity
+    from tile_lsp.analysis.ir.diagnostics import Severity
     from tile_lsp.codegen import STAGES, lower_text
 
     if stage not in STAGES:

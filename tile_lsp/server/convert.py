@@ -12,8 +12,8 @@ from collections.abc import Iterable
 
 from lsprotocol import types
 
-from tile_lsp.analysis import index as _index
-from tile_lsp.analysis.diagnostics import Diagnostic, Position, Range, Severity
+from tile_lsp.analysis.ide import index as _index
+from tile_lsp.analysis.ir.diagnostics import Diagnostic, Position, Range, Severity
 
 #: Source name attached to every published diagnostic.
 SOURCE = "tile-lsp"
@@ -145,7 +145,7 @@ def to_lsp_diagnostics(
 
 # -- editor features --------------------------------------------------------------
 #
-# The analysis layer answers in its own classes (tile_lsp/analysis/index.py);
+# The analysis layer answers in its own classes (tile_lsp/analysis/ide/index.py);
 # these functions only change classes and position encodings.
 
 #: Outline kind (``DocumentSymbol.kind`` of the index) -> LSP symbol kind.

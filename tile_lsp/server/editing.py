@@ -3,20 +3,20 @@
 :func:`register_editing_features` adds to a :class:`~tile_lsp.server.server.TileLanguageServer`:
 
 * ``textDocument/formatting`` and ``rangeFormatting``
-  (:mod:`tile_lsp.analysis.formatting`; no edits when refused);
-* ``textDocument/semanticTokens/full`` (:mod:`tile_lsp.analysis.semantic_tokens`,
+  (:mod:`tile_lsp.analysis.ide.formatting`; no edits when refused);
+* ``textDocument/semanticTokens/full`` (:mod:`tile_lsp.analysis.ide.semantic_tokens`,
   legend from its ``TOKEN_TYPES``/``TOKEN_MODIFIERS``) and
   ``semanticTokens/full/delta``: the last result of each document is kept
   with its ``resultId``; a delta is the edit between the common prefix and
   suffix of the two integer arrays (:func:`token_delta`), or the full
   tokens when the client's ``previousResultId`` is not the one kept;
-* ``textDocument/completion`` (:mod:`tile_lsp.analysis.completion`; trigger
+* ``textDocument/completion`` (:mod:`tile_lsp.analysis.ide.completion`; trigger
   characters ``%``, ``@``, ``^``, ``<``, ``:``);
-* ``textDocument/inlayHint`` (:mod:`tile_lsp.analysis.inlay_hints`), the two
+* ``textDocument/inlayHint`` (:mod:`tile_lsp.analysis.ide.inlay_hints`), the two
   kinds switched by the ``inlayHints.*`` settings;
-* ``textDocument/signatureHelp`` (:mod:`tile_lsp.analysis.signature_help`,
+* ``textDocument/signatureHelp`` (:mod:`tile_lsp.analysis.ide.signature_help`,
   read from the current text; trigger characters :data:`SIGNATURE_TRIGGERS`);
-* ``textDocument/codeAction`` (:mod:`tile_lsp.analysis.code_actions`): quick
+* ``textDocument/codeAction`` (:mod:`tile_lsp.analysis.ide.code_actions`): quick
   fixes attached to the client's diagnostics they fix, and the expected-*
   checks actions, each a ``WorkspaceEdit`` of the document.
 
@@ -36,19 +36,19 @@ from itertools import count
 from lsprotocol import types
 
 from tile_lsp.analysis.api import DocumentAnalysis, analyze_text
-from tile_lsp.analysis.code_actions import QUICK_FIX, code_actions
-from tile_lsp.analysis.completion import completions
-from tile_lsp.analysis.diagnostics import Range
-from tile_lsp.analysis.formatting import format_document, format_range
-from tile_lsp.analysis.index import DocumentIndex
-from tile_lsp.analysis.inlay_hints import InlayHintOptions, inlay_hints
-from tile_lsp.analysis.semantic_tokens import (
+from tile_lsp.analysis.ide.code_actions import QUICK_FIX, code_actions
+from tile_lsp.analysis.ide.completion import completions
+from tile_lsp.analysis.ir.diagnostics import Range
+from tile_lsp.analysis.ide.formatting import format_document, format_range
+from tile_lsp.analysis.ide.index import DocumentIndex
+from tile_lsp.analysis.ide.inlay_hints import InlayHintOptions, inlay_hints
+from tile_lsp.analysis.ide.semantic_tokens import (
     TOKEN_MODIFIERS,
     TOKEN_TYPES,
     encode,
     semantic_tokens,
 )
-from tile_lsp.analysis.signature_help import signature_help
+from tile_lsp.analysis.ide.signature_help import signature_help
 from tile_lsp.server import convert
 from tile_lsp.server.convert import PositionEncoder
 from tile_lsp.server.server import TileLanguageServer, guarded
@@ -202,7 +202,7 @@ def _semantic_token_data(ls: TileLanguageServer, uri: str) -> list[int]:
     if not encoder.identity:
         from dataclasses import replace
 
-        from tile_lsp.analysis.diagnostics import Position
+        from tile_lsp.analysis.ir.diagnostics import Position
         out = []
         for t in tokens:
             a = encoder.position(Position(t.line, t.start))

@@ -1,10 +1,10 @@
 """Navigation features of the language server: thin adapters over
-:class:`tile_lsp.analysis.index.DocumentIndex`.
+:class:`tile_lsp.analysis.ide.index.DocumentIndex`.
 
 Feature: go to definition (``textDocument/definition``), find references
 (``textDocument/references``), highlight of the symbol under the cursor
 (``textDocument/documentHighlight``), hover (``textDocument/hover``, Markdown
-from :func:`tile_lsp.analysis.hover.hover_markdown`), rename
+from :func:`tile_lsp.analysis.ide.hover.hover_markdown`), rename
 (``textDocument/prepareRename``, ``textDocument/rename``; a refused rename
 answers LSP ``RequestFailed`` with the reason), the outline
 (``textDocument/documentSymbol``), folding (``textDocument/foldingRange``),
@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from tile_lsp.analysis.diagnostics import Position
-from tile_lsp.analysis.index import DocumentIndex, RenameError
+from tile_lsp.analysis.ir.diagnostics import Position
+from tile_lsp.analysis.ide.index import DocumentIndex, RenameError
 from tile_lsp.server import convert
 from tile_lsp.server.convert import PositionEncoder
 from tile_lsp.server.server import RequestFailed, TileLanguageServer, guarded
@@ -67,11 +67,11 @@ def on_document_highlight(ls: TileLanguageServer, params: types.DocumentHighligh
 
 @guarded(default=None)
 def on_hover(ls: TileLanguageServer, params: types.HoverParams) -> types.Hover | None:
-    """``textDocument/hover``: Markdown from :func:`tile_lsp.analysis.hover.hover_markdown`."""
+    """``textDocument/hover``: Markdown from :func:`tile_lsp.analysis.ide.hover.hover_markdown`."""
     found = _at(ls, params.text_document.uri, params.position)
     if found is None:
         return None
-    from tile_lsp.analysis.hover import hover_markdown
+    from tile_lsp.analysis.ide.hover import hover_markdown
 
     index, encoder, pos = found
     text = hover_markdown(index, pos)

@@ -54,9 +54,9 @@ from pygls.lsp.server import LanguageServer
 
 from tile_lsp import __version__
 from tile_lsp.analysis.api import AnalysisOptions, DocumentAnalysis, analyze_text
-from tile_lsp.analysis.index import DocumentIndex
-from tile_lsp.analysis.split import has_split_marker
-from tile_lsp.analysis.document import IncrementalAnalyzer
+from tile_lsp.analysis.ide.index import DocumentIndex
+from tile_lsp.analysis.ir.split import has_split_marker
+from tile_lsp.analysis.incremental.document import IncrementalAnalyzer
 from tile_lsp.server.convert import PositionEncoder, to_lsp_diagnostics
 from tile_lsp.server.heap import HeapPolicy
 from tile_lsp.server.protocol import TileProtocol
@@ -116,7 +116,7 @@ class _DocumentState:
     pending: asyncio.Task | None = None
     latest: AnalysisSnapshot | None = None
     index: "DocumentIndex | None" = None  # index of ``latest.analysis``, built on first use
-    # re-analyses only the top-level units an edit touched (tile_lsp.analysis.units)
+    # re-analyses only the top-level units an edit touched (tile_lsp.analysis.incremental.units)
     analyzer: IncrementalAnalyzer = field(default_factory=IncrementalAnalyzer)
     edit_delay: EditDelay = field(default_factory=EditDelay)
 
@@ -207,7 +207,7 @@ class TileLanguageServer(LanguageServer):
         the Tile IR version of :attr:`tile_version` and the hint warnings of
         the workspace's configuration file.
         """
-        from tile_lsp.analysis.rules.target import is_mlir_tool_input  # late: loads the verifier rules
+        from tile_lsp.analysis.verify.rules.target import is_mlir_tool_input  # late: loads the verifier rules
 
         target = self.target_gpu
         return AnalysisOptions(
@@ -400,7 +400,7 @@ class TileLanguageServer(LanguageServer):
         """Worker-thread body: analyse ``text`` unless it is already stale.
 
         Only the units an edit touched are analysed again
-        (:class:`~tile_lsp.analysis.document.IncrementalAnalyzer`); ``progress``
+        (:class:`~tile_lsp.analysis.incremental.document.IncrementalAnalyzer`); ``progress``
         receives the diagnostics found so far when the analysis is long.
         A newer version of the document (or its closing) cancels the
         analysis between two units: ``None`` is returned, and what was built
@@ -507,7 +507,7 @@ class TileLanguageServer(LanguageServer):
             return
         self._warmed_up = True
         # import the analysis packages here, on the main thread: modules imported lazily by
-        # several worker threads at once once raised KeyError('tile_lsp.analysis.parse_rules')
+        # several worker threads at once once raised KeyError('tile_lsp.analysis.syntax.parse_rules')
         for name in WARM_IMPORTS:
             try:
                 importlib.import_module(name)
@@ -584,8 +584,8 @@ def guarded(default: Any = None) -> Callable[[F], F]:
 
 
 #: modules :meth:`TileLanguageServer.warm_up` imports on the main thread before any worker runs
-WARM_IMPORTS = ("tile_lsp.analysis.pipeline", "tile_lsp.analysis.builder", "tile_lsp.analysis.parse_rules",
-                "tile_lsp.analysis.verifier", "tile_lsp.analysis.hover", "tile_lsp.codegen.pipeline",
+WARM_IMPORTS = ("tile_lsp.analysis.incremental.pipeline", "tile_lsp.analysis.syntax.builder", "tile_lsp.analysis.syntax.parse_rules",
+                "tile_lsp.analysis.verify.verifier", "tile_lsp.analysis.ide.hover", "tile_lsp.codegen.pipeline",
                 "tile_lsp.codegen.legalize")
 
 

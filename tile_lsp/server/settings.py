@@ -81,7 +81,7 @@ class ServerSettings:
     ``debounce_ms``: the longest delay between the last ``didChange`` and
     the analysis (:class:`tile_lsp.server.server.EditDelay` shortens it).
     ``inlay_result_types`` / ``inlay_tile_sizes``: the two kinds of inlay
-    hints (:class:`tile_lsp.analysis.inlay_hints.InlayHintOptions`), both
+    hints (:class:`tile_lsp.analysis.ide.inlay_hints.InlayHintOptions`), both
     off when ``inlay_enabled`` is false.
     """
 

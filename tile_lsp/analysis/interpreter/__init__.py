@@ -37,7 +37,7 @@ from tile_lsp.analysis.interpreter.params import (
     bind_arrays,
     entry_param_roles,
 )
-from tile_lsp.analysis.ir import Module
+from tile_lsp.analysis.ir.core import Module
 
 __all__ = [
     "Engine", "InterpreterError", "ParamRole", "TensorView", "TileView", "bind_arrays",
@@ -46,14 +46,14 @@ __all__ = [
 
 
 def load_module(module) -> Module:
-    """The IR :class:`~tile_lsp.analysis.ir.Module` of ``module``.
+    """The IR :class:`~tile_lsp.analysis.ir.core.Module` of ``module``.
 
     ``module`` may be a Module, an analysis result (``analyze_text(...)`` or
     one of its chunks) or Tile IR text, which is analysed here; text or an
     analysis with errors raises :class:`InterpreterError` naming the first.
     """
     from tile_lsp.analysis.api import ChunkAnalysis, DocumentAnalysis, analyze_text
-    from tile_lsp.analysis.diagnostics import Severity
+    from tile_lsp.analysis.ir.diagnostics import Severity
 
     if isinstance(module, Module):
         return module

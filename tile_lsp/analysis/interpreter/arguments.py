@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from tile_lsp.analysis import attributes as A
+from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.interpreter import numerics as N
 from tile_lsp.analysis.interpreter.errors import InterpreterError
 from tile_lsp.analysis.interpreter.memory import Memory
-from tile_lsp.analysis.ir import Block, Operation
-from tile_lsp.analysis.numbers import dense_raw_data, flatten
+from tile_lsp.analysis.ir.core import Block, Operation
+from tile_lsp.analysis.ir.numbers import dense_raw_data, flatten
 from tile_lsp.dialect import types as T
 
 

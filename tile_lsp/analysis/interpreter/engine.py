@@ -32,7 +32,7 @@ import numpy as np
 from tile_lsp.analysis.interpreter.arguments import bind_arguments, load_globals
 from tile_lsp.analysis.interpreter.errors import InterpreterError
 from tile_lsp.analysis.interpreter.memory import Memory, MemoryFault
-from tile_lsp.analysis.ir import Block, Module, Operation, Region
+from tile_lsp.analysis.ir.core import Block, Module, Operation, Region
 from tile_lsp.dialect import types as T
 
 

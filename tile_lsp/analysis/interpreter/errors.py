@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tile_lsp.analysis.ir import Operation
+from tile_lsp.analysis.ir.core import Operation
 
 
 class InterpreterError(Exception):

@@ -17,7 +17,7 @@ import re
 import ml_dtypes
 import numpy as np
 
-from tile_lsp.analysis import attributes as A
+from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.interpreter import numerics as N
 from tile_lsp.analysis.interpreter.arguments import attr_scalar, codes_to, dense_array
 from tile_lsp.analysis.interpreter.engine import (
@@ -30,7 +30,7 @@ from tile_lsp.analysis.interpreter.engine import (
     op,
     operand,
 )
-from tile_lsp.analysis.ir import Operation
+from tile_lsp.analysis.ir.core import Operation
 from tile_lsp.dialect import types as T
 
 # ---------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tile_lsp.analysis.ir import BlockArgument, Operation, Value
+from tile_lsp.analysis.ir.core import BlockArgument, Operation, Value
 from tile_lsp.dialect import types as T
 
 # ops a parameter passes through unchanged in meaning on its way to a use

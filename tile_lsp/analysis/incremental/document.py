@@ -1,0 +1,176 @@
+"""One document's analysis across its versions: what the language server keeps per open file.
+
+:class:`IncrementalAnalyzer` analyses each version of a document as
+:func:`tile_lsp.analysis.api.analyze_text` would, reusing the units
+(:mod:`tile_lsp.analysis.incremental.units`) the edit did not touch, reporting progress
+while a first analysis of a big file runs, and stopping when a newer
+version arrives.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from tile_lsp.analysis.ir.diagnostics import Diagnostic, SourceText
+from tile_lsp.analysis.incremental.pipeline import analyze_chunk
+from tile_lsp.analysis.ir.options import AnalysisOptions
+from tile_lsp.analysis.incremental.results import AnalysisCancelled, DocumentAnalysis
+from tile_lsp.analysis.ir.split import Chunk, split_chunks
+from tile_lsp.analysis.incremental.units import PROGRESS, ChunkState, Edit, UnitResult, options_key, updated_source
+
+
+class _Progress:
+    """Reports the diagnostics found so far while a long analysis runs (see :meth:`IncrementalAnalyzer.analyze`).
+
+    Before the end only syntax and IR-building diagnostics of the units
+    built so far are known (verification needs the whole chunk's symbols).
+    """
+
+    def __init__(self, report, first_after: float, every: float):
+        self.report = report
+        self.first_after = first_after
+        self.next: float | None = None  # the clock starts with the first unit (not while the parser loads)
+        self.every = every
+        self.done: list[Diagnostic] = []
+        self.partial: list[Diagnostic] = []
+        # the diagnostics the previous (cancelled) analysis found in the units not reached yet
+        self.carry = None
+
+    def known(self) -> list[Diagnostic]:
+        """What is known now: chunks done, units built so far, units of the last analysis not reached yet."""
+        carried = self.carry() if self.carry is not None else []
+        return self.done + sorted(self.partial + carried, key=Diagnostic.sort_key)
+
+    def report_now(self) -> None:
+        """Report at once (the unit just built is the one the user edited), even when nothing is found."""
+        self.report(self.known())
+        self.next = time.perf_counter() + self.every
+
+    def unit_done(self, res: UnitResult) -> None:
+        for r in (res, *res.children):
+            self.partial.extend(r.issues)
+            self.partial.extend(r.build)
+        now = time.perf_counter()
+        if self.next is None:
+            self.next = now + self.first_after
+        elif now >= self.next:
+            known = self.known()
+            if known:
+                # nothing found yet is no news: the client of a first analysis shows nothing already,
+                # and an empty list would look like the final answer
+                self.next = now + self.every
+                self.report(known)
+
+    def chunk_done(self, diagnostics: list[Diagnostic]) -> None:
+        self.done.extend(diagnostics)
+        self.partial = []
+
+
+class IncrementalAnalyzer:
+    """Analyses successive versions of one document, reusing unchanged units.
+
+    :meth:`analyze` returns what :func:`tile_lsp.analysis.api.analyze_text`
+    returns for the same text and options.  Calls are serialised (a lock):
+    the IR of reused units is moved in place, so two analyses of one
+    document must not overlap.  ``last_stats`` tells how many units the
+    last call reused and rebuilt.
+
+    An analysis can be cancelled (``cancelled``): the units it finished are
+    kept, and the next analysis reuses them, as rust-analyzer keeps what a
+    cancelled query computed.  Until one analysis of the document completes,
+    each reports progress, and builds the function just edited first.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._chunks: list[ChunkState] = []
+        self._options_key: tuple | None = None
+        self._source: SourceText | None = None
+        self._complete = False  # the states in _chunks are those of a finished analysis
+        self.last_stats: tuple[int, int] = (0, 0)
+
+    @property
+    def complete(self) -> bool:
+        """Whether the last analysis ran to its end (not cancelled); ``False`` before the first one."""
+        return self._complete
+
+    def analyze(self, text: str, options=None, *, progress=None, first_after: float = 0.5, every: float = 2.0,
+                blocking: bool = True, cancelled=None):
+        """Analyse ``text``; never raises on bad input (see ``analyze_text``).
+
+        ``progress``, when given and no analysis of the document (since the
+        options changed) has completed yet, is called (in the calling
+        thread) with the diagnostics known so far when a unit is done ``first_after`` seconds
+        after the first one, then every ``every`` seconds: those of the
+        chunks done, the syntax and IR-building diagnostics of the units
+        built so far, and those a cancelled analysis found in the units not
+        reached yet; and at once after the function the last edit is in,
+        which is built first.  The returned analysis is complete.  With
+        ``blocking=False``, ``None`` is returned at once when another
+        analysis of the document is running.
+
+        ``cancelled``: a cheap callable asked between units; when it answers
+        true the analysis stops and returns ``None``, keeping what it built
+        for the next call.
+        """
+        options = options or AnalysisOptions()
+        if not self._lock.acquire(blocking=blocking):
+            return None
+        try:
+            return self._analyze(text, options, progress, first_after, every, cancelled)
+        finally:
+            self._lock.release()
+
+    def _analyze(self, text: str, options, progress, first_after: float, every: float, cancelled):
+        key = options_key(options)
+        if key != self._options_key:
+            self._chunks = []
+            self._complete = False
+            self._options_key = key
+        chunks = split_chunks(text) if options.split_input_file else [Chunk(0, 0, text)]
+        old_source = self._source
+        source = updated_source(old_source, text) if old_source is not None else SourceText(text)
+        edit = Edit.between(old_source, source) if old_source is not None and self._chunks else None
+        self._source = source
+        previous = {c.text: c for c in self._chunks}
+        states: list[ChunkState] = []
+        results = []
+        reused = rebuilt = 0
+        # only a first analysis is long enough to be worth partial reports
+        sink = _Progress(progress, first_after, every) if progress is not None and not self._complete else None
+        PROGRESS.sink = sink
+        n = 0
+        try:
+            used: set[int] = set()
+            for n, chunk in enumerate(chunks):
+                prev = self._chunks[n] if n < len(self._chunks) else None
+                if (prev is None or prev.text != chunk.text) and chunk.text in previous:
+                    prev = previous[chunk.text]
+                if prev is not None and id(prev) in used:
+                    prev = None  # its IR went to an earlier chunk of the same text
+                if prev is not None:
+                    used.add(id(prev))
+                state_box: list = []
+                results.append(analyze_chunk(chunk, options, source, previous=prev, state_out=state_box,
+                                             cancelled=cancelled, edit=edit))
+                if sink is not None:
+                    sink.chunk_done(results[-1].diagnostics)
+                if state_box:
+                    states.append(state_box[0])
+                    reused += state_box[0].reused
+                    rebuilt += state_box[0].rebuilt
+                else:
+                    states.append(ChunkState(chunk.text, 0, [], (), (0, 0)))
+        except AnalysisCancelled as stop:
+            # the chunks done, the work on this one, and the older states of the chunks not reached
+            kept = states + ([stop.state] if stop.state is not None else [])
+            self._chunks = kept + [c for c in self._chunks if id(c) not in used][:max(0, len(chunks) - len(kept))]
+            self._complete = False
+            return None
+        finally:
+            PROGRESS.sink = None
+        self._chunks = states
+        self._complete = True
+        self.last_stats = (reused, rebuilt)
+        return DocumentAnalysis(text, results)

@@ -1,0 +1,1690 @@
+"""Top-level units of a chunk, and incremental analysis built on them.
+
+A chunk's text is cut, at text level, into **units**: the top-level items
+(one ``cuda_tile.entry``, one ``global``, one ``#alias = ...`` definition) of
+the chunk and, recursively, of the body of each container op
+(``cuda_tile.module``, ``builtin.module``) written as::
+
+    cuda_tile.module @m {      <- header line: ends with the `{` of the body
+      entry @a(...) { ... }    <- body units, one per item
+      global @g ...
+    }                          <- footer line: starts with the `}` of the body
+
+Each unit is parsed on its own (with the parser's recovery confined to it),
+built into the chunk's IR and verified; a container is parsed from its
+header and footer lines alone (its body blanked).  :func:`analyze_units`
+is the analysis of a chunk that has such units (``analyze_chunk`` calls it
+outside ``mlir_compat`` mode); :class:`~tile_lsp.analysis.incremental.document.IncrementalAnalyzer` keeps the result
+of each unit between two analyses of a document and re-parses, re-builds and
+re-verifies only the units whose text changed, reusing the others (their IR
+and diagnostics moved by the number of lines inserted above them).  Checks
+made at the level of a container (its own verifiers, symbol tables) run
+again each time.  By construction the result equals a fresh
+:func:`analyze_units` of the new text; ``tests/test_incremental.py`` checks
+it on random edits of corpus kernels.
+
+Boundaries are found on lines (MLIR puts no token across a line break that a
+unit boundary could split): a unit starts on a line at bracket depth 0 of
+its level (``()``, ``[]``, ``{}`` counted outside strings and ``//``
+comments), indented as the level's first item, whose first word starts an
+operation (a registered op name, a dialect-qualified name, a generic op's
+string, ``%`` results) or an alias definition (``#a =``, ``!t =``).  Blank
+and comment lines belong to the unit above.  A level is cut only when every
+unit is *closed*: an alias, or an op whose name is ``IsolatedFromAbove`` or
+whose text uses no SSA value, so no unit defines or uses a value of
+another; otherwise the level is one unit (no chunk: :func:`split_units`
+returns ``None`` and the chunk is parsed whole).
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import re
+import threading
+from dataclasses import dataclass, field
+
+from tile_lsp.analysis.ir import attributes as A
+from tile_lsp.analysis.incremental.recovery import failure_scope, without_recovery_cascades, without_uses_of
+from tile_lsp.analysis.incremental.results import AnalysisCancelled, ChunkAnalysis
+from tile_lsp.analysis.ir.diagnostics import (
+    Diagnostic,
+    Position,
+    Range,
+    Severity,
+    SourceText,
+    mlir_order,
+    split_lines,
+)
+
+#: Ops whose body is cut into units when written as a container (header line `{`, footer line `}`).
+CONTAINER_OPS = frozenset({"cuda_tile.module", "module", "builtin.module"})
+#: Ops whose single-block body is cut into statements (units sharing SSA values) when written as a container.
+FUNCTION_OPS = frozenset({"cuda_tile.entry"})
+
+_STRIP = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*')
+_ITEM_START = re.compile(r'([ \t]*)(?:(%)|(")|([#!][A-Za-z0-9_$.\-]+[ \t]*=)|([A-Za-z_][A-Za-z0-9_$.]*))')
+_OPENERS = "([{"
+_NOT_BRACKETS = re.compile(r"[^()\[\]{}]+")
+
+
+# ---------------------------------------------------------------------------
+# Layout
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One unit: code-point span ``[start, end)`` of the chunk text and its first line.
+
+    ``kind`` is ``"op"``, ``"alias"`` or ``"container"``.  A container's
+    ``header_end`` is the offset just past its header line, ``footer_start``
+    the offset of its footer line, ``children`` the units of its body.
+    ``line`` is the 0-based line of ``start`` in the chunk.
+    """
+
+    start: int
+    end: int
+    line: int
+    kind: str
+    header_end: int = 0
+    footer_start: int = 0
+    children: tuple[Unit, ...] = ()
+    #: False when the unit's level was cut by indentation (its brackets do not balance)
+    exact: bool = True
+
+
+def _depth_change(line: str, depth: int = 0) -> tuple[int, int]:
+    """(net bracket depth change of ``line``, lowest running change reached) outside strings and comments.
+
+    The lowest change is only computed when it could take a running depth
+    of ``depth`` below zero (else 0 is returned for it).
+    """
+    if '"' in line or "//" in line:
+        line = _STRIP.sub("", line)
+    opens = line.count("(") + line.count("[") + line.count("{")
+    closes = line.count(")") + line.count("]") + line.count("}")
+    if closes <= depth:
+        return opens - closes, 0
+    low = change = 0
+    for ch in _NOT_BRACKETS.sub("", line):
+        if ch in _OPENERS:
+            change += 1
+        else:
+            change -= 1
+            low = min(low, change)
+    return change, low
+
+
+def _op_word(word: str):
+    """The OpDef a line's first word names (``None`` when it names no registered op)."""
+    from tile_lsp.dialect.registry import lookup
+
+    return lookup(word)
+
+
+def _is_closed(kind: str, word: str, text: str) -> bool:
+    """Whether a unit neither defines nor uses SSA values of another unit."""
+    if kind == "alias":
+        return True
+    if kind != "op":
+        return False
+    opdef = _op_word(word)
+    if opdef is not None and opdef.has_trait("IsolatedFromAbove"):
+        return True
+    return "%" not in text
+
+
+def _cut(text: str, lines: list[str], offsets: list[int], first: int, last: int, top: bool) -> list[Unit] | None:
+    """Units of lines ``first``..``last`` (exclusive) of one level, or ``None`` if the level cannot be cut."""
+    starts: list[tuple[int, str, str]] = []  # (line, kind, word)
+    indent: str | None = None
+    depth = 0
+    for k in range(first, last):
+        line = lines[k]
+        if depth == 0:
+            m = _ITEM_START.match(line)
+            if m is not None and (indent is None or m.group(1) == indent):
+                kind, word = _item_kind(m, top)
+                if kind:
+                    if indent is None:
+                        indent = m.group(1)
+                    starts.append((k, kind, word))
+        change, low = _depth_change(line, depth)
+        if depth + low < 0:
+            return _cut_by_indent(text, lines, offsets, first, last, top, indent)
+        depth += change
+    if not starts:
+        return None
+    if depth != 0:
+        return _cut_by_indent(text, lines, offsets, first, last, top, indent)
+    return _make_units(text, lines, offsets, first, last, starts)
+
+
+def _cut_by_indent(text: str, lines: list[str], offsets: list[int], first: int, last: int, top: bool,
+                   indent: str | None) -> list[Unit] | None:
+    """Units of a level whose brackets do not balance: cut at the item lines indented as the level's first.
+
+    Accepted only when at most one unit is unbalanced, so that a missing or
+    extra bracket stays within the unit being edited.
+    """
+    if indent is None:
+        return None
+    starts: list[tuple[int, str, str]] = []
+    for k in range(first, last):
+        m = _ITEM_START.match(lines[k])
+        if m is None or m.group(1) != indent:
+            continue
+        kind, word = _item_kind(m, top)
+        if kind:
+            starts.append((k, kind, word))
+    if not starts:
+        return None
+    unbalanced = 0
+    for n, (k, _, _) in enumerate(starts):
+        begin = first if n == 0 else k
+        stop = starts[n + 1][0] if n + 1 < len(starts) else last
+        depth = 0
+        ok = True
+        for j in range(begin, stop):
+            change, low = _depth_change(lines[j], depth)
+            if depth + low < 0:
+                ok = False
+            depth += change
+        if not ok or depth != 0:
+            unbalanced += 1
+    if unbalanced > 1:
+        return None
+    units = _make_units(text, lines, offsets, first, last, starts)
+    return None if units is None else [dataclasses.replace(u, exact=False) for u in units]
+
+
+def _item_kind(m: re.Match, top: bool) -> tuple[str, str]:
+    """(kind, first word) of a line matching ``_ITEM_START``; kind ``""`` when the line starts no item."""
+    if m.group(2):
+        return "value-op", ""  # results: closed only if the unit uses no value
+    if m.group(3):
+        return "value-op", ""
+    if m.group(4):
+        return ("alias" if top else "bad"), ""
+    word = m.group(5)
+    if _op_word(word) is not None or "." in word:
+        return "op", word
+    return "", ""
+
+
+def _make_units(text: str, lines: list[str], offsets: list[int], first: int, last: int,
+                starts: list[tuple[int, str, str]]) -> list[Unit] | None:
+    units: list[Unit] = []
+    for n, (k, kind, word) in enumerate(starts):
+        begin = first if n == 0 else k
+        stop = starts[n + 1][0] if n + 1 < len(starts) else last
+        start, end = offsets[begin], offsets[stop]
+        body = text[start:end]
+        if kind == "value-op":
+            if "%" in _STRIP.sub("", body):
+                return None
+            kind = "op"
+        if not _is_closed(kind, word, body):
+            return None
+        unit = Unit(start, end, begin, kind)
+        if kind == "op" and word in CONTAINER_OPS:
+            unit = _container(text, lines, offsets, k, stop, unit) or unit
+        elif kind == "op" and _is_function_word(word):
+            unit = _function(text, lines, offsets, k, stop, unit) or unit
+        units.append(unit)
+    return units
+
+
+def _is_function_word(word: str) -> bool:
+    opdef = _op_word(word)
+    return opdef is not None and opdef.full_name in FUNCTION_OPS
+
+
+def _cut_statements(lines: list[str], offsets: list[int], first: int, last: int
+                    ) -> tuple[list[Unit], str, int] | None:
+    """Statements of a single-block body (lines ``first``..``last``): ``(units, indent, first item line)``.
+
+    A statement starts on a line at bracket depth 0 indented as the body's
+    first item, whose first word starts an operation (``%`` results, a
+    registered or dialect-qualified op name, a generic op's string).
+    ``None`` when the body's brackets do not balance, when it has block
+    labels (``^bb``) or alias definitions, or no statement.
+    """
+    starts: list[int] = []
+    indent: str | None = None
+    depth = 0
+    for k in range(first, last):
+        line = lines[k]
+        if depth == 0:
+            if line.lstrip().startswith("^"):
+                return None
+            m = _ITEM_START.match(line)
+            if m is not None and (indent is None or m.group(1) == indent):
+                kind, _ = _item_kind(m, False)
+                if kind == "bad":
+                    return None
+                if kind:
+                    if indent is None:
+                        indent = m.group(1)
+                    starts.append(k)
+        change, low = _depth_change(line, depth)
+        if depth + low < 0:
+            return None
+        depth += change
+    if not starts or depth != 0:
+        return None
+    units = []
+    for n, k in enumerate(starts):
+        begin = first if n == 0 else k
+        stop = starts[n + 1] if n + 1 < len(starts) else last
+        units.append(Unit(offsets[begin], offsets[stop], begin, "stmt"))
+    return units, indent or "", starts[0]
+
+
+def _function(text: str, lines: list[str], offsets: list[int], head: int, stop: int, unit: Unit) -> Unit | None:
+    """``unit`` as a function (its body cut into statements) when its header line opens the body."""
+    bounds = _body_bounds(lines, head, stop)
+    if bounds is None:
+        return None
+    cut = _cut_statements(lines, offsets, head + 1, bounds)
+    if cut is None:
+        return None
+    # statements are kept relative to the function (offsets from its start, lines from its first line),
+    # so that an edit above moves the function alone
+    children = tuple(Unit(c.start - unit.start, c.end - unit.start, c.line - unit.line, c.kind) for c in cut[0])
+    return dataclasses.replace(unit, kind="function", header_end=offsets[head + 1], footer_start=offsets[bounds],
+                               children=children)
+
+
+def _body_bounds(lines: list[str], head: int, stop: int) -> int | None:
+    """The footer line of an op of lines ``head``..``stop`` whose header line opens its body, or ``None``.
+
+    The header line must end with the ``{`` of the body and the footer line
+    (its last line that is not blank or a comment) start with its ``}``.
+    """
+    header = _STRIP.sub("", lines[head]).rstrip()
+    if not header.endswith("{") or _depth_change(lines[head])[0] != 1:
+        return None
+    foot = None
+    for k in range(stop - 1, head, -1):
+        stripped = lines[k].strip()
+        if stripped and not stripped.startswith("//"):
+            foot = k
+            break
+    if foot is None or foot == head + 1 or not lines[foot].lstrip().startswith("}"):
+        return None
+    change, low = _depth_change(lines[foot])
+    if low != -1 or change != -1:
+        return None
+    return foot
+
+
+def _container(text: str, lines: list[str], offsets: list[int], head: int, stop: int, unit: Unit) -> Unit | None:
+    """``unit`` as a container when its header line opens the body and a later line closes it."""
+    foot = _body_bounds(lines, head, stop)
+    if foot is None:
+        return None
+    children = _cut(text, lines, offsets, head + 1, foot, top=False)
+    if children is None:
+        return None
+    return dataclasses.replace(unit, kind="container", header_end=offsets[head + 1], footer_start=offsets[foot],
+                               children=tuple(children))
+
+
+def _source_of_lines(text: str, line_starts: list[int]) -> SourceText:
+    source = SourceText.__new__(SourceText)
+    source.text = text
+    source.line_starts = line_starts
+    return source
+
+
+def _container_source(first: int, header: str, blank: int, footer: str) -> tuple[SourceText, str]:
+    """The source ``"\\n" * first + header + "\\n" * blank + footer`` and its part after the first lines.
+
+    Built without scanning the blank lines (a module's body is most of a file).
+    """
+    virtual = header + "\n" * blank + footer
+    starts = list(range(first + 1))
+    base = first
+    starts.extend(base + s for s in SourceText(header).line_starts[1:])
+    base += len(header)
+    starts.extend(range(base + 1, base + blank + 1))
+    base += blank
+    starts.extend(base + s for s in SourceText(footer).line_starts[1:])
+    return _source_of_lines("\n" * first + virtual, starts), virtual
+
+
+def updated_source(old: SourceText, text: str) -> SourceText:
+    """``SourceText(text)`` computed from ``old`` (an earlier version of the text): only the edited span is scanned."""
+    p, s = _edit_span(old.text, text)
+    old_end, new_end = len(old.text) - s, len(text) - s
+    chars = len(text) - len(old.text)
+    starts = old.line_starts
+    keep = bisect.bisect_right(starts, p)
+    out = starts[:keep]
+    i = text.find("\n", p, new_end)
+    while i != -1:
+        out.append(i + 1)
+        i = text.find("\n", i + 1, new_end)
+    after = bisect.bisect_left(starts, old_end + 1)
+    out.extend([x + chars for x in starts[after:]] if chars else starts[after:])
+    return _source_of_lines(text, out)
+
+
+def all_exact(units) -> bool:
+    """Whether every level of a layout was cut on balanced brackets (no unit cut by indentation)."""
+    return all(u.exact and (u.kind == "function" or all_exact(u.children)) for u in units)
+
+
+_BLOCK = 4096
+
+
+_LAST_SPAN: list[tuple | None] = [None]  # (old text, new text, prefix, suffix) of the last edit measured
+
+
+def _edit_span(a: str, b: str) -> tuple[int, int]:
+    """(common prefix, common suffix not overlapping it) of ``a`` and ``b``.
+
+    The last answer is kept (one tuple, swapped atomically between threads):
+    a document and its chunk are compared with their previous versions in turn.
+    """
+    last = _LAST_SPAN[0]
+    if last is not None and last[0] is a and last[1] is b:
+        return last[2], last[3]
+    p = _common_prefix(a, b)
+    s = _common_suffix(a, b, p)
+    _LAST_SPAN[0] = (a, b, p, s)
+    return p, s
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """Length of the longest common prefix of ``a`` and ``b`` (compared block by block)."""
+    n = min(len(a), len(b))
+    i = 0
+    while i + _BLOCK <= n and a[i:i + _BLOCK] == b[i:i + _BLOCK]:
+        i += _BLOCK
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+def _common_suffix(a: str, b: str, limit: int) -> int:
+    """Length of the longest common suffix of ``a`` and ``b`` not overlapping their first ``limit`` characters."""
+    la, lb = len(a), len(b)
+    n = min(la, lb) - limit
+    i = 0
+    while i + _BLOCK <= n and a[la - i - _BLOCK:la - i] == b[lb - i - _BLOCK:lb - i]:
+        i += _BLOCK
+    while i < n and a[la - i - 1] == b[lb - i - 1]:
+        i += 1
+    return i
+
+
+_BODIED = ("container", "function")
+
+
+def _shifted(u: Unit, chars: int, lines: int) -> Unit:
+    return dataclasses.replace(
+        u, start=u.start + chars, end=u.end + chars, line=u.line + lines,
+        header_end=u.header_end + chars if u.kind in _BODIED else u.header_end,
+        footer_start=u.footer_start + chars if u.kind in _BODIED else u.footer_start,
+        children=u.children if u.kind == "function" else tuple(_shifted(c, chars, lines) for c in u.children))
+
+
+def update_layout(old_text: str, old_layout: list[Unit] | None, new_text: str) -> list[Unit] | None:
+    """The layout of ``new_text`` from that of ``old_text`` when an edit stays inside one unit.
+
+    The edit (the span where the texts differ) must lie within one unit that
+    is not a container: a top-level item after its first line, or one
+    statement of a function's body.  The unit's new text, cut on its own,
+    must still make one balanced unit of the same kind (a statement: with
+    its first item on the same line and equally indented).  Then only the
+    offsets and lines of what follows move, and the result is what
+    :func:`split_units` returns for ``new_text``.  ``None`` when that cannot
+    be shown (the caller cuts the whole text).
+    """
+    if not old_layout or not all_exact(old_layout):
+        return None
+    p, s = _edit_span(old_text, new_text)
+    old_end, new_end = len(old_text) - s, len(new_text) - s
+    chars = len(new_text) - len(old_text)
+    path: list[tuple[list[Unit], int]] = []
+    units = old_layout
+    top = True
+    base = 0  # offset of the level's origin: a function's statements are relative to it
+    while True:
+        k = next((k for k, u in enumerate(units)
+                  if u.start <= p - base < u.end or (u.start <= p - base == u.end == len(old_text) - base)), None)
+        if k is None:
+            return None
+        u = units[k]
+        path.append((units, k))
+        inside = u.header_end <= p and old_end <= u.footer_start
+        if u.kind == "container" and not inside:
+            return None
+        if u.kind not in _BODIED or not inside:
+            break
+        if u.kind == "function":
+            base += u.start
+        units = list(u.children)
+        top = False
+    leaf = path[-1][0][path[-1][1]]
+    start, end = base + leaf.start, base + leaf.end
+    if old_end > end:
+        return None
+    text = new_text[start:end + chars]
+    if old_text.endswith("\n", start, end) and not text.endswith("\n"):
+        return None  # the line break after the unit was deleted: the next line joins it
+    lines, offsets = _lines_and_offsets(text)
+    if leaf.kind == "stmt":
+        old_lines, old_offsets = _lines_and_offsets(old_text[start:end])
+        before = _cut_statements(old_lines, old_offsets, 0, len(old_lines))
+        after = _cut_statements(lines, offsets, 0, len(lines))
+        if before is None or after is None or len(after[0]) != 1 or before[1:] != after[1:]:
+            return None
+    else:
+        first_line_end = old_text.find("\n", start)
+        if first_line_end < 0 or p <= first_line_end:
+            return None
+        again = _cut(text, lines, offsets, 0, len(lines), top)
+        if again is None or len(again) != 1 or not again[0].exact or again[0].kind != leaf.kind:
+            return None
+    line_delta = new_text.count("\n", p, new_end) - old_text.count("\n", p, old_end)
+    # rebuild the path from the leaf up, moving what follows the edit
+    if leaf.kind == "function":
+        replacement = _shifted(again[0], leaf.start, leaf.line)  # its statements were cut again
+    else:
+        replacement = dataclasses.replace(leaf, end=leaf.end + chars)
+    for depth in range(len(path) - 1, -1, -1):
+        level, k = path[depth]
+        rebuilt = list(level[:k]) + [replacement] + [_shifted(u, chars, line_delta) for u in level[k + 1:]]
+        if depth == 0:
+            return rebuilt
+        parent_level, pk = path[depth - 1]
+        parent = parent_level[pk]
+        replacement = dataclasses.replace(parent, end=parent.end + chars, footer_start=parent.footer_start + chars,
+                                          children=tuple(rebuilt))
+    return None
+
+
+def _lines_and_offsets(text: str) -> tuple[list[str], list[int]]:
+    """The lines of ``text`` (with their breaks) and the offset of each, plus ``len(text)``."""
+    lines = split_lines(text)
+    offsets = [0] * (len(lines) + 1)
+    pos = 0
+    for n, line in enumerate(lines):
+        offsets[n] = pos
+        pos += len(line)
+    offsets[len(lines)] = pos
+    return lines, offsets
+
+
+def chunk_layout(text: str, previous=None) -> list[Unit] | None:
+    """The units of a chunk's ``text``: updated from ``previous`` (a :class:`ChunkState`) when possible."""
+    if previous is not None and previous.layout is not None:
+        updated = update_layout(previous.text, previous.layout, text)
+        if updated is not None:
+            return updated
+    return split_units(text)
+
+
+def split_units(text: str) -> list[Unit] | None:
+    """The top-level units of a chunk's ``text``, or ``None`` when it has fewer than two or cannot be cut.
+
+    Offsets and lines are relative to ``text``.
+    """
+    lines, offsets = _lines_and_offsets(text)
+    if not lines:
+        return None
+    units = _cut(text, lines, offsets, 0, len(lines), top=True)
+    if units is None:
+        return None
+    if len(units) == 1 and units[0].kind != "container":
+        return None
+    return units
+
+
+class _Reorder(Exception):
+    """Raised when a container built with its edited function first turns out to depend on the order
+    (a unit put names in the body's scope): it is built again, in order."""
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Where the text changed since the analysis whose units are reused, in whole-file terms.
+
+    ``offset``: the first character that differs, in the new text;
+    ``first_line``/``last_line``: the lines of the old text the change
+    spans; ``line_delta``: lines inserted (negative: deleted).  Units of the
+    old text entirely below ``last_line`` move by ``line_delta``; those
+    above ``first_line`` stay; the others are the edited ones.
+    """
+
+    offset: int
+    first_line: int
+    last_line: int
+    line_delta: int
+
+    @staticmethod
+    def between(old: SourceText, new: SourceText) -> "Edit | None":
+        """The edit from ``old`` to ``new`` (``None`` when they are equal)."""
+        if old.text is new.text or old.text == new.text:
+            return None
+        p, s = _edit_span(old.text, new.text)
+        first = old.line_of(p)
+        last = old.line_of(len(old.text) - s)
+        return Edit(p, first, last, (new.line_of(len(new.text) - s) - first) - (last - first))
+
+    def place(self, first_line: int, last_line: int) -> int | None:
+        """How far a unit of the old text at lines ``first_line..last_line`` moves; ``None``: it was edited."""
+        if last_line < self.first_line:
+            return 0
+        if first_line > self.last_line:
+            return self.line_delta
+        return None
+
+
+# ---------------------------------------------------------------------------
+# Per-unit results
+# ---------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class UnitResult:
+    """What the analysis of one unit produced, in whole-file coordinates.
+
+    ``ops`` are the operations the unit built (usually one); ``issues`` its
+    syntax errors, ``build`` the builder's diagnostics, ``verify`` the
+    verifier's (``None`` until verified), ``verify_key`` the environment
+    they were computed in.  ``first_line``/``last_line`` are the whole-file
+    lines the unit spans.  A container's ``children`` are its body's units.
+    """
+
+    text: str
+    kind: str
+    first_line: int
+    last_line: int
+    ops: list = field(default_factory=list)
+    issues: list[Diagnostic] = field(default_factory=list)
+    build: list[Diagnostic] = field(default_factory=list)
+    verify: list[Diagnostic] | None = None
+    verify_key: tuple | None = None
+    aliases: tuple = ()
+    children: list[UnitResult] = field(default_factory=list)
+    # a container's own verification: before its children, and after them
+    head: list[Diagnostic] = field(default_factory=list)
+    tail: list[Diagnostic] = field(default_factory=list)
+    uses_locations: bool = False
+    head_text: str = ""
+    # a function's: the parse of its header and footer lines (body blanked), as (text parsed, ParseResult)
+    header_parse: tuple | None = None
+    # a function's: how many of ``build`` its header gave; the others (forward references never
+    # resolved) are met at the end of its body, after its statements' own
+    build_head: int = 0
+    # a statement's: the SSA values written in what its parser's recovery blanked
+    blanked: frozenset = frozenset()
+    # a function's: the syntax and builder diagnostics of its statements (None: not gathered yet)
+    statement_diagnostics: tuple[list[Diagnostic], list[Diagnostic]] | None = None
+    # whether the scope the unit was built in was empty (no value, no forward reference), and whether
+    # building it put names in that scope or resolved names waiting there: a unit is reused only
+    # when neither its build nor the scope it is reused in depends on the other units
+    scope_clean: bool = True
+    leaks: bool = False
+    # the ops of the unit (a container: its own op only) located by ``loc(#alias)``, in text order
+    # (None: not looked for yet); the IR of a reused unit is moved, not rebuilt, so the list stays true
+    alias_located: list | None = None
+
+    def ops_located_by_alias(self) -> list:
+        """The unit's ops whose location is still ``loc(#alias)`` (no alias of that name resolved it)."""
+        if self.alias_located is None:
+            if self.kind == "container":
+                ops = self.ops[:1]
+            else:
+                ops = [o for top in self.ops for o in top.walk()]
+            self.alias_located = [o for o in ops if isinstance(o.location, A.LocationAttr)
+                                  and o.location.kind == "alias"]
+        return self.alias_located
+
+    def gather_statements(self) -> tuple[list[Diagnostic], list[Diagnostic]]:
+        """(syntax, builder) diagnostics of a function's statements, gathered once per version."""
+        if self.statement_diagnostics is None:
+            issues = [d for c in self.children for d in c.issues]
+            build = [d for c in self.children for d in c.build]
+            self.statement_diagnostics = (issues, build)
+        return self.statement_diagnostics
+
+
+def _shift_range(r: Range | None, delta: int) -> Range | None:
+    if r is None:
+        return None
+    return Range(Position(r.start.line + delta, r.start.character), Position(r.end.line + delta, r.end.character))
+
+
+def _shift_diagnostics(diags: list[Diagnostic], delta: int, first: int, last: int) -> list[Diagnostic]:
+    """Copies of ``diags`` moved by ``delta`` lines; notes outside lines ``first..last`` stay."""
+    out = []
+    for d in diags:
+        notes = [dataclasses.replace(n, range=_shift_range(n.range, delta))
+                 if n.range is not None and n.uri is None and first <= n.range.start.line <= last else n
+                 for n in d.notes]
+        out.append(dataclasses.replace(d, range=_shift_range(d.range, delta), notes=notes,
+                                       extent=_shift_range(d.extent, delta)))
+    return out
+
+
+class _Shifter:
+    """Moves the ranges of a unit's IR by ``delta`` lines, in place; objects in ``foreign`` are left alone."""
+
+    def __init__(self, delta: int, foreign: set[int]):
+        self.delta = delta
+        self.seen: set[int] = set(foreign)
+
+    def value(self, v) -> None:
+        if id(v) in self.seen:
+            return
+        self.seen.add(id(v))
+        d = self.delta
+        v.range = _shift_range(v.range, d)
+        for use in v.uses:
+            if id(use) not in self.seen:
+                self.seen.add(id(use))
+                use.range = _shift_range(use.range, d)
+
+    def attribute(self, a) -> None:
+        from tile_lsp.analysis.ir.attributes import Attribute
+
+        stack = [a]
+        while stack:
+            a = stack.pop()
+            if id(a) in self.seen:
+                continue
+            self.seen.add(id(a))
+            a.range = _shift_range(a.range, self.delta)
+            for v in vars(a).values():
+                if isinstance(v, Attribute):
+                    stack.append(v)
+                elif isinstance(v, (list, tuple)):
+                    stack.extend(x for x in v if isinstance(x, Attribute))
+                elif isinstance(v, dict):
+                    stack.extend(x for x in v.values() if isinstance(x, Attribute))
+
+    def op(self, op) -> None:
+        d = self.delta
+        for inner in op.walk():
+            inner.range = _shift_range(inner.range, d)
+            inner.name_range = _shift_range(inner.name_range, d)
+            inner.operand_ranges = [_shift_range(r, d) for r in inner.operand_ranges]
+            if inner.part_ranges:
+                inner.part_ranges = {k: _shift_range(r, d) for k, r in inner.part_ranges.items()}
+            for v in inner.operands:
+                if v is not None:
+                    self.value(v)
+            for v in inner.results:
+                self.value(v)
+            for a in inner.properties.values():
+                self.attribute(a)
+            for a in inner.attributes.values():
+                self.attribute(a)
+            if inner.location is not None:
+                self.attribute(inner.location)
+            for region in inner.regions:
+                region.range = _shift_range(region.range, d)
+                for block in region.blocks:
+                    block.range = _shift_range(block.range, d)
+                    block.label_range = _shift_range(block.label_range, d)
+                    for arg in block.arguments:
+                        self.value(arg)
+
+
+def _alias_objects(module) -> set[int]:
+    """Ids of the attributes reachable from the module's alias tables (owned by alias units)."""
+    from tile_lsp.analysis.ir.attributes import Attribute
+
+    seen: set[int] = set()
+    stack = list(module.attr_aliases.values())
+    while stack:
+        a = stack.pop()
+        if not isinstance(a, Attribute) or id(a) in seen:
+            continue
+        seen.add(id(a))
+        for v in vars(a).values():
+            if isinstance(v, Attribute):
+                stack.append(v)
+            elif isinstance(v, (list, tuple)):
+                stack.extend(v)
+            elif isinstance(v, dict):
+                stack.extend(v.values())
+    return seen
+
+
+# ---------------------------------------------------------------------------
+# Analysis of a chunk by units
+# ---------------------------------------------------------------------------
+
+
+def options_key(options) -> tuple:
+    if dataclasses.is_dataclass(options):
+        return tuple((f.name, repr(getattr(options, f.name))) for f in dataclasses.fields(options))
+    return (repr(options),)
+
+
+class _ParseCache:
+    """The parses of the last ``size`` statement texts parsed while editing (thread-safe).
+
+    A parse tree is only read by the builder, and its offsets are relative
+    to the text parsed: the same statement text at another place of the
+    file, or in another version, is built from the same tree.
+    """
+
+    def __init__(self, size: int):
+        self.size = size
+        self._items: dict[str, object] = {}
+        self._lock = threading.Lock()
+
+    def get(self, text: str):
+        with self._lock:
+            result = self._items.pop(text, None)
+            if result is not None:
+                self._items[text] = result  # most recently used last
+            return result
+
+    def put(self, text: str, result) -> None:
+        with self._lock:
+            self._items.pop(text, None)
+            self._items[text] = result
+            while len(self._items) > self.size:
+                del self._items[next(iter(self._items))]
+
+
+#: statements parsed while editing (the few hundred bytes of a statement's tree each)
+_STATEMENT_PARSES = _ParseCache(512)
+
+
+class _Pool:
+    """Unit results of the previous analysis, by text (and functions also by header line), each taken at most once."""
+
+    def __init__(self, results: list[UnitResult]):
+        self.by_text: dict[str, list[UnitResult]] = {}
+        self.by_head: dict[str, list[UnitResult]] = {}
+        self.taken: set[int] = set()
+        for r in results:
+            self.by_text.setdefault(r.text, []).append(r)
+            if r.kind == "function":
+                self.by_head.setdefault(r.head_text, []).append(r)
+
+    def _pick(self, found: list[UnitResult] | None, first_line: int) -> UnitResult | None:
+        if not found:
+            return None
+        free = [r for r in found if id(r) not in self.taken]
+        if not free:
+            return None
+        pick = next((r for r in free if r.first_line == first_line), free[0])
+        self.taken.add(id(pick))
+        return pick
+
+    def take(self, text: str, first_line: int) -> UnitResult | None:
+        """A result of exactly ``text`` (preferably at ``first_line``)."""
+        return self._pick(self.by_text.get(text), first_line)
+
+    def take_function(self, head: str, first_line: int) -> UnitResult | None:
+        """A function's result with the header and footer lines ``head`` (see ``_signature``; its body edited)."""
+        return self._pick(self.by_head.get(head), first_line)
+
+    def remaining(self) -> list[UnitResult]:
+        """The results nobody took yet, in the order given."""
+        seen: set[int] = set()
+        out = []
+        for found in self.by_text.values():
+            for r in found:
+                if id(r) not in self.taken and id(r) not in seen:
+                    seen.add(id(r))
+                    out.append(r)
+        return out
+
+
+@dataclass
+class ChunkState:
+    """What :class:`~tile_lsp.analysis.incremental.document.IncrementalAnalyzer` keeps of one analysed chunk."""
+
+    text: str
+    first_line: int
+    units: list[UnitResult]
+    alias_key: tuple
+    line_span: tuple[int, int]
+    aliases: tuple = ({}, {})
+    layout: list | None = None
+    #: the symbol tables and options of the verification keys (see :meth:`_ChunkRun.verify`)
+    interned: dict = field(default_factory=dict)
+    reused: int = 0
+    rebuilt: int = 0
+    #: False for the work of a cancelled analysis: ``units`` is then a flat list of unit results
+    #: (some verified, some not) to reuse, not the chunk's structure
+    complete: bool = True
+
+
+class _ChunkRun:
+    """One analysis of a chunk by units (fresh, or reusing ``pool``)."""
+
+    def __init__(self, chunk, layout: list[Unit], options, source: SourceText, pool: _Pool | None,
+                 previous: ChunkState | None, cancelled=None, edit: Edit | None = None):
+        from tile_lsp.analysis.ir.core import Module
+
+        self.chunk = chunk
+        self.layout = layout
+        self.options = options
+        self.source = source
+        self.base = chunk.start_offset
+        self.first_line = source.position(self.base).line
+        self.module = Module()
+        self.module.line_span = (self.first_line, self._line_at(len(chunk.text)))
+        self.pool = pool
+        self.previous = previous
+        self.previous_aliases: tuple | None = None
+        self.interned: dict = {}
+        if previous is not None:
+            self.interned = {k: k for k in previous.interned}  # what the last analysis' keys hold
+        self.reused = 0
+        self.rebuilt = 0
+        # cancellation: asked between units, once every top-level alias is built (a unit reused
+        # later must find the aliases it refers to)
+        self.cancelled = cancelled
+        self.aliases_left = sum(1 for u in layout if u.kind == "alias")
+        self.edit = edit
+        self.done: list[UnitResult] = []  # the results of the units finished (not containers)
+
+    def _check_cancelled(self) -> None:
+        if self.cancelled is not None and self.aliases_left == 0 and self.cancelled():
+            raise AnalysisCancelled()
+
+    def _focus_child(self, unit: Unit) -> int | None:
+        """The index of the function in ``unit``'s body that the edit is in, when it is worth building first.
+
+        Only while a long analysis reports progress: the unit edited is
+        built before the others and reported at once (see
+        :meth:`_Progress.report_now`).  Functions are isolated from above,
+        so the order in which they are built changes nothing in them.
+        """
+        if self.edit is None or getattr(PROGRESS, "sink", None) is None:
+            return None
+        focus = self.edit.offset - self.base
+        for k, child in enumerate(unit.children):
+            if child.start <= focus < child.end:
+                return k if child.kind == "function" else None
+        return None
+
+    def _not_reached(self):
+        """``(result, lines it moves)`` for each unit of the previous analysis not reached yet that the
+        edit left whole (those it touched are left out)."""
+        if self.pool is None:
+            return
+        for r in self.pool.remaining():
+            delta = self.edit.place(r.first_line, r.last_line) if self.edit is not None else 0
+            if delta is not None:
+                yield r, delta
+
+    def carried(self) -> list[Diagnostic]:
+        """Syntax and builder diagnostics of the previous analysis' units not reached yet, placed in the new text."""
+        out: list[Diagnostic] = []
+        for r, delta in self._not_reached():
+            found = [*r.issues, *r.build, *(d for c in r.children for d in (*c.issues, *c.build))]
+            out.extend(_shift_diagnostics(found, delta, r.first_line, r.last_line) if delta else found)
+        return out
+
+    def partial_state(self, key: tuple) -> ChunkState:
+        """What a cancelled run leaves for the next one: the units finished and the previous ones not reached.
+
+        The previous analysis' units are moved to this run's text (those the
+        edit touched are dropped), so that every result kept is in the
+        coordinates of ``self.chunk``'s text.
+        """
+        from tile_lsp.analysis.syntax.builder import resolve_location_aliases
+
+        resolve_location_aliases(self.module, (op for top in getattr(self, "new_ops", ()) for op in top.walk()))
+        kept = list(self.done)
+        for r, delta in self._not_reached():
+            if delta:
+                self._move(r, delta)
+            kept.append(r)
+        aliases = self.previous_aliases if self.previous_aliases is not None else \
+            (self.module.attr_aliases, self.module.type_aliases)
+        state = ChunkState(self.chunk.text, self.first_line, kept, key, self.module.line_span, aliases=aliases,
+                           layout=self.layout, complete=False)
+        state.interned = _used_keys(self.interned)
+        return state
+
+    # -- building ---------------------------------------------------------------
+
+    def _line_at(self, offset: int) -> int:
+        """The file line of chunk offset ``offset`` (from the line index: no scan of the text)."""
+        return bisect.bisect_right(self.source.line_starts, self.base + offset) - 1
+
+    def _unit_lines(self, unit: Unit) -> tuple[int, int]:
+        return self.first_line + unit.line, self._line_at(max(unit.end - 1, unit.start))
+
+    def _parse_build(self, text: str, start: int, block, scope, aliases_only: bool = False, cache: bool = False,
+                     outer_ops: tuple[str, ...] = ()):
+        """Parse ``text`` (at chunk offset ``start``) and build its items into ``block``.
+
+        ``cache``: take the parse from, and keep it in, :data:`_STATEMENT_PARSES`.
+        ``outer_ops``: the ops whose regions hold ``text`` (see :func:`tile_lsp.grammar.parse.parse`).
+
+        Returns ``(ops, syntax issues, build diagnostics, aliases defined,
+        the ParseResult)``.
+        """
+        from tile_lsp.analysis.syntax.builder import Builder
+        from tile_lsp.grammar.parse import parse
+
+        base = self.base + start
+        key = "\x00".join(outer_ops + (text,))
+        result = _STATEMENT_PARSES.get(key) if cache else None
+        if result is None:
+            result = parse(text, max_issues=50, outer_ops=outer_ops)
+            if cache:
+                _STATEMENT_PARSES.put(key, result)
+        issues = [Diagnostic.from_syntax(i, self.source, base) for i in result.issues]
+        builder = Builder(self.source, base, result.text)
+        builder.module = self.module
+        ops = []
+        aliases = []
+        if result.tree is not None:
+            for item in result.tree.children:
+                if not hasattr(item, "data"):
+                    continue
+                if item.data == "operation":
+                    op = builder.operation(item, block, scope)
+                    if op is not None:
+                        ops.append(op)
+                else:
+                    defined = builder.alias_definition(item)
+                    if defined is not None:
+                        aliases.append(defined)
+        build = without_recovery_cascades(builder.diagnostics, result, text, self.source, base)
+        return ops, issues, build, tuple(aliases), result
+
+    def _build_container(self, unit: Unit, block, scope, first: int, last: int,
+                         allow_focus: bool = True) -> UnitResult:
+        """Build a container op from its header and footer lines (body blanked) and its body units.
+
+        Raises :class:`_Reorder` when it built the edited function first
+        (:meth:`_focus_child`) and a unit of the body put names in the
+        body's scope: then the order matters, and the caller builds it
+        again with ``allow_focus=False``.
+        """
+        from tile_lsp.analysis.syntax.builder import Builder
+        from tile_lsp.analysis.ir.core import Block
+        from tile_lsp.grammar.parse import parse
+
+        text = self.chunk.text
+        header = text[unit.start:unit.header_end]
+        footer = text[unit.footer_start:unit.end]
+        body_lines = self._line_at(unit.footer_start) - self._line_at(unit.header_end)
+        # a source whose lines before the header and in the body are empty: header and footer keep their positions
+        vsource, virtual = _container_source(first, header, body_lines, footer)
+        result = parse(virtual, max_issues=50)
+        issues = [Diagnostic(Severity.ERROR, i.message, vsource.range(first + i.start, first + i.end), "parse.syntax")
+                  for i in result.issues]
+        builder = Builder(vsource, first, result.text)
+        builder.module = self.module
+        ops = []
+        if result.tree is not None:
+            for item in result.tree.children:
+                if getattr(item, "data", None) == "operation":
+                    op = builder.operation(item, block, scope)
+                    if op is not None:
+                        ops.append(op)
+        if issues or len(ops) != 1 or not ops[0].regions:
+            # the header and footer do not make one op with a body: parse the container whole
+            for op in ops:
+                block.operations.remove(op)
+            return self._plain(unit, block, scope, first, last)
+        res = UnitResult(text[unit.start:unit.end], unit.kind, first, last, ops, issues, builder.diagnostics)
+        res.head_text = header
+        sink = getattr(PROGRESS, "sink", None)
+        if sink is not None:
+            sink.partial.extend(issues + builder.diagnostics)
+        container = ops[0]
+        region = container.regions[0]
+        from tile_lsp.analysis.syntax.builder import Scope
+
+        inner_block = Block(parent=region)
+        inner_scope = Scope(parent=scope, isolated=True)
+        focus = self._focus_child(unit) if allow_focus else None
+        if focus is None:
+            for child in unit.children:
+                res.children.append(self._unit(child, inner_block, inner_scope))
+        else:
+            # the edited function first, reported at once; then the others, and the body put in order
+            order = [focus] + [k for k in range(len(unit.children)) if k != focus]
+            results: list = [None] * len(order)
+            pieces: list = [None] * len(order)
+            for k in order:
+                before = len(inner_block.operations)
+                results[k] = self._unit(unit.children[k], inner_block, inner_scope)
+                pieces[k] = inner_block.operations[before:]
+                if k == focus and sink is not None:
+                    sink.report_now()
+            if any(r.leaks or not r.scope_clean for r in results):
+                raise _Reorder()
+            inner_block.operations[:] = [op for piece in pieces for op in piece]
+            res.children = results
+        if inner_block.operations:
+            region.blocks.append(inner_block)
+            inner_block.range = Range(inner_block.operations[0].range.start, inner_block.operations[-1].range.end)
+        return res
+
+    def _build_function(self, unit: Unit, block, scope, first: int, last: int) -> UnitResult | None:
+        """Build a function from its header and footer lines and its statements, or ``None`` (parse it whole).
+
+        The statements of the previous version of the function (found by its
+        header line) whose text is unchanged are reused when every value
+        they use from other statements still exists with the same name and
+        type: their IR is moved and re-linked to the new values.  The others
+        are parsed and built on their own in the function's scope.  Falls
+        back (``None``) when the header does not make one op with a
+        single-block region, or a statement does not parse as a whole parse
+        would (see :func:`_statement_parse_ok`).
+        """
+        from tile_lsp.analysis.syntax.builder import Builder, Scope, canonical_value_name
+        from tile_lsp.analysis.ir.core import Block
+        from tile_lsp.grammar.parse import parse
+
+        text = self.chunk.text
+        header = text[unit.start:unit.header_end]
+        footer = text[unit.footer_start:unit.end]
+        body_lines = text.count("\n", unit.header_end, unit.footer_start)
+        vsource, virtual = _container_source(first, header, body_lines, footer)
+        # found again by its header and footer lines: the attributes of the entry its statements'
+        # verification may read are all there
+        signature = _signature(header, footer)
+        old_fn = self.pool.take_function(signature, first) if self.pool is not None else None
+        if old_fn is not None and old_fn.header_parse is not None and old_fn.header_parse[0] == virtual:
+            result = old_fn.header_parse[1]  # the tree is only read by the builder
+        else:
+            result = parse(virtual, max_issues=50)
+        if result.issues or result.tree is None:
+            return None
+        builder = Builder(vsource, first, result.text)
+        builder.module = self.module
+        ops = []
+        for item in result.tree.children:
+            if getattr(item, "data", None) == "operation":
+                op = builder.operation(item, block, scope)
+                if op is not None:
+                    ops.append(op)
+        if len(ops) != 1 or len(ops[0].regions) != 1 or len(ops[0].regions[0].blocks) > 1:
+            for op in ops:
+                block.operations.remove(op)
+            return None
+        fn = ops[0]
+        region = fn.regions[0]
+        if not region.blocks:
+            region.blocks.append(Block(parent=region))
+        body = region.blocks[0]
+        remap: dict[int, object] = {}  # id of a value of the previous version -> its value now
+        old_defs: dict[str, object] = {}  # the previous version's values by name (first definition)
+        stmt_pool = None
+        if old_fn is not None and old_fn.children and len(old_fn.ops) == 1 and old_fn.ops[0].regions \
+                and old_fn.ops[0].regions[0].blocks:
+            old_args = old_fn.ops[0].regions[0].blocks[0].arguments
+            for arg in old_args:
+                old_defs.setdefault(canonical_value_name(arg.name), arg)
+            for k, (new_arg, old_arg) in enumerate(zip(body.arguments, old_args)):
+                if new_arg.name == old_arg.name and new_arg.type == old_arg.type:
+                    # keep the argument's object, so that statements using it keep their verification
+                    old_arg.range, old_arg.owner, old_arg.index = new_arg.range, body, k
+                    body.arguments[k] = old_arg
+                    remap[id(old_arg)] = old_arg
+            for child in old_fn.children:
+                for op in child.ops:
+                    for r in op.results:
+                        old_defs.setdefault(canonical_value_name(r.name), r)
+            stmt_pool = _Pool(old_fn.children)
+        inner = Scope(parent=scope, isolated=True)
+        for arg in body.arguments:
+            inner.values.setdefault(canonical_value_name(arg.name), arg)
+        shifters: dict[int, _Shifter] = {}
+        children: list[UnitResult] = []
+        reused_names: set[str] = set()
+        for rel in unit.children:
+            stmt = Unit(unit.start + rel.start, unit.start + rel.end, unit.line + rel.line, rel.kind)
+            s_text = text[stmt.start:stmt.end]
+            s_first, s_last = self._unit_lines(stmt)
+            old = stmt_pool.take(s_text, s_first) if stmt_pool is not None else None
+            if old is not None and self._reuse_statement(old, s_first, s_last, body, inner, remap, shifters):
+                children.append(old)
+                reused_names.update(_defined_names(old.ops))
+                continue
+            # while the user types, the statements rebuilt are the one edited and the users of what it
+            # renamed, typed again on the next keystroke: their parses are kept a while
+            s_ops, issues, build, aliases, parsed = self._parse_build(s_text, stmt.start, body, inner,
+                                                                      cache=old_fn is not None,
+                                                                      outer_ops=(fn.name,))
+            if aliases or not _statement_parse_ok(s_text, parsed, s_ops, issues, s_first):
+                block.operations.remove(fn)
+                return None
+            for op in s_ops:
+                for r in op.results:
+                    prior = old_defs.get(canonical_value_name(r.name))
+                    if prior is not None and id(prior) not in remap and prior.type == r.type:
+                        remap[id(prior)] = r
+            res = UnitResult(s_text, "stmt", s_first, s_last, s_ops, issues, build)
+            res.uses_locations = "loc(" in s_text
+            res.blanked = parsed.blanked_values(s_text)
+            children.append(res)
+        if inner.pending and not reused_names.isdisjoint(inner.pending):
+            # a use of a name no statement defines before it, which a reused statement defines
+            # after it: what that means (a definition resolving the forward reference, a region
+            # argument "already in use") depends on the order, which reuse did not look at: parse
+            # the function whole
+            block.operations.remove(fn)
+            return None
+        head = len(builder.diagnostics)
+        builder.finish_scope(inner)  # uses of names no statement defines
+        blanked = frozenset().union(*(c.blanked for c in children))
+        builder.diagnostics[head:] = without_uses_of(builder.diagnostics[head:], blanked, self.source, self.base)
+        if body.operations:
+            body.range = Range(body.operations[0].range.start, body.operations[-1].range.end) \
+                if body.operations[0].range and body.operations[-1].range else body.range
+        _relink_uses(fn)
+        self.new_ops.append(fn)
+        res = UnitResult(text[unit.start:unit.end], "function", first, last, [fn], [], builder.diagnostics)
+        res.build_head = head
+        res.head_text = signature
+        res.header_parse = (virtual, result)
+        res.children = children
+        res.uses_locations = "loc(" in res.text
+        return res
+
+    def _reuse_statement(self, old: UnitResult, first: int, last: int, body, scope, remap: dict,
+                         shifters: dict) -> bool:
+        """Move the IR of an unchanged statement into ``body`` when its context allows; ``False`` if not.
+
+        Refused when the statement had diagnostics (they may depend on other
+        statements), uses a value that no longer exists unchanged, or defines
+        a name already defined (or used ahead) in ``scope``.
+        """
+        from tile_lsp.analysis.syntax.builder import canonical_value_name
+
+        if old.issues or old.build:
+            return False
+        external = []
+        for o, i, v in _external_operands(old.ops):
+            now = remap.get(id(v))
+            if now is None:
+                return False
+            external.append((o, i, v, now))
+        names = [canonical_value_name(r.name) for op in old.ops for r in op.results]
+        if any(n in scope.values or n in scope.pending for n in names):
+            return False
+        delta = first - old.first_line
+        if delta:
+            shifter = shifters.get(delta)
+            if shifter is None:
+                shifter = shifters[delta] = _Shifter(delta, self.foreign)
+            for _, _, v, now in external:
+                shifter.seen.add(id(v))
+                shifter.seen.add(id(now))
+            for op in old.ops:
+                shifter.op(op)
+            if old.verify is not None:
+                old.verify = None if old.uses_locations else \
+                    _shift_diagnostics(old.verify, delta, old.first_line, old.last_line)
+            old.first_line, old.last_line = first, last
+        for o, i, _, now in external:
+            o.operands[i] = now
+        for op in old.ops:
+            op.parent = body
+            body.operations.append(op)
+            for r in op.results:
+                scope.values.setdefault(canonical_value_name(r.name), r)
+                remap[id(r)] = r
+        return True
+
+    def _unit(self, unit: Unit, block, scope) -> UnitResult:
+        self._check_cancelled()
+        text = self.chunk.text[unit.start:unit.end]
+        first, last = self._unit_lines(unit)
+        sink = getattr(PROGRESS, "sink", None)
+        clean = not scope.values and not scope.pending
+        if unit.kind != "container" and self.pool is not None and clean:
+            old = self.pool.take(text, first)
+            if old is not None and old.kind == unit.kind and old.scope_clean and not old.leaks:
+                res = self._reuse(old, first, last, block)
+                self._finished(unit, res, sink)
+                return res
+        self.rebuilt += 1
+        if unit.kind == "container":
+            marks = (len(block.operations), len(self.done), len(getattr(self, "new_ops", ())),
+                     len(sink.partial) if sink is not None else 0)
+            try:
+                res = self._build_container(unit, block, scope, first, last)
+            except _Reorder:
+                # what the first try built goes; its units, taken from the pool, are built again
+                del block.operations[marks[0]:]
+                del self.done[marks[1]:]
+                del self.new_ops[marks[2]:]
+                if sink is not None:
+                    del sink.partial[marks[3]:]
+                res = self._build_container(unit, block, scope, first, last, allow_focus=False)
+            if res.kind != "container":
+                self.done.append(res)  # parsed whole
+            return res
+        before = _scope_size(scope)
+        res = None
+        if unit.kind == "function":
+            res = self._build_function(unit, block, scope, first, last)
+        if res is None:
+            res = self._plain(unit, block, scope, first, last)
+        res.scope_clean = clean
+        res.leaks = _scope_size(scope) != before
+        self._finished(unit, res, sink)
+        return res
+
+    def _finished(self, unit: Unit, res: UnitResult, sink) -> None:
+        self.done.append(res)
+        if unit.kind == "alias":
+            self.aliases_left -= 1
+        if sink is not None:
+            sink.unit_done(res)
+
+    def _plain(self, unit: Unit, block, scope, first: int, last: int) -> UnitResult:
+        text = self.chunk.text[unit.start:unit.end]
+        ops, issues, build, aliases, _ = self._parse_build(text, unit.start, block, scope,
+                                                           outer_ops=_outer_ops(block))
+        kind = "op" if unit.kind == "container" else unit.kind
+        res = UnitResult(text, kind, first, last, ops, issues, build, aliases=aliases)
+        res.uses_locations = "loc(" in text
+        if unit.kind == "function":
+            res.head_text = _signature(self.chunk.text[unit.start:unit.header_end],
+                                       self.chunk.text[unit.footer_start:unit.end])
+        self.new_ops.extend(ops)
+        return res
+
+    def _reuse(self, old: UnitResult, first: int, last: int, block) -> UnitResult:
+        self.reused += 1
+        delta = first - old.first_line
+        if delta:
+            self._move(old, delta)
+        for op in old.ops:
+            op.parent = block
+            block.operations.append(op)
+        return old
+
+    def _move(self, old: UnitResult, delta: int) -> None:
+        """Move ``old``'s IR, diagnostics and lines down by ``delta`` lines."""
+        shifter = _Shifter(delta, self.foreign)
+        for op in old.ops:
+            shifter.op(op)
+        old.issues = _shift_diagnostics(old.issues, delta, old.first_line, old.last_line)
+        old.build = _shift_diagnostics(old.build, delta, old.first_line, old.last_line)
+        if old.verify is not None:
+            if old.uses_locations:
+                old.verify = None  # file locations are shown at fixed lines: verify again
+            else:
+                old.verify = _shift_diagnostics(old.verify, delta, old.first_line, old.last_line)
+        _shift_children(old, delta, old.first_line, old.last_line)
+        old.first_line, old.last_line = old.first_line + delta, old.last_line + delta
+
+    def build(self) -> list[UnitResult]:
+        from tile_lsp.analysis.syntax.builder import Scope
+
+        self.new_ops: list = []
+        self.foreign: set[int] = set()
+        scope = Scope(isolated=True)
+        block = self.module.body
+        full = self.previous_aliases
+        if full is not None:
+            # aliases are shared by every unit: reused only when none changed or moved.  While
+            # building, a unit sees the aliases defined above it, as in a fresh build.
+            self.module.attr_aliases, self.module.type_aliases = full
+            self.foreign = _alias_objects(self.module)
+            self.module.attr_aliases, self.module.type_aliases = {}, {}
+        units = []
+        for u in self.layout:
+            res = self._unit(u, block, scope)
+            units.append(res)
+            if full is not None:
+                for sigil, name in res.aliases:
+                    table, visible = (full[0], self.module.attr_aliases) if sigil == "#" else \
+                        (full[1], self.module.type_aliases)
+                    if name in table:
+                        visible[name] = table[name]
+        if full is not None:
+            self.module.attr_aliases, self.module.type_aliases = full
+        from tile_lsp.analysis.syntax.builder import resolve_location_aliases
+
+        resolve_location_aliases(self.module, (op for top in self.new_ops for op in top.walk()))
+        return units
+
+    # -- verifying ----------------------------------------------------------------
+
+    def verify(self, units: list[UnitResult]) -> None:
+        from tile_lsp.analysis.ir.core import SymbolTable
+        from tile_lsp.analysis.verify.verifier import (
+            VerifyContext,
+            load_rule_modules,
+            verify_isolated_dominance,
+            verify_op,
+            verify_op_head,
+            verify_op_tail,
+        )
+
+        load_rule_modules()
+        ctx = VerifyContext(self.options, self.module)
+        tables: dict = {}
+        # the parts of the verification keys, interned across analyses: a key then compares
+        # with the previous one in constant time (identical parts), not element by element
+        interned = self.interned
+        okey = interned.setdefault(options_key(self.options), options_key(self.options))
+        span = self.module.line_span
+
+        def level(results: list[UnitResult], symbols: tuple, chain: tuple) -> None:
+            for n, res in enumerate(results):
+                self._check_cancelled()
+                if res.kind == "container" and len(res.ops) == 1 and res.ops[0].regions:
+                    op = res.ops[0]
+                    start = len(ctx.diagnostics)
+                    ok = verify_op_head(op, ctx)
+                    res.head = ctx.diagnostics[start:]
+                    del ctx.diagnostics[start:]
+                    if ok:
+                        table = SymbolTable(op)
+                        inner_symbols = tuple((k, v.name) for k, v in table.symbols.items())
+                        inner_symbols = interned.setdefault(inner_symbols, inner_symbols)
+                        level(res.children, inner_symbols, chain + (res.head_text,))
+                        start = len(ctx.diagnostics)
+                        verify_op_tail(op, ctx, tables)
+                        res.tail = ctx.diagnostics[start:]
+                        del ctx.diagnostics[start:]
+                    else:
+                        res.tail = []
+                        for child in res.children:
+                            child.verify, child.verify_key = [], None
+                    continue
+                key = (okey, chain, symbols, n == len(results) - 1, span if res.uses_locations else None)
+                if res.verify is not None and res.verify_key == key:
+                    continue
+                if res.kind == "function" and res.children:
+                    verify_function(res, key)
+                    continue
+                start = len(ctx.diagnostics)
+                for op in res.ops:
+                    verify_op(op, ctx, tables)
+                res.verify = ctx.diagnostics[start:]
+                res.verify_key = key
+                del ctx.diagnostics[start:]
+
+        def verify_function(res: UnitResult, key: tuple) -> None:
+            # the function op, then each statement (its diagnostics kept while nothing it uses or
+            # that uses it changed), then the function's region rules
+            op = res.ops[0]
+            start = len(ctx.diagnostics)
+            if verify_op_head(op, ctx):
+                last = len(res.children) - 1
+                for m, child in enumerate(res.children):
+                    context = (key, m == last, *_statement_context(child))
+                    if child.verify is not None and _same_context(child.verify_key, context):
+                        ctx.diagnostics.extend(child.verify)
+                        continue
+                    child_start = len(ctx.diagnostics)
+                    for o in child.ops:
+                        verify_op(o, ctx, tables)
+                    child.verify = ctx.diagnostics[child_start:]
+                    child.verify_key = context
+                verify_op_tail(op, ctx, tables)
+                verify_isolated_dominance(op, ctx)
+            res.verify = ctx.diagnostics[start:]
+            res.verify_key = key
+            del ctx.diagnostics[start:]
+
+        top = SymbolTable(self.module)
+        symbols = tuple((k, v.name) for k, v in top.symbols.items())
+        level(units, interned.setdefault(symbols, symbols), ())
+
+
+def _used_keys(interned: dict) -> dict:
+    """The interned key parts to keep for the next analysis (bounded: the newest few)."""
+    keys = list(interned)[-64:]
+    return {k: k for k in keys}
+
+
+def _walk_results(units: list[UnitResult], into_functions: bool = True):
+    for r in units:
+        yield r
+        if into_functions or r.kind != "function":
+            yield from _walk_results(r.children, into_functions)
+
+
+def _scope_size(scope) -> tuple[int, int, int]:
+    """How many values and forward references ``scope`` holds (what a unit built in it may change)."""
+    return len(scope.values), len(scope.pending), sum(len(v) for v in scope.pending.values()) if scope.pending else 0
+
+
+def _alias_located_ops(units: list[UnitResult]):
+    """The ops of ``units`` located by ``loc(#alias)``, in text order, from each unit's
+    :meth:`UnitResult.ops_located_by_alias` (the module is not walked again on every edit)."""
+    for r in units:
+        yield from r.ops_located_by_alias()
+        if r.kind == "container":
+            yield from _alias_located_ops(r.children)
+
+
+def _collect(units: list[UnitResult], module=None) -> list[Diagnostic]:
+    """Diagnostics in the order the whole-chunk pipeline reports them (:func:`mlir_order`)."""
+    issues: list[Diagnostic] = []
+    build: list[Diagnostic] = []
+    verify: list[Diagnostic] = []
+
+    def walk(results: list[UnitResult]) -> None:
+        for r in results:
+            issues.extend(r.issues)
+            if r.kind == "function":
+                build.extend(r.build[:r.build_head])
+                more_issues, more_build = r.gather_statements()
+                issues.extend(more_issues)
+                build.extend(more_build)
+                build.extend(r.build[r.build_head:])
+            else:
+                build.extend(r.build)
+                walk(r.children)
+
+    def walk_verify(results: list[UnitResult]) -> None:
+        for r in results:
+            if r.kind == "container" and r.ops and r.ops[0].regions:
+                verify.extend(r.head)
+                walk_verify(r.children)
+                verify.extend(r.tail)
+            elif r.verify is not None:
+                verify.extend(r.verify)
+
+    walk(units)
+    if module is not None:
+        from tile_lsp.analysis.syntax.builder import undefined_location_aliases
+
+        build.extend(undefined_location_aliases(module, _alias_located_ops(units)))
+    walk_verify(units)
+
+    return mlir_order(issues, build, verify, failure_scope(module))
+
+
+def analyze_units(chunk, layout: list[Unit], options, source: SourceText, previous: ChunkState | None = None,
+                  *, cancelled=None, edit: Edit | None = None):
+    """Analyse ``chunk`` unit by unit; returns ``(ChunkAnalysis, ChunkState)``.
+
+    ``previous`` is the state of the last analysis of the same document
+    chunk (reused where units are unchanged); ``None`` for a fresh analysis.
+    ``cancelled``, when given, is asked between units (a cheap call, from
+    this thread); once it answers true, :class:`AnalysisCancelled` is raised
+    carrying the work done so far (see :meth:`_ChunkRun.partial_state`).
+    ``edit`` is where the text changed since ``previous``: while a long
+    analysis reports progress, the function edited is built first.
+    """
+    run = _ChunkRun(chunk, layout, options, source, None, previous, cancelled, edit)
+    alias_key = tuple(chunk.text[u.start:u.end] for u in layout if u.kind == "alias")
+    alias_lines = tuple(u.line for u in layout if u.kind == "alias")
+    # aliases are reused in place: only when none changed or moved (a chunk without any may move)
+    key = (alias_key, alias_lines, run.first_line if alias_key else None)
+    if previous is not None and previous.alias_key == key:
+        run.pool = _Pool([r for r in _walk_results(previous.units, into_functions=False) if r.kind != "container"])
+        run.previous_aliases = previous.aliases
+    sink = getattr(PROGRESS, "sink", None)
+    if sink is not None:
+        sink.carry = run.carried
+    try:
+        units = run.build()
+        run.verify(units)
+    except AnalysisCancelled as stop:
+        stop.state = run.partial_state(key)
+        raise
+    finally:
+        if sink is not None:
+            sink.carry = None
+    state = ChunkState(chunk.text, run.first_line, units, key, run.module.line_span, layout=layout)
+    state.interned = _used_keys(run.interned)
+    state.aliases = (run.module.attr_aliases, run.module.type_aliases)
+    state.reused, state.rebuilt = run.reused, run.rebuilt
+    analysis = ChunkAnalysis(chunk, run.module, _collect(units, run.module))
+    analysis.units = units
+    return analysis, state
+
+
+#: The progress sink of the analysis running in this thread (set by
+#: :class:`~tile_lsp.analysis.incremental.document.IncrementalAnalyzer`; ``sink`` is ``None`` when nobody listens).
+PROGRESS = threading.local()
+
+
+def _outer_ops(block) -> tuple[str, ...]:
+    """Names of the ops whose regions hold ``block``, outermost first (what a unit parsed apart is
+    inside: MLIR's default dialect for op names depends on them)."""
+    names = []
+    region = getattr(block, "parent", None)
+    while region is not None:
+        op = getattr(region, "parent", None)
+        if op is None or not hasattr(op, "name"):
+            break
+        names.append(op.name)
+        owner = getattr(op, "parent", None)
+        region = getattr(owner, "parent", None)
+    return tuple(reversed(names))
+
+
+def _signature(header: str, footer: str) -> str:
+    """What finds a function's previous version: its header and footer lines."""
+    return header + "\x00" + footer
+
+
+def _statement_parse_ok(text: str, parsed, ops: list, issues: list[Diagnostic], first_line: int) -> bool:
+    """Whether a statement parsed on its own gives what the whole function's parse gives for it.
+
+    ``text`` is the statement (its first line is line ``first_line`` of the
+    file), ``parsed`` its :class:`~tile_lsp.grammar.parse.ParseResult`.
+    Without syntax errors: one op.  With some: when every error ends before
+    the statement's last character, none was met at the first token of what
+    remained of it or at its end, and the blanked text still balances its
+    brackets.  The parser then stopped inside the statement, in a state that
+    does not depend on what surrounds it, and its recovery blanked the same
+    lines in both parses (a region whose header fails is blanked whole, see
+    :func:`tile_lsp.grammar.parse._over_regions`), leaving the structure of
+    the function intact.  An error at the end would read the next
+    statement's first token in the whole parse; a region left open or closed
+    by the blanking would read the following statements as part of another
+    region; an error at a statement's first token is reported after the
+    statement before it in the whole parse.
+    """
+    if not issues:
+        return len(ops) == 1
+    if any(i.needs_context for i in parsed.issues):
+        return False
+    # _STRIP matches strings too, so that `//` inside one is not taken for a comment
+    code = [_STRIP.sub(lambda m: m.group(0) if m.group(0).startswith('"') else "", line).rstrip()
+            for line in text.split("\n")]
+    last = max((k for k, line in enumerate(code) if line.strip()), default=None)
+    if last is None:
+        return False
+    end_line, end_char = first_line + last, len(code[last])
+    for issue in issues:
+        r = issue.range
+        if r is None or (r.end.line, r.end.character) >= (end_line, end_char):
+            return False
+    depth = 0
+    for line in parsed.text.split("\n"):
+        change, low = _depth_change(line, depth)
+        if depth + low < 0:
+            return False
+        depth += change
+    return depth == 0
+
+
+def _defined_names(ops: list) -> set[str]:
+    """Canonical names of the values ``ops`` define: results and block arguments, nested ones included."""
+    from tile_lsp.analysis.syntax.builder import canonical_value_name
+
+    out: set[str] = set()
+    for top in ops:
+        for op in top.walk():
+            out.update(canonical_value_name(r.name) for r in op.results)
+            for region in op.regions:
+                for block in region.blocks:
+                    out.update(canonical_value_name(a.name) for a in block.arguments)
+    return out
+
+
+def _statement_context(res: UnitResult) -> tuple:
+    """What a statement's verification depends on beyond its text: the values it uses from other
+    statements (the objects themselves) and which of its results are used."""
+    external = tuple(v for _, _, v in _external_operands(res.ops))
+    used = tuple(bool(r.uses) for op in res.ops for r in op.results)
+    return external, used
+
+
+def _external_operands(ops: list) -> list[tuple]:
+    """``(op, operand index, value)`` of every operand of ``ops`` (nested ops included) whose value
+    they do not define themselves (a result or block argument of another statement)."""
+    internal: set[int] = set()
+    nested = [o for op in ops for o in op.walk()]
+    for o in nested:
+        internal.update(id(r) for r in o.results)
+        for region in o.regions:
+            for b in region.blocks:
+                internal.update(id(a) for a in b.arguments)
+    return [(o, i, v) for o in nested for i, v in enumerate(o.operands) if v is not None and id(v) not in internal]
+
+
+def _same_context(a: tuple | None, b: tuple) -> bool:
+    """``a == b``, the external values compared by identity."""
+    if a is None or len(a) != len(b) or a[:2] != b[:2] or a[3] != b[3]:
+        return False
+    return len(a[2]) == len(b[2]) and all(x is y for x, y in zip(a[2], b[2]))
+
+
+def _relink_uses(fn) -> None:
+    """Recompute the ``uses`` of every value defined in ``fn`` from the operands of its ops."""
+    from tile_lsp.analysis.ir.core import BlockArgument, OpResult, Use
+
+    ops = list(fn.walk())
+    for op in ops:
+        for r in op.results:
+            r.uses = []
+        for region in op.regions:
+            for b in region.blocks:
+                for a in b.arguments:
+                    a.uses = []
+    for op in ops:
+        ranges = op.operand_ranges
+        for i, v in enumerate(op.operands):
+            if isinstance(v, (OpResult, BlockArgument)):
+                v.uses.append(Use(op, i, ranges[i] if i < len(ranges) else None))
+
+
+def _shift_children(res: UnitResult, delta: int, first: int, last: int) -> None:
+    """Move the lines and diagnostics of ``res``'s children by ``delta`` (notes within ``first..last`` too)."""
+    res.statement_diagnostics = None
+    for child in res.children:
+        child.issues = _shift_diagnostics(child.issues, delta, first, last)
+        child.build = _shift_diagnostics(child.build, delta, first, last)
+        if child.verify is not None:
+            child.verify = None if child.uses_locations else _shift_diagnostics(child.verify, delta, first, last)
+        child.first_line += delta
+        child.last_line += delta
+        _shift_children(child, delta, first, last)

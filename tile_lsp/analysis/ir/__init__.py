@@ -1,0 +1,6 @@
+"""The IR and what every layer shares: operations, values, blocks, regions, attributes, types
+(from :mod:`tile_lsp.dialect`), diagnostics, the printer, number encoding, analysis options.
+
+Architecture invariant: imports only :mod:`tile_lsp.dialect` and :mod:`tile_lsp.grammar`'s
+format tables; it knows nothing of parsing text, verifying or serving an editor.
+"""

@@ -1,0 +1,272 @@
+"""Structured attributes (MLIR builtin attributes and the cuda_tile ones).
+
+``str(attr)`` prints the attribute as MLIR prints it in diagnostics.  Each
+attribute records the source range it was parsed from (``range``), which is
+not part of its identity.
+
+Rule source: MLIR builtin attributes (``mlir/IR/BuiltinAttributes.td``) and
+NVIDIA cuda-tile ``AttrDefs.td``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from tile_lsp.analysis.ir.diagnostics import Range
+from tile_lsp.dialect.types import Type
+
+
+@dataclass(eq=False)
+class Attribute:
+    """Base class; ``range`` is where the attribute was written."""
+
+    range: Range | None = field(default=None, kw_only=True, compare=False)
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other) and str(self) == str(other)
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, str(self)))
+
+
+@dataclass(eq=False)
+class UnitAttr(Attribute):
+    def __str__(self) -> str:
+        return "unit"
+
+
+@dataclass(eq=False)
+class BoolAttr(Attribute):
+    value: bool
+
+    def __str__(self) -> str:
+        return "true" if self.value else "false"
+
+
+@dataclass(eq=False)
+class IntegerAttr(Attribute):
+    """An integer, with its type (``None``: MLIR's default ``i64``)."""
+
+    value: int
+    type: Type | None = None
+
+    def __str__(self) -> str:
+        if self.type is None or str(self.type) == "i64":
+            return str(self.value)
+        return f"{self.value} : {self.type}"
+
+
+@dataclass(eq=False)
+class FloatAttr(Attribute):
+    """A float; ``text`` keeps the spelling (hex literals included)."""
+
+    value: float
+    type: Type | None = None
+    text: str = ""
+
+    def __str__(self) -> str:
+        body = format_float(self.value)
+        return f"{body} : {self.type}" if self.type is not None else body
+
+
+def format_float(value: float) -> str:
+    """MLIR's print of a float: ``1.000000e+00`` (``%e``), ``0x7FC00000`` style for NaN/inf."""
+    if value != value or value in (float("inf"), float("-inf")):
+        return repr(value)
+    return f"{value:e}"
+
+
+@dataclass(eq=False)
+class StringAttr(Attribute):
+    value: str
+
+    def __str__(self) -> str:
+        escaped = self.value.replace("\\", "\\\\").replace('"', '\\"')
+        return f'"{escaped}"'
+
+
+@dataclass(eq=False)
+class TypeAttr(Attribute):
+    value: Type
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+@dataclass(eq=False)
+class SymbolRefAttr(Attribute):
+    """``@root::@nested`` (names without ``@``)."""
+
+    root: str
+    nested: tuple[str, ...] = ()
+
+    @property
+    def value(self) -> str:
+        return self.root
+
+    def __str__(self) -> str:
+        return "::".join("@" + n for n in (self.root, *self.nested))
+
+
+@dataclass(eq=False)
+class SymbolNameAttr(StringAttr):
+    """The name a symbol op defines (``sym_name``), printed ``@name`` in custom forms."""
+
+
+@dataclass(eq=False)
+class ArrayAttr(Attribute):
+    elements: list[Attribute]
+
+    def __str__(self) -> str:
+        return "[" + ", ".join(str(e) for e in self.elements) + "]"
+
+
+@dataclass(eq=False)
+class DictAttr(Attribute):
+    entries: dict[str, Attribute]
+
+    def get(self, key: str) -> Attribute | None:
+        return self.entries.get(key)
+
+    def __str__(self) -> str:
+        parts = []
+        for k, v in self.entries.items():
+            parts.append(k if isinstance(v, UnitAttr) else f"{k} = {v}")
+        return "{" + ", ".join(parts) + "}"
+
+
+@dataclass(eq=False)
+class DenseArrayAttr(Attribute):
+    """``array<i32: 1, 2>`` (``DenseI32ArrayAttr`` & co)."""
+
+    element_type: Type
+    values: list[Any]
+
+    def __str__(self) -> str:
+        if not self.values:
+            return f"array<{self.element_type}>"
+        return f"array<{self.element_type}: " + ", ".join(str(v) for v in self.values) + ">"
+
+
+@dataclass(eq=False)
+class DenseElementsAttr(Attribute):
+    """A dense literal of ``type`` (``dense<...> : tensor<...>`` or cuda_tile ``<f32: [...]>``).
+
+    ``values`` is the literal as nested Python lists (ints, floats, bools, or
+    a hex string for a splat/blob); ``shape`` is the literal's inferred
+    shape (``()`` for a scalar/splat).  ``element_type`` is the element type
+    written in the literal (cuda_tile form) or that of ``type``.
+    """
+
+    element_type: Type
+    values: Any
+    type: Type | None = None
+    shape: tuple[int, ...] = ()
+    texts: Any = None
+
+    def __str__(self) -> str:
+        return f"dense<{_dense_body(self.values)}> : {self.type}" if self.type else f"dense<{_dense_body(self.values)}>"
+
+
+def _dense_body(v: Any) -> str:
+    if isinstance(v, list):
+        return "[" + ", ".join(_dense_body(x) for x in v) + "]"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return format_float(v)
+    return str(v)
+
+
+@dataclass(eq=False)
+class EnumAttr(Attribute):
+    """A case of a cuda_tile enum (``RoundingMode`` ``nearest_even`` ...)."""
+
+    enum: str
+    case: str
+    mnemonic: str = ""
+
+    @property
+    def value(self) -> str:
+        return self.case
+
+    def __str__(self) -> str:
+        if self.mnemonic:
+            return f"#cuda_tile.{self.mnemonic}<{self.case}>"
+        return self.case
+
+
+@dataclass(eq=False)
+class DialectAttr(Attribute):
+    """A dialect attribute kept as written: ``#dialect.mnemonic<body>``.
+
+    ``body`` is the text between the angle brackets; known cuda_tile
+    attributes are decoded from it by the verifiers that need them.
+    """
+
+    dialect: str
+    mnemonic: str
+    body: str | None
+
+    def __str__(self) -> str:
+        name = f"#{self.dialect}.{self.mnemonic}" if self.mnemonic else f"#{self.dialect}"
+        return name + (f"<{self.body}>" if self.body is not None else "")
+
+
+@dataclass(eq=False)
+class AliasAttr(Attribute):
+    """A use of an attribute alias (``#loc3``); ``target`` is resolved after parsing."""
+
+    name: str
+    target: Attribute | None = None
+
+    def __str__(self) -> str:
+        return str(self.target) if self.target is not None else f"#{self.name}"
+
+
+@dataclass(eq=False)
+class OpaqueAttr(Attribute):
+    """An attribute kept as its source text (keyword-style dialect attribute bodies)."""
+
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(eq=False)
+class LocationAttr(Attribute):
+    """A location: ``kind`` is ``file``, ``name``, ``unknown``, ``callsite``, ``fused``, ``alias`` or ``dialect``.
+
+    ``file``: ``filename``, ``line``, ``column``; ``name``: ``name`` and
+    ``children[0]``; ``callsite``: ``children`` (callee, caller); ``fused``:
+    ``children`` and ``metadata``; ``alias``: ``alias`` (e.g. ``loc3``);
+    ``dialect``: ``attr`` (a ``#cuda_tile.di_loc<...>``).
+    """
+
+    kind: str
+    filename: str = ""
+    line: int = 0
+    column: int = 0
+    name: str = ""
+    alias: str = ""
+    children: list["LocationAttr"] = field(default_factory=list)
+    metadata: Attribute | None = None
+    attr: Attribute | None = None
+
+    def __str__(self) -> str:
+        k = self.kind
+        if k == "file":
+            return f'loc("{self.filename}":{self.line}:{self.column})'
+        if k == "unknown":
+            return "loc(unknown)"
+        if k == "alias":
+            return f"loc(#{self.alias})"
+        if k == "name":
+            return f'loc("{self.name}")'
+        if k == "callsite":
+            return "loc(callsite(...))"
+        if k == "fused":
+            return "loc(fused[...])"
+        return f"loc({self.attr})"

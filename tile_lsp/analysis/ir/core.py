@@ -1,0 +1,261 @@
+"""The IR model: operations, regions, blocks, values, attributes, symbol tables.
+
+Mirrors MLIR's core IR (``mlir/IR/Operation.h``, ``Region.h``, ``Block.h``,
+``Value.h``): an :class:`Operation` has operands (:class:`Value` uses),
+results (:class:`OpResult`), attributes, regions of :class:`Block` with
+:class:`BlockArgument` s, and successors.  Every entity carries its source
+range (:class:`~tile_lsp.analysis.ir.diagnostics.Range`, 0-based line and
+UTF-16 column); ranges are ``None`` only for entities without text.
+
+Attributes are structured (:mod:`tile_lsp.analysis.ir.attributes`); types come
+from :mod:`tile_lsp.dialect.types`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator
+
+from tile_lsp.analysis.ir.attributes import Attribute
+from tile_lsp.analysis.ir.diagnostics import Range
+from tile_lsp.dialect.schema import OpDef
+from tile_lsp.dialect.types import Type
+
+
+def _where(rng: Range | None) -> str:
+    return f" at {rng.start.line + 1}:{rng.start.character + 1}" if rng is not None else ""
+
+
+# The IR is a graph (values know their uses, ops their parents): the reprs name an object and its
+# place instead of recursing through it (a dataclass repr of one op printed much of the module).
+
+
+@dataclass(eq=False, repr=False)
+class Use:
+    """One use of a value: the operation, the operand index and the range of the use."""
+
+    owner: "Operation"
+    index: int
+    range: Range | None
+
+    def __repr__(self) -> str:
+        return f"<Use: operand {self.index} of {self.owner.name}{_where(self.range)}>"
+
+
+@dataclass(eq=False, repr=False)
+class Value:
+    """An SSA value.  ``name`` is its spelling (``%0``, ``%x#1``, ``%arg0``)."""
+
+    name: str
+    type: Type
+    range: Range | None = None
+    uses: list[Use] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name} : {self.type}{_where(self.range)}>"
+
+    @property
+    def defining_op(self) -> "Operation | None":
+        return None
+
+
+@dataclass(eq=False, repr=False)
+class OpResult(Value):
+    """Result ``index`` of operation ``owner``."""
+
+    owner: "Operation | None" = None
+    index: int = 0
+
+    @property
+    def defining_op(self) -> "Operation | None":
+        return self.owner
+
+
+@dataclass(eq=False, repr=False)
+class BlockArgument(Value):
+    """Argument ``index`` of ``owner`` block."""
+
+    owner: "Block | None" = None
+    index: int = 0
+
+
+@dataclass(eq=False, repr=False)
+class Block:
+    """A basic block: optional label (``^bb0``), arguments, operations."""
+
+    label: str | None = None
+    arguments: list[BlockArgument] = field(default_factory=list)
+    operations: list["Operation"] = field(default_factory=list)
+    parent: "Region | None" = None
+    range: Range | None = None
+    label_range: Range | None = None
+
+    def __repr__(self) -> str:
+        return (f"<Block {self.label or ''}({len(self.arguments)} arguments, "
+                f"{len(self.operations)} operations){_where(self.range)}>")
+
+    @property
+    def parent_op(self) -> "Operation | None":
+        return self.parent.parent if self.parent else None
+
+    @property
+    def terminator(self) -> "Operation | None":
+        return self.operations[-1] if self.operations else None
+
+
+@dataclass(eq=False, repr=False)
+class Region:
+    """A region: a list of blocks owned by ``parent``."""
+
+    blocks: list[Block] = field(default_factory=list)
+    parent: "Operation | None" = None
+    range: Range | None = None
+
+    def __repr__(self) -> str:
+        return f"<Region of {len(self.blocks)} blocks{_where(self.range)}>"
+
+    @property
+    def empty(self) -> bool:
+        return not self.blocks
+
+
+@dataclass(eq=False, repr=False)
+class Operation:
+    """An operation.
+
+    ``name`` is the full name (``cuda_tile.addi``); ``opdef`` its table entry
+    (``None`` for unregistered ops).  ``attributes`` holds discardable
+    attributes and ``properties`` the inherent ones (MLIR ``<{...}>``); for
+    custom forms, inherent attributes go to ``properties``.
+    ``operand_ranges[i]`` is the range of the i-th operand's use.
+    ``generic`` is true when the op was written in generic form.
+    ``range`` spans the whole op (results through location), ``name_range``
+    the op name.
+    """
+
+    name: str
+    opdef: OpDef | None = None
+    operands: list[Value] = field(default_factory=list)
+    operand_ranges: list[Range | None] = field(default_factory=list)
+    results: list[OpResult] = field(default_factory=list)
+    attributes: dict[str, Attribute] = field(default_factory=dict)
+    properties: dict[str, Attribute] = field(default_factory=dict)
+    regions: list[Region] = field(default_factory=list)
+    successors: list[Block] = field(default_factory=list)
+    location: Attribute | None = None
+    parent: Block | None = None
+    range: Range | None = None
+    name_range: Range | None = None
+    generic: bool = False
+    # ranges of named parts of the custom form (attribute keywords, types...)
+    part_ranges: dict[str, Range] = field(default_factory=dict)
+    # operand segment sizes when the op has several variadic operand groups
+    operand_segments: dict[str, tuple[int, int]] = field(default_factory=dict)
+    result_segments: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # set when building the op already reported an error (its verifiers are skipped)
+    invalid: bool = False
+
+    @property
+    def dialect(self) -> str:
+        return self.name.split(".", 1)[0] if "." in self.name else ""
+
+    @property
+    def short_name(self) -> str:
+        return self.name.split(".", 1)[1] if "." in self.name else self.name
+
+    @property
+    def parent_op(self) -> "Operation | None":
+        return self.parent.parent_op if self.parent else None
+
+    def attr(self, name: str) -> Attribute | None:
+        """Inherent or discardable attribute ``name``."""
+        a = self.properties.get(name)
+        return a if a is not None else self.attributes.get(name)
+
+    def operand_group(self, name: str) -> list[Value]:
+        """The operands of ODS operand ``name`` (by the op definition's segments)."""
+        seg = self.operand_segments.get(name)
+        if seg is None:
+            return []
+        start, size = seg
+        return self.operands[start:start + size]
+
+    def result_group(self, name: str) -> list[OpResult]:
+        seg = self.result_segments.get(name)
+        if seg is None:
+            return []
+        start, size = seg
+        return self.results[start:start + size]
+
+    def walk(self) -> Iterator["Operation"]:
+        """Pre-order walk of this op and every op nested in its regions.
+
+        Iterative (no generator per op): module-level checks walk every op
+        of a file after each edit.
+        """
+        stack = [self]
+        pop, extend = stack.pop, stack.extend
+        while stack:
+            op = pop()
+            yield op
+            regions = op.regions
+            if regions:
+                children = [c for region in regions for block in region.blocks for c in block.operations]
+                children.reverse()
+                extend(children)
+
+    @property
+    def symbol_name(self) -> str | None:
+        a = self.attr("sym_name")
+        return getattr(a, "value", None) if a is not None else None
+
+    def __repr__(self) -> str:
+        return (f"<Operation {self.name}: {len(self.operands)} operands, {len(self.results)} results, "
+                f"{len(self.regions)} regions{_where(self.range)}>")
+
+
+@dataclass(eq=False, repr=False)
+class Module:
+    """The IR of one chunk: a top-level block holding the top-level operations.
+
+    MLIR wraps a file in an implicit ``builtin.module``; tile-lsp keeps the
+    top-level ops in ``body`` and their attribute/type aliases in ``aliases``.
+    """
+
+    body: Block = field(default_factory=Block)
+    attr_aliases: dict[str, Attribute] = field(default_factory=dict)
+    type_aliases: dict[str, Type] = field(default_factory=dict)
+    # first and last 0-based line of the chunk in its document (file locations are relative to it)
+    line_span: tuple[int, int] | None = None
+
+    def walk(self) -> Iterator[Operation]:
+        for op in self.body.operations:
+            yield from op.walk()
+
+    def __repr__(self) -> str:
+        return f"<Module of {len(self.body.operations)} top-level operations>"
+
+
+class SymbolTable:
+    """Symbols defined directly in the region of a symbol-table op (``cuda_tile.module``).
+
+    Maps the symbol name (without ``@``) to the defining operation.  Rule
+    source: MLIR ``SymbolTable`` (``mlir/IR/SymbolTable.h``).
+    """
+
+    def __init__(self, op: Operation | Module):
+        self.symbols: dict[str, Operation] = {}
+        self.duplicates: list[tuple[Operation, Operation]] = []
+        blocks = [op.body] if isinstance(op, Module) else [b for r in op.regions for b in r.blocks]
+        for block in blocks:
+            for child in block.operations:
+                name = child.symbol_name
+                if name is None:
+                    continue
+                if name in self.symbols:
+                    self.duplicates.append((child, self.symbols[name]))
+                else:
+                    self.symbols[name] = child
+
+    def lookup(self, name: str) -> Operation | None:
+        return self.symbols.get(name)

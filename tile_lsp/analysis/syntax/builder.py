@@ -1,0 +1,1693 @@
+"""Syntax tree to IR: build operations, values, types and attributes, resolve names.
+
+The builder plays the part of MLIR's parser after the grammar: it walks each
+op's assembly format (:mod:`tile_lsp.grammar.formats`) against the op's parse
+tree, binds operands, attributes, types and regions, infers the types the
+format leaves out (the op table's ``type_inference``), and resolves SSA names
+in MLIR's scoping (regions nest, ``IsolatedFromAbove`` ops start a new scope).
+
+The errors it reports are those MLIR's parser reports, with MLIR's words:
+``use of undeclared SSA value name``, ``use of value '%x' expects different
+type than prior uses: 'A' vs 'B'`` (note ``prior use here``), ``redefinition
+of SSA value '%x'`` (note ``previously defined here``), ``operation defines N
+results but was provided M to bind`` and the enum keyword errors of NVIDIA's
+custom parsers (``CudaTile.cpp``).  Rule source: MLIR ``mlir/lib/AsmParser/Parser.cpp``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from lark import Token, Tree
+
+from tile_lsp.analysis.ir import attributes as A
+from tile_lsp.analysis.ir import debuginfo
+from tile_lsp.analysis.ir.diagnostics import Diagnostic, Note, Range, Severity, SourceText
+from tile_lsp.analysis.ir.core import Block, BlockArgument, Module, OpResult, Operation, Region, Use, Value
+from tile_lsp.analysis.ir.limits import MAX_BOUND_RESULTS, parse_uint64
+from tile_lsp.dialect import types as T
+from tile_lsp.analysis.syntax.parse_rules import PARSE_RULES, ParseContext, run_parse_rules
+from tile_lsp.analysis.syntax.parse_rules.dense import start_of
+from tile_lsp.analysis.syntax.parse_rules.views import CUSTOM_ENUM_KEYWORDS
+from tile_lsp.analysis.syntax.type_rules import locate_type_error
+from tile_lsp.dialect.attr_syntax import attribute_issues
+from tile_lsp.dialect.custom_formats import CUSTOM_FORMATS, ENUM_KEYWORD_DIRECTIVES, OPTIONAL_OPERANDS_BY_TYPE
+from tile_lsp.dialect.registry import lookup
+from tile_lsp.dialect.schema import OpDef
+from tile_lsp.dialect.type_transforms import TYPE_TRANSFORM_FUNCTIONS, tensor_view_of
+from tile_lsp.grammar.parse import next_token_offset, wrong_token_offset
+from tile_lsp.grammar.formats import (
+    Directive,
+    Literal,
+    OIList,
+    OptionalGroup,
+    Var,
+    parse_format,
+)
+
+
+class BuildError(Exception):
+    """Raised inside the builder to abandon the current op after a reported error."""
+
+
+# ---------------------------------------------------------------------------
+# Scopes
+# ---------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class Scope:
+    """Value names visible in one region; ``isolated``: outer names are invisible (the text's top).
+
+    ``pending_boundary``: the forward references made inside wait here and are reported
+    undeclared when the region ends (the regions of IsolatedFromAbove ops: each function is
+    analysed on its own, by the editor too, although MLIR resolves names across them).
+    """
+
+    parent: "Scope | None" = None
+    isolated: bool = False
+    pending_boundary: bool = False
+    values: dict[str, Value] = field(default_factory=dict)
+    # forward references: name -> list of (op, operand index, range, expected type)
+    pending: dict[str, list[tuple[Operation, int, Range | None, T.Type | None]]] = field(default_factory=dict)
+
+    def lookup(self, name: str) -> Value | None:
+        scope: Scope | None = self
+        while scope is not None:
+            v = scope.values.get(name)
+            if v is not None:
+                return v
+            if scope.isolated:
+                return None
+            scope = scope.parent
+        return None
+
+
+def _isolated_scope(scope: Scope) -> Scope:
+    """The nearest isolated-from-above scope (MLIR ``isolatedNameScopes.back()``)."""
+    s: Scope | None = scope
+    while s is not None and not (s.isolated or s.pending_boundary):
+        s = s.parent
+    return s or scope
+
+
+def _ssa_name(name: str) -> str:
+    """The name of ``%x#N`` without its result number, as MLIR's ``resolveSSAUse`` prints it."""
+    return name.split("#", 1)[0]
+
+
+def canonical_value_name(name: str) -> str:
+    """``%x`` and ``%x#0`` name the same value."""
+    return name[:-2] if name.endswith("#0") else name
+
+
+# ---------------------------------------------------------------------------
+# Enum keyword messages of NVIDIA's custom parsers (CudaTile.cpp)
+# ---------------------------------------------------------------------------
+
+# rounding-mode custom directive -> (allowed modes, default, append ", got: '<x>'")
+ROUNDING_DIRECTIVES: dict[str, tuple[tuple[str, ...], str, bool]] = {
+    "IEEERoundingMode": (("nearest_even", "zero", "negative_inf", "positive_inf"), "nearest_even", True),
+    "DivFOpRoundingMode": (("nearest_even", "zero", "negative_inf", "positive_inf", "approx", "full"),
+                           "nearest_even", False),
+    "SqrtOpRoundingMode": (("nearest_even", "zero", "negative_inf", "positive_inf", "approx"), "nearest_even", False),
+    "TanHOpRoundingMode": (("approx", "full"), "full", False),
+    "ExpOpRoundingMode": (("approx", "full"), "full", False),
+    "IntegerRoundingMode": (("nearest_int_to_zero",), "nearest_int_to_zero", True),
+}
+
+ALL_ROUNDING_MODES = ("nearest_even", "zero", "negative_inf", "positive_inf", "approx", "full",
+                      "nearest_int_to_zero")
+
+
+def _enum_cases(enum_name: str) -> tuple[str, ...] | None:
+    try:
+        from tile_lsp.dialect.enums import ENUMS
+    except ImportError:  # pragma: no cover - table always present in a release
+        return None
+    e = ENUMS.get(enum_name)
+    if e is None:
+        return None
+    return tuple(c[0] if isinstance(c, tuple) else getattr(c, "spelling", c) for c in e.cases)
+
+
+# ---------------------------------------------------------------------------
+# Type inference with the op table's type transforms
+# ---------------------------------------------------------------------------
+
+
+def index_space_rank(t: T.Type) -> int | None:
+    """Rank of the index space of a tensor_view or tile view (its tensor_view's rank)."""
+    if isinstance(t, T.TensorViewType):
+        return t.rank
+    inner = tensor_view_of(t)
+    return index_space_rank(inner) if inner is not None else None
+
+
+def _apply_transform(expr: str, types: dict[str, list[T.Type]]) -> list[T.Type] | None:
+    m = re.fullmatch(r"\s*([A-Za-z_0-9]+)\s*(?:\(\s*([A-Za-z_0-9]*)\s*\))?\s*", expr)
+    if not m:
+        return None
+    fname, arg = m.group(1), m.group(2)
+    if arg is None:
+        # a bare name: same type as that operand/result, or a nullary transform
+        if fname in types:
+            return list(types[fname])
+        fn = TYPE_TRANSFORM_FUNCTIONS.get(fname)
+        if fn is not None:
+            return [fn(T.UNKNOWN)] if fn(T.UNKNOWN) is not None else None
+        return None
+    fn = TYPE_TRANSFORM_FUNCTIONS.get(fname)
+    src = types.get(arg)
+    if fn is None or not src:
+        return None
+    out = [fn(t) for t in src]
+    return None if any(t is None for t in out) else out
+
+
+# ---------------------------------------------------------------------------
+# The builder
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class _OpParts:
+    """What the format walk collected for one custom op."""
+
+    operands: dict[str, list[tuple[str, Range | None]]] = field(default_factory=dict)
+    types: dict[str, list[T.Type]] = field(default_factory=dict)
+    # names whose types the text gives (``type($x)``), not inferred
+    written_types: frozenset[str] = frozenset()
+    # operand variables the format walk reached (an absent optional group's are not)
+    read_operands: set[str] = field(default_factory=set)
+    props: dict[str, A.Attribute] = field(default_factory=dict)
+    attrs: dict[str, A.Attribute] = field(default_factory=dict)
+    regions: dict[str, tuple[Tree, list[tuple[str, T.Type, Range | None]]]] = field(default_factory=dict)
+    # extra region arguments supplied before the region is seen (for/loop headers)
+    region_args: list[tuple[str, T.Type | None, Range | None]] = field(default_factory=list)
+    uniform_result_type: T.Type | None = None
+    type_ranges: dict[str, list[Range | None]] = field(default_factory=dict)
+    nodes: dict[str, Any] = field(default_factory=dict)
+    # types read without verification, verified once the parse-time rules ran
+    deferred_types: list[Any] = field(default_factory=list)
+    # the `regions` directive: every region of the op, in order
+    all_regions: list[Tree] | None = None
+
+
+class Builder:
+    """Builds a :class:`~tile_lsp.analysis.ir.core.Module` from the tree of one chunk.
+
+    ``source`` indexes the whole document; ``base`` is the code-point offset
+    of the chunk in it.  Diagnostics go to ``diagnostics`` with whole-file
+    ranges.  ``stop_at_first_error`` mimics MLIR's parser, which abandons a
+    chunk at its first error.
+    """
+
+    def __init__(self, source: SourceText, base: int, text: str, *, stop_at_first_error: bool = False,
+                 end: int | None = None):
+        self.source = source
+        self.base = base
+        self.text = text
+        #: the end of the text as written: recovery may have closed its brackets after it
+        self.end = len(text) if end is None else end
+        self._checked_mnemonics: set[int] = set()
+        self.diagnostics: list[Diagnostic] = []
+        self.stop_at_first_error = stop_at_first_error
+        self.module = Module()
+        first = source.position(base).line
+        self.module.line_span = (first, first + text.count("\n"))
+        self._reported_types: set[int] = set()
+        # index the next error will have when the last one was non-fatal (its failure goes on)
+        self._continued = -1
+        self._type_depth = 0
+        self._outermost_bang = False
+        self._custom_op: str | None = None  # the custom-form op whose format is being bound
+
+    # -- ranges and diagnostics ------------------------------------------------
+
+    def rng(self, node: Any) -> Range | None:
+        if isinstance(node, Token):
+            if node.start_pos is None:
+                return None
+            return self.source.range(self.base + node.start_pos, self.base + node.end_pos)
+        if isinstance(node, Tree):
+            meta = node.meta
+            if getattr(meta, "empty", True):
+                return None
+            return self.source.range(self.base + meta.start_pos, self.base + meta.end_pos)
+        return None
+
+    def point(self, node: Any) -> Range | None:
+        r = self.rng(node)
+        return Range(r.start, r.start) if r else None
+
+    def error(self, message: str, rng: Range | None, code: str, notes: list[Note] | None = None,
+              fatal: bool = True) -> None:
+        """Report a parse-level error.  With ``stop_at_first_error``, a ``fatal`` one ends the chunk.
+
+        Some of NVIDIA's parsers emit a second error before failing
+        (``fatal=False`` for the first), as MLIR prints both.
+        """
+        follows = self._continued == len(self.diagnostics)
+        self.diagnostics.append(Diagnostic(Severity.ERROR, message, rng, code, notes or [], follows=follows))
+        self._continued = -1 if fatal else len(self.diagnostics)
+        if self.stop_at_first_error and fatal:
+            raise BuildError(message)
+
+    def _token_before(self, rng: Range | None) -> Range | None:
+        """The one-character token just before ``rng`` (past blanks), as a point; ``None`` when the text
+        before it is not such a token."""
+        if rng is None:
+            return None
+        i = self.source.offset(rng.start) - self.base
+        while i > 0 and self.text[i - 1] in " \t\r\n":
+            i -= 1
+        if i == 0 or self.text[i - 1] not in ":=(,":
+            return None
+        return self.source.range(self.base + i - 1, self.base + i - 1)
+
+    def _after_token(self, tok: Token) -> Range:
+        """Where MLIR's ``emitWrongTokenError`` reports an error met at the token after ``tok``:
+        the end of ``tok`` (past blanks and comments), or, at the end of the text, its last
+        character (:func:`~tile_lsp.grammar.parse.wrong_token_offset`)."""
+        after = next_token_offset(self.text, tok.end_pos)
+        at_end = after >= self.end
+        pos = wrong_token_offset(self.text[:self.end], self.end, eof=True) if at_end \
+            else wrong_token_offset(self.text, after)
+        return self.source.range(self.base + pos, self.base + pos)
+
+    def slice(self, node: Tree | Token) -> str:
+        if isinstance(node, Token):
+            return str(node)
+        if getattr(node.meta, "empty", True):
+            return ""
+        return self.text[node.meta.start_pos:node.meta.end_pos]
+
+    # -- entry ---------------------------------------------------------------
+
+    def build(self, tree: Tree | None) -> Module:
+        """Build the module of ``tree`` (the ``start`` rule); never raises."""
+        if tree is None:
+            return self.module
+        scope = Scope(isolated=True)
+        try:
+            for item in tree.children:
+                if not isinstance(item, Tree):
+                    continue
+                if item.data == "operation":
+                    self.operation(item, self.module.body, scope)
+                else:
+                    self.alias_definition(item)
+            self.finish_scope(scope)
+        except BuildError:
+            pass
+        resolve_location_aliases(self.module, self.module.walk())
+        self.diagnostics.extend(undefined_location_aliases(self.module))
+        return self.module
+
+    def alias_definition(self, item: Tree) -> tuple[str, str] | None:
+        """Define the alias of a top-level ``#a = attr`` / ``!t = type`` item in the module's tables;
+        returns ``(sigil, name)``, or ``None`` for another item.
+
+        MLIR ``TopLevelOperationParser::parseAttributeAliasDef`` / ``parseTypeAliasDef``: an alias
+        defined again is "redefinition of <kind> alias id '<name>'", at its name.
+        """
+        if item.data == "attr_alias_def":
+            sigil, kind, table = "#", "attribute", self.module.attr_aliases
+        elif item.data == "type_alias_def":
+            sigil, kind, table = "!", "type", self.module.type_aliases
+        else:
+            return None
+        tok = item.children[0]
+        name = str(tok)[1:]
+        if name in table:
+            self.error(f"redefinition of {kind} alias id '{name}'", self.rng(tok), "parse.alias")
+        table[name] = self.attribute(item.children[1]) if sigil == "#" else self.generic_type(item.children[1])
+        return sigil, name
+
+    def reference_range(self, scope: Scope, key: str) -> Range | None:
+        """Where ``key`` was defined (visible from ``scope``) or first used as a forward reference in
+        ``scope``'s isolated region, else ``None`` (MLIR ``OperationParser::getReferenceLoc``)."""
+        value = scope.lookup(key)
+        if value is not None:
+            return value.range
+        uses = _isolated_scope(scope).pending.get(key)
+        return uses[0][2] if uses else None
+
+    def finish_scope(self, scope: Scope) -> None:
+        """Report forward references never defined, at the end of the region.
+
+        As MLIR's ``OperationParser::popSSANameScope``: one error per name, at
+        its first use (where its placeholder was made), in text order.
+        """
+        firsts = [uses[0][2] for uses in scope.pending.values() if uses]
+        firsts.sort(key=lambda r: (r is not None, r.start if r is not None else None))
+        for rng in firsts:
+            self.error("use of undeclared SSA value name", rng, "structure.undefined-value")
+
+    # -- values ------------------------------------------------------------------
+
+    def define(self, scope: Scope, value: Value, name_node: Any) -> None:
+        """Bind ``value`` in ``scope``; a name bound already is "redefinition of SSA value".
+
+        The error sits at ``name_node`` or, for block arguments (no node), at
+        the value's own range: never without a location.
+        """
+        key = canonical_value_name(value.name)
+        # MLIR OperationParser::addDefinition: any name visible there, from an enclosing region too
+        # (one table per isolated-from-above region), cannot be defined again
+        prior = scope.lookup(key)
+        if prior is not None:
+            where = self.rng(name_node) if name_node is not None else value.range
+            self.error(f"redefinition of SSA value '{_ssa_name(value.name)}'", where,
+                       "structure.redefinition", [Note("previously defined here", prior.range)])
+            return
+        scope.values[key] = value
+        # forward references wait in the isolated scope (see :meth:`use`): as
+        # MLIR's per-isolated-region value table, a definition in any nested
+        # region resolves them (the verifier then reports the dominance)
+        pending = _isolated_scope(scope).pending.pop(key, None)
+        if pending:
+            # MLIR ``OperationParser::addDefinition``: the forward reference's
+            # placeholder has the type of its first use
+            _, _, first_rng, expected = pending[0]
+            if expected is not None and expected != T.UNKNOWN and value.type != T.UNKNOWN and expected != value.type:
+                number = value.name.split("#", 1)[1] if "#" in value.name else "0"
+                where = self.rng(name_node) if name_node is not None else value.range
+                self.error(
+                    f"definition of SSA value '{_ssa_name(value.name)}#{number}' has type {_q(value.type)}",
+                    where, "structure.use-type",
+                    [Note(f"previously used here with type {_q(expected)}", _start(first_rng))])
+            for op, idx, rng, expected in pending:
+                op.operands[idx] = value
+                value.uses.append(Use(op, idx, rng))
+
+    def use(self, scope: Scope, name: str, rng: Range | None, expected: T.Type | None,
+            op: Operation, index: int) -> Value:
+        """Resolve a use of ``name`` expecting type ``expected`` (``None``: any).
+
+        As MLIR's parser stops at the first error, only the first mismatching
+        use of an op is reported (``op.invalid`` marks that one was).
+        """
+        key = canonical_value_name(name)
+        value = scope.lookup(key)
+        if value is None:
+            # forward reference within this region, resolved when defined
+            placeholder = Value(name, expected if expected is not None else T.UNKNOWN, rng)
+            target = _isolated_scope(scope)
+            earlier = target.pending.get(key)
+            if earlier:
+                # resolveSSAUse: a later use checks the placeholder's type (its first use's)
+                _, _, first_rng, first_type = earlier[0]
+                if (expected is not None and expected != T.UNKNOWN and first_type is not None
+                        and first_type != T.UNKNOWN and expected != first_type and not op.invalid):
+                    op.invalid = True
+                    self.error(
+                        f"use of value '{_ssa_name(name)}' expects different type than prior uses: "
+                        f"{_q(expected)} vs {_q(first_type)}",
+                        rng, "structure.use-type", [Note("prior use here", _start(first_rng))])
+            target.pending.setdefault(key, []).append((op, index, rng, expected))
+            return placeholder
+        if (expected is not None and expected != T.UNKNOWN and value.type != T.UNKNOWN
+                and expected != value.type and not op.invalid):
+            op.invalid = True
+            self.error(
+                f"use of value '{_ssa_name(name)}' expects different type than prior uses: "
+                f"{_q(expected)} vs {_q(value.type)}",
+                rng, "structure.use-type", [Note("prior use here", _start(value.range))])
+        value.uses.append(Use(op, index, rng))
+        return value
+
+    # -- operations ----------------------------------------------------------------
+
+    def operation(self, tree: Tree, block: Block, scope: Scope) -> Operation | None:
+        results_tree, body, loc_tree = tree.children
+        bound: list[tuple[str, int, Any]] = []  # (name, count, node)
+        if results_tree is not None:
+            total = 0
+            for r in results_tree.children:
+                name_tok, count_tok = r.children
+                count = self.result_count(count_tok, total) if count_tok is not None else 1
+                total += count
+                bound.append((str(name_tok), count, name_tok))
+        if body.data == "generic_op":
+            op = self.generic_op(body, bound, block, scope)
+        else:
+            op = self.custom_op(body.children[0], bound, block, scope)
+        if op is None:
+            return None
+        op.range = self.rng(tree)
+        if loc_tree is not None:
+            op.location = self.location(loc_tree.children[0], deferred=True)
+        op.parent = block
+        block.operations.append(op)
+        return op
+
+    def result_count(self, tok: Token, bound_so_far: int) -> int:
+        """The size of a result group ``%x:N``, checked before any work proportional to it.
+
+        As MLIR's ``OperationParser::parseOperation``, ``N`` is read as an
+        unsigned 64-bit integer (decimal or ``0x`` hexadecimal), and a value
+        below 1 or beyond 64 bits is "expected named operation to have at
+        least 1 result".  tile-lsp also bounds the results bound by one op to
+        :data:`~tile_lsp.analysis.ir.limits.MAX_BOUND_RESULTS` (all groups
+        together; a group beyond it is reported at ``N``).  A rejected group
+        counts as one result, so the names after it stay defined.
+        """
+        value = parse_uint64(str(tok))
+        if value is None or value < 1:
+            self.error("expected named operation to have at least 1 result", self.point(tok),
+                       "structure.result-count")
+            return 1
+        if bound_so_far + value > MAX_BOUND_RESULTS:
+            self.error(f"result group of {value} results is out of range: an operation binds at most "
+                       f"{MAX_BOUND_RESULTS} results", self.rng(tok), "structure.result-count")
+            return 1
+        return value
+
+    def bind_results(self, op: Operation, bound: list[tuple[str, int, Any]], result_types: list[T.Type],
+                     scope: Scope, node: Any) -> None:
+        total = sum(c for _, c, _ in bound)
+        if bound and not result_types:
+            self.error("cannot name an operation with no results", self.point(bound[0][2]), "structure.result-count")
+        elif bound and total != len(result_types):
+            # MLIR reports it at the start of the statement (the first result name)
+            self.error(f"operation defines {len(result_types)} results but was provided {total} to bind",
+                       self.point(bound[0][2]), "structure.result-count")
+        index = 0
+        for name, count, name_node in bound:
+            for k in range(count):
+                t = result_types[index] if index < len(result_types) else T.UNKNOWN
+                vname = name if count == 1 else f"{name}#{k}"
+                res = OpResult(vname, t, self.rng(name_node), owner=op, index=index)
+                op.results.append(res)
+                if k == 0:  # `%x` (and `%x#0`) names the first result of a group
+                    self.define(scope, res, name_node)
+                elif f"{name}#{k}" not in scope.values:
+                    scope.values[f"{name}#{k}"] = res
+                index += 1
+        while index < len(result_types):
+            op.results.append(OpResult(f"<result {index}>", result_types[index], None, owner=op, index=index))
+            index += 1
+
+    # -- generic form ------------------------------------------------------------
+
+    def generic_op(self, tree: Tree, bound, block: Block, scope: Scope) -> Operation:
+        name_tok, operands_t, succ_t, props_t, regions_t, attrs_t, ftype_t = tree.children
+        name = self.string_literal(name_tok) if str(name_tok).startswith('"') else str(name_tok)
+        opdef = lookup(name) if "." in name else None
+        op = Operation(name, opdef, generic=True, name_range=self.rng(name_tok))
+        errors_before = len(self.diagnostics)
+        # MLIR ``parseGenericOperationAfterOpName``: operands (unresolved),
+        # successors, properties, regions, attribute dict, function type; only
+        # then are the operands resolved, and the results bound after the op.
+        if succ_t is not None:
+            for s in succ_t.children:
+                op.successors.append(Block(label=str(s.children[0])))
+        if props_t is not None:
+            d = self.attribute(props_t.children[0])
+            op.properties.update(d.entries if isinstance(d, A.DictAttr) else {})
+        region_errors = len(self.diagnostics)
+        if regions_t is not None:
+            isolated = opdef is not None and opdef.has_trait("IsolatedFromAbove")
+            for rt in regions_t.children:
+                op.regions.append(self.region(rt, op, scope, [], isolated))
+        region_errors = len(self.diagnostics) - region_errors
+        if attrs_t is not None:
+            d = self.attribute(attrs_t)
+            if isinstance(d, A.DictAttr):
+                for k, v in d.entries.items():
+                    if opdef is not None and opdef.attribute(k) is not None and k not in op.properties:
+                        op.properties[k] = v
+                    else:
+                        op.attributes[k] = v
+        ftype = self.generic_type(ftype_t)
+        inputs = list(ftype.inputs) if isinstance(ftype, T.FunctionType) else []
+        outputs = list(ftype.results) if isinstance(ftype, T.FunctionType) else []
+        uses = operands_t.children if operands_t is not None else []
+        if len(uses) != len(inputs):
+            self.error(f"expected {len(uses)} operand type{'s' if len(uses) != 1 else ''} but had {len(inputs)}",
+                       self.point(ftype_t), "parse.operand-types")
+        for i, u in enumerate(uses):
+            vname = str(u.children[0])
+            rng = self.rng(u)
+            op.operands.append(None)  # type: ignore[arg-type]
+            op.operand_ranges.append(rng)
+            op.operands[i] = self.use(scope, vname, rng, inputs[i] if i < len(inputs) else None, op, i)
+        self.bind_results(op, bound, outputs, scope, name_tok)
+        if opdef is not None:
+            self.assign_segments(op, opdef)
+        # errors of the op itself, not of the ops nested in its regions
+        op.invalid = len(self.diagnostics) - region_errors > errors_before
+        return op
+
+    def string_literal(self, tok: Token) -> str:
+        """The value of a string token, decoding the escapes MLIR's lexer knows.
+
+        MLIR (``Lexer::lexString``) accepts a backslash followed by a
+        backslash, a double quote, ``n``, ``t`` or two hex digits; any other
+        escape is "unknown escape in string literal", reported at the
+        backslash (the value keeps it as written).
+        """
+        text = str(tok)
+        m = next((e for e in _ESCAPE.finditer(text, 1, max(len(text) - 1, 1)) if e.group(1) is not None), None)
+        if m is not None:
+            where = self.rng(tok)
+            if where is not None and tok.start_pos is not None:
+                at = self.source.position(self.base + tok.start_pos + m.start())
+                where = Range(at, at)
+            self.error("unknown escape in string literal", where, "parse.string")
+        return _unquote(text)
+
+    def assign_segments(self, op: Operation, opdef: OpDef) -> None:
+        """Split a generic op's operands/results into ODS groups (``operandSegmentSizes``).
+
+        Sizes that cannot describe the operands (negative, another count of
+        groups, another total) are ignored here: the verifier reports them
+        (:func:`tile_lsp.analysis.verify.verifier._verify_segment_sizes`).
+        """
+        seg_attr = op.properties.get("operandSegmentSizes") or op.attributes.get("operandSegmentSizes")
+        sizes: list[int] | None = None
+        if isinstance(seg_attr, A.DenseArrayAttr):
+            sizes = _segment_sizes(seg_attr, len(opdef.operands), len(op.operands))
+        op.operand_segments = _segments(opdef.operands, len(op.operands), sizes)
+        op.result_segments = _segments(opdef.results, len(op.results), None)
+
+    # -- custom form -----------------------------------------------------------------
+
+    def custom_op(self, tree: Tree, bound, block: Block, scope: Scope) -> Operation | None:
+        opname_tree = tree.children[0]
+        name_tok = opname_tree.children[0]
+        short = str(name_tok).split(".", 1)[-1] if str(name_tok).startswith("cuda_tile.") else str(name_tok)
+        opdef = lookup(short)
+        assert opdef is not None and opdef.format is not None
+        if opdef.name == "module" and str(name_tok) in ("module", "builtin.module") and (
+                str(name_tok) == "builtin.module" or block is self.module.body
+                or (block.parent_op is not None and block.parent_op.name == "builtin.module")):
+            # MLIR resolves a bare `module` outside cuda_tile ops to builtin.module
+            opdef = lookup("builtin.module")
+        op = Operation(opdef.full_name, opdef, name_range=self.rng(name_tok))
+        errors_before = len(self.diagnostics)
+        parts = _OpParts()
+        elems = parse_format(opdef.format)
+        fmt_tree = tree.children[1] if len(tree.children) > 1 else None
+        children = _children(fmt_tree)
+        outer_custom_op, self._custom_op = self._custom_op, opdef.full_name
+        try:
+            self.bind_format(opdef, elems, children, parts, bound, op, scope, tree, name_tok)
+        finally:
+            self._custom_op = outer_custom_op
+        self.finish_custom_op(op, opdef, parts, bound, scope, name_tok, errors_before)
+        return op
+
+    def bind_format(self, opdef: OpDef, elems: tuple, children: list, parts: _OpParts, bound,
+                    op: Operation, scope: Scope, tree: Tree, name_tok: Token) -> None:
+        """Walk the format, infer the types it leaves out and run the op's parse-time rules."""
+        self.walk(opdef, elems, children, parts)
+        if opdef.full_name == "cuda_tile.module" and "sym_name" not in parts.props:
+            body = parts.regions.get("body")
+            where = self.point(body[0]) if body else self.point(name_tok)
+            self.error("expected valid '@'-identifier for symbol name", where, "parse.symbol")
+        _disambiguate_optional_operands(opdef, parts)
+        self.split_operands_directive(opdef, parts, name_tok)
+        parts.written_types = frozenset(parts.types)
+        self.infer_types(opdef, parts, bound)
+        if opdef.dialect == "cuda_tile" and opdef.name in PARSE_RULES:  # rules are keyed by cuda_tile names
+            self.run_parse_rules(opdef, parts, op, scope, tree)
+        for node in parts.deferred_types:
+            self.type(node)
+
+    def split_operands_directive(self, opdef: OpDef, parts: _OpParts, name_tok: Token) -> None:
+        """Split the ``operands`` directive's values into the ODS groups and check ``type(operands)``.
+
+        The groups are sized as the generic form's (``operandSegmentSizes``
+        when it is written and consistent, else one variadic group takes the
+        rest).  As MLIR's ``resolveOperands``, a type list of another length
+        is reported where the operands start: ``number of operands and types
+        do not match: got N operands and M types``.
+        """
+        uses = parts.operands.pop("__operands__", None)
+        n = len(uses) if uses is not None else sum(len(parts.operands.get(o.name, [])) for o in opdef.operands)
+        types = parts.types.get("__operands__")
+        if types is not None and len(types) != n:
+            if uses:
+                where = _start(uses[0][1])
+            else:
+                first = next((u for o in opdef.operands for u in parts.operands.get(o.name, [])), None)
+                where = _start(first[1]) if first is not None else self.point(name_tok)
+            self.error(f"custom op '{opdef.full_name}' number of operands and types do not match: "
+                       f"got {n} operands and {len(types)} types", where, "parse.operand-types")
+        if uses is None:
+            return
+        seg = parts.attrs.get("operandSegmentSizes") or parts.props.get("operandSegmentSizes")
+        # sizes that do not describe the operands: the verifier reports the attribute
+        sizes = _segment_sizes(seg, len(opdef.operands), n) if isinstance(seg, A.DenseArrayAttr) else None
+        for name, (start, size) in _segments(opdef.operands, n, sizes).items():
+            parts.operands[name] = uses[start:start + size]
+
+    def finish_custom_op(self, op: Operation, opdef: OpDef, parts: _OpParts, bound, scope: Scope,
+                         name_tok: Token, errors_before: int) -> None:
+        """Build the regions, resolve the operands, attach attributes and bind the results.
+
+        The order is MLIR's: a custom parser reads the whole format (regions
+        included) before ``resolveOperands``, and ``OperationParser::parseOperation``
+        binds the result names once the op is parsed.
+        """
+        # results
+        result_types: list[T.Type] = []
+        for r in opdef.results:
+            ts = parts.types.get(r.name)
+            if r.kind == "variadic":
+                if ts is None and parts.uniform_result_type is not None:
+                    others = sum(1 for x in opdef.results if x.kind != "variadic")
+                    n = max(sum(c for _, c, _ in bound) - others, 0)
+                    ts = [parts.uniform_result_type] * n
+                result_types.extend(ts or [])
+            elif r.kind == "optional":
+                result_types.extend(ts or [])
+            else:
+                result_types.append(ts[0] if ts else T.UNKNOWN)
+        # after an error in the op's format (a type that breaks its verifier...) MLIR never gets to
+        # resolve the operands: their types are not compared
+        op.invalid = op.invalid or len(self.diagnostics) > errors_before
+        # MLIR parses the whole format, regions included, before resolving
+        # the operands (ODS-generated parsers and NVIDIA's ``ForOp::parse`` /
+        # ``LoopOp::parse`` alike); the results are bound after the op.
+        region_errors = len(self.diagnostics)
+        self.custom_regions(op, opdef, parts, scope)
+        region_errors = len(self.diagnostics) - region_errors
+        # operands in ODS order
+        index = 0
+        for o in opdef.operands:
+            uses = parts.operands.get(o.name, [])
+            ts = parts.types.get(o.name)
+            start = index
+            self.check_operand_type_count(opdef, o, uses, ts, parts, name_tok)
+            for k, (vname, rng) in enumerate(uses):
+                expected = None
+                if ts:
+                    expected = ts[k] if k < len(ts) else ts[-1]
+                op.operands.append(None)  # type: ignore[arg-type]
+                op.operand_ranges.append(rng)
+                op.operands[index] = self.use(scope, vname, rng, expected, op, index)
+                index += 1
+            op.operand_segments[o.name] = (start, index - start)
+        op.properties.update(parts.props)
+        for k, v in parts.attrs.items():
+            if opdef.attribute(k) is not None and k not in op.properties:
+                op.properties[k] = v
+            else:
+                op.attributes[k] = v
+        self.bind_results(op, bound, result_types, scope, name_tok)
+        rindex = 0
+        for r in opdef.results:
+            n = 1 if r.kind == "single" else len(parts.types.get(r.name) or [])
+            if r.kind == "variadic" and r.name not in parts.types:
+                n = len(op.results) - rindex
+            op.result_segments[r.name] = (rindex, n)
+            rindex += n
+        # errors of the op itself, not of the ops nested in its regions
+        op.invalid = len(self.diagnostics) - region_errors > errors_before
+        return op
+
+    def check_operand_type_count(self, opdef: OpDef, o, uses, ts, parts: _OpParts, name_tok: Token) -> None:
+        """MLIR ``OpAsmParser::resolveOperands``, as ODS-generated parsers call it per operand group.
+
+        An optional or variadic group whose written types (``type($x)``) are
+        not as many as its operands is "custom op 'X' number of operands and
+        types do not match: got N operands and M types", at the group's first
+        operand, or at the op name when the group's optional part was absent
+        (its location was never set).  Only for declarative formats: NVIDIA's
+        C++ parsers resolve their own way.
+        """
+        if o.kind == "single" or ts is None or o.name not in parts.written_types or len(ts) == len(uses):
+            return
+        if opdef.format == CUSTOM_FORMATS.get(opdef.name):
+            return
+        if uses:
+            where = _start(uses[0][1])
+        elif o.name not in parts.read_operands:
+            where = self.point(name_tok)
+        elif parts.type_ranges.get(o.name):
+            # an empty list where it was read: at the token that came instead of an operand, the
+            # punctuation before its types (`(` `:` in `( : type)`, `token =  : type`)
+            where = self._token_before(parts.type_ranges[o.name][0])
+            if where is None:
+                return
+        else:
+            return
+        self.error(f"custom op '{opdef.full_name}' number of operands and types do not match: "
+                   f"got {len(uses)} operands and {len(ts)} types", where, "parse.operand-types")
+
+    def custom_regions(self, op: Operation, opdef: OpDef, parts: _OpParts, scope: Scope) -> None:
+        """Build the regions of a custom-form op (before its operands are resolved, as MLIR)."""
+        isolated = opdef.has_trait("IsolatedFromAbove")
+        if parts.all_regions is not None:
+            for rtree in parts.all_regions:
+                op.regions.append(self.region(rtree, op, scope, [], isolated))
+            return
+        for rdef in opdef.regions:
+            entry = parts.regions.get(rdef.name)
+            if entry is None:
+                op.regions.append(Region(parent=op))
+                continue
+            rtree, args = entry
+            op.regions.append(self.region(rtree, op, scope, args, isolated))
+
+    def run_parse_rules(self, opdef: OpDef, parts: _OpParts, op: Operation, scope: Scope, tree: Tree) -> None:
+        """Run the parse-time rules of NVIDIA's C++ parser for this op (parse_rules package)."""
+
+        def value_type(name: str) -> T.Type | None:
+            v = scope.lookup(canonical_value_name(name))
+            return v.type if v is not None else None
+
+        def emit(message: str, rng: Range | None, notes: list[Note] | None = None, fatal: bool = True) -> None:
+            self.error(message, rng, f"parse.{opdef.name}", notes, fatal)
+
+        run_parse_rules(ParseContext(
+            opdef, parts.operands, parts.types, parts.type_ranges, parts.props, parts.nodes,
+            value_type, op.name_range, self.rng(tree), emit, self.rng, self.text, self.source, self.base))
+
+    def walk(self, opdef: OpDef, elems: tuple, children: list, parts: _OpParts) -> None:
+        """Bind the format elements ``elems`` to the aligned tree ``children``."""
+        it = iter(children)
+        for e in elems:
+            if isinstance(e, Literal):
+                continue
+            if isinstance(e, Var):
+                attr = opdef.attribute(e.name)
+                if attr is not None and attr.kind == "unit":
+                    parts.props[e.name] = A.UnitAttr()
+                    continue
+                self.bind_var(opdef, e, next(it, None), parts)
+            elif isinstance(e, Directive):
+                self.bind_directive(opdef, e, next(it, None), parts)
+            elif isinstance(e, OptionalGroup):
+                child = next(it, None)
+                if child is None:
+                    continue
+                if child.data.startswith("alt_"):
+                    inner = child.children[0]
+                    if inner.data.startswith("og_"):
+                        self.walk(opdef, e.then, _children(inner), parts)
+                    else:
+                        self.walk(opdef, e.else_, _children(inner), parts)
+                else:
+                    self.walk(opdef, e.then, _children(child), parts)
+            elif isinstance(e, OIList):
+                child = next(it, None)
+                present = {str(t) for t in (child.children if child is not None else [])}
+                for kw, attr_name in e.clauses:
+                    if kw in present:
+                        parts.props[attr_name] = A.UnitAttr()
+
+    def bind_var(self, opdef: OpDef, var: Var, child: Any, parts: _OpParts) -> None:
+        name = var.name
+        parts.nodes[name] = child
+        if opdef.operand(name) is not None:
+            parts.read_operands.add(name)
+            if child is None:
+                parts.operands[name] = []
+            elif child.data == "value_use":
+                parts.operands[name] = [(str(child.children[0]), self.rng(child))]
+            else:  # value_use_list
+                parts.operands[name] = [(str(u.children[0]), self.rng(u)) for u in child.children]
+            return
+        attr = opdef.attribute(name)
+        if attr is not None:
+            if child is None:
+                return
+            parts.props[name] = self.format_attr(attr.kind, child, name, opdef)
+            return
+        if any(r.name == name for r in opdef.regions):
+            parts.regions[name] = (child, [])
+            return
+
+    def format_attr(self, kind: str, node: Any, name: str, opdef: OpDef) -> A.Attribute:
+        """Convert the format child ``node`` of attribute ``name`` of ``kind`` (see AttrDef)."""
+        if kind.startswith("enum:"):
+            enum = kind[5:]
+            tok = node.children[0]
+            case = str(tok)
+            cases = _enum_cases(enum)
+            if (cases is not None and case not in cases
+                    and name not in CUSTOM_ENUM_KEYWORDS.get(opdef.name, ())):  # those have their own words
+                # the wording of ODS's generated enum parser
+                self.error(f"custom op '{opdef.full_name}' expected string or keyword containing one of the "
+                           f"following enum values for attribute '{name}' [{', '.join(cases)}]",
+                           self.point(tok), "parse.enum")
+            return A.EnumAttr(enum, case, range=self.rng(tok))
+        if isinstance(node, Tree) and node.data in ("fmt_int", "fmt_bool", "fmt_string", "fmt_symbol"):
+            tok = node.children[0]
+            if node.data == "fmt_int":
+                return A.IntegerAttr(_int(tok), range=self.rng(tok))
+            if node.data == "fmt_bool":
+                return A.BoolAttr(str(tok) == "true", range=self.rng(tok))
+            if node.data == "fmt_string":
+                return A.StringAttr(_unquote(str(tok)), range=self.rng(tok))
+            sym = _symbol(str(tok))
+            if kind == "symbol_name":
+                return A.SymbolNameAttr(sym, range=self.rng(tok))
+            return A.SymbolRefAttr(sym, range=self.rng(tok))
+        if isinstance(node, Tree) and node.data == "fmt_int_array":
+            lst = node.children[0]
+            vals = [_int(t) for t in lst.children] if lst is not None else []
+            return A.DenseArrayAttr(T.IntegerType(32), vals, range=self.rng(node))
+        if isinstance(node, Tree) and node.data == "pretty_body":
+            return A.DialectAttr("cuda_tile", name, self.slice(node)[1:-1].strip(), range=self.rng(node))
+        if kind == "type":
+            return A.TypeAttr(self.type(node), range=self.rng(node))
+        return self.attribute(node)
+
+    def _target(self, arg: Any) -> str | None:
+        """The operand/result name inside ``type($x)`` or ``$x``."""
+        if isinstance(arg, Var):
+            return arg.name
+        if isinstance(arg, Directive) and arg.name == "type" and arg.args and isinstance(arg.args[0], Var):
+            return arg.args[0].name
+        return None
+
+    def bind_directive(self, opdef: OpDef, d: Directive, child: Any, parts: _OpParts) -> None:
+        name = d.name
+        if name == "attr-dict":
+            if child is not None:
+                parts.attrs.update(self.attribute(child).entries)
+            return
+        if name == "attr-dict-with-keyword":
+            if child is not None:
+                parts.attrs.update(self.attribute(child.children[0]).entries)
+            return
+        if name == "type":
+            target = self._target(d)
+            if target is None and d.args and isinstance(d.args[0], Directive) \
+                    and d.args[0].name in ("operands", "results"):
+                target = f"__{d.args[0].name}__"  # split into the ODS groups by infer_types
+            if target is not None and child is not None:
+                parts.types[target] = self.type_list(child)
+                parts.type_ranges[target] = self.type_ranges(child)
+            return
+        if name == "functional-type":
+            ft = self.type(child)
+            if isinstance(ft, T.FunctionType):
+                for arg, types in zip(d.args, (ft.inputs, ft.results)):
+                    if isinstance(arg, Directive) and arg.name in ("operands", "results"):
+                        parts.types[f"__{arg.name}__"] = list(types)
+            return
+        if name == "operands":
+            # every operand, split into the ODS groups once the attributes are known (bind_format)
+            uses = child.children if child is not None else []
+            parts.operands["__operands__"] = [(str(u.children[0]), self.rng(u)) for u in uses]
+            return
+        if name == "regions":
+            parts.all_regions = [c for c in child.children if isinstance(c, Tree)] if child is not None else []
+            return
+        if name != "custom":
+            return
+        custom = d.custom
+        target = self._target(d.args[0]) if d.args else None
+        if target is not None:
+            parts.nodes.setdefault(target, child)
+        if custom in ("CudaTileType",):
+            if target is not None and child is not None:
+                parts.types[target] = self.type_list(child)
+                parts.type_ranges[target] = self.type_ranges(child)
+            return
+        if custom == "UniformType":
+            t = self.type(child.children[0])
+            parts.uniform_result_type = t
+            if target is not None and opdef.result(target) is not None and opdef.result(target).kind != "variadic":
+                parts.types[target] = [t]
+            return
+        if custom == "IndexType":
+            ts = self.type_list(child)
+            if target is not None:
+                parts.type_ranges[target] = self.type_ranges(child)
+                n = len(parts.operands.get(target, []))
+                parts.types[target] = ts if len(ts) == n or len(ts) != 1 else ts * max(n, 1)
+            return
+        if custom in ROUNDING_DIRECTIVES:
+            allowed, default, with_got = ROUNDING_DIRECTIVES[custom]
+            if child is None:
+                parts.props[target] = A.EnumAttr("RoundingMode", default, "rounding")
+                return
+            tok = child.children[0]
+            case = str(tok)
+            if case not in ALL_ROUNDING_MODES or (with_got and case not in allowed):
+                msg = "expected rounding mode to be one of: " + ", ".join(f"'{m}'" for m in allowed)
+                if with_got:
+                    msg += f", got: '{case}'"
+                # MLIR reports at the current location: the token after the closing '>'
+                after = next_token_offset(self.text, child.meta.end_pos)
+                where = self.source.range(self.base + after, self.base + after)
+                self.error(f"custom op '{opdef.full_name}' {msg}", where, "parse.rounding")
+            parts.props[target] = A.EnumAttr("RoundingMode", case, "rounding", range=self.rng(tok))
+            return
+        if custom in ENUM_KEYWORD_DIRECTIVES:
+            _, enum, message = ENUM_KEYWORD_DIRECTIVES[custom]
+            tok = child.children[0]
+            cases = _enum_cases(enum)
+            if cases is not None and str(tok) not in cases:
+                self.error(f"custom op '{opdef.full_name}' {message}", self.point(tok), "parse.enum")
+            parts.props[target] = A.EnumAttr(enum, str(tok), range=self.rng(tok))
+            return
+        if custom == "AssumePredicate":
+            inner = child.children
+            if isinstance(inner[0], Tree) and inner[0].data.startswith("assume_"):
+                # the short forms the grammar spells out: div_by<...>, same_elements<...>, bounded<...>
+                written = self.slice(inner[0])
+                mnemonic, body = written.split("<", 1)
+                parts.props[target] = A.DialectAttr("cuda_tile", mnemonic.strip(), body[:-1],
+                                                    range=self.rng(child))
+            elif isinstance(inner[0], Token) and inner[0].type == "BARE_ID":
+                body = self.slice(inner[1])[1:-1] if len(inner) > 1 and inner[1] is not None else None
+                parts.props[target] = A.DialectAttr("cuda_tile", str(inner[0]), body, range=self.rng(child))
+            else:
+                parts.props[target] = self.attribute(inner[0])
+            return
+        if custom in ("DenseTypedElementsAttr", "DenseTypedElementsAttrNoResult"):
+            elem_t, lit, ty_t = child.children
+            elem = self.type(elem_t)
+            # NVIDIA's parser reads the literal before the type after it: the
+            # type is verified after the literal's parse rules (bind_format)
+            ty = self._type(ty_t)
+            parts.deferred_types.append(ty_t)
+            values = self.dense_values(lit, elem) if lit is not None else []
+            shape = _literal_shape(values)
+            parts.props[target] = A.DenseElementsAttr(elem, values, ty, shape, range=self.rng(child))
+            if custom == "DenseTypedElementsAttr" and len(d.args) > 1:
+                res = self._target(d.args[1])
+                if res is not None:
+                    parts.types[res] = [ty]
+            return
+        if custom == "SymbolVisibility":
+            if child is not None:
+                parts.props[target or "sym_visibility"] = A.StringAttr(str(child.children[0]), range=self.rng(child))
+            return
+        if custom in ("IfOpRegion", "Region"):
+            if target is not None:
+                parts.regions[target] = (child, list(parts.region_args))
+            return
+        if custom == "ArgumentRegion":
+            args_t, region_t = child.children
+            parts.regions[target] = (region_t, self.block_args(args_t))
+            return
+        if custom == "FunctionSignature":
+            args_t, res_t = child.children
+            args = self.block_args(args_t)
+            results = self.type_list(res_t.children[0]) if res_t is not None else []
+            parts.region_args = args
+            parts.props[target or "function_type"] = A.TypeAttr(
+                T.FunctionType(tuple(t for _, t, _ in args), tuple(results)), range=self.rng(child))
+            return
+        if custom == "ForHeader":
+            unsigned_t, iv_t, lb, ub, step, ty_t = child.children
+            ty = self.type(ty_t)
+            if unsigned_t is not None:
+                parts.props["unsignedCmp"] = A.UnitAttr()
+            names = [self._target(a) for a in d.args]
+            for nm, u in zip(names, (lb, ub, step)):
+                parts.operands[nm] = [(str(u.children[0]), self.rng(u))]
+                parts.types[nm] = [ty]
+            parts.region_args = [(str(iv_t.children[0]), ty, self.rng(iv_t))]
+            return
+        if custom == "ForIterValues":
+            if child is None:
+                parts.operands[target] = []
+                parts.types.setdefault("resultValues", [])
+                return
+            *iter_args, types_t = child.children
+            ts = self.type_list(types_t)
+            uses = []
+            for k, ia in enumerate(iter_args):
+                vname, u = ia.children
+                uses.append((str(u.children[0]), self.rng(u)))
+                parts.region_args.append((str(vname), ts[k] if k < len(ts) else T.UNKNOWN, self.rng(vname)))
+            parts.operands[target] = uses
+            parts.types[target] = ts
+            for r in opdef.results:
+                parts.types[r.name] = ts
+            return
+        if custom == "LoopHeader":
+            iter_t, res_t = child.children
+            uses = []
+            if iter_t is not None:
+                *iter_args, types_t = iter_t.children
+                ts = self.type_list(types_t)
+                for k, ia in enumerate(iter_args):
+                    vname, u = ia.children
+                    uses.append((str(u.children[0]), self.rng(u)))
+                    parts.region_args.append((str(vname), ts[k] if k < len(ts) else T.UNKNOWN, self.rng(vname)))
+                parts.types[target] = ts
+            parts.operands[target] = uses
+            results = self.type_list(res_t.children[0]) if res_t is not None and res_t.children and res_t.children[0] is not None else []
+            for r in opdef.results:
+                parts.types[r.name] = results
+            return
+        if custom == "IndexList":
+            items = [c for c in child.children if c is not None]
+            parts.operands[target] = [(str(c.children[0]), self.rng(c)) for c in items if isinstance(c, Tree)]
+            return
+        if custom == "ShapeList":
+            items = [c for c in child.children if c is not None]
+            # the static entries are in the result type; the parse rules read the node
+            parts.operands[target] = [(str(c.children[0]), self.rng(c)) for c in items if isinstance(c, Tree)]
+            return
+        if custom == "TypeArrowType":
+            first, second = child.children
+            if second is None:
+                parts.types[target] = [self.type(first)]
+            else:
+                idx_t = self.type(first)
+                parts.types[target] = [self.type(second)]
+                for o in opdef.operands:
+                    if o.kind == "variadic":
+                        parts.types[o.name] = [idx_t]
+            return
+        if custom == "OptHints":
+            if child is not None:
+                body = self.slice(child.children[0])[1:-1].strip()
+                parts.props[target or "optimization_hints"] = A.DialectAttr(
+                    "cuda_tile", "optimization_hints", body, range=self.rng(child))
+            return
+
+    def infer_types(self, opdef: OpDef, parts: _OpParts, bound) -> None:
+        """Fill the types the format leaves out from the op table's ``type_inference``."""
+        for name, expr in opdef.type_inference.items():
+            m = re.fullmatch(r"splat_rank\((\w+)\)", expr)
+            if m and parts.uniform_result_type is not None and parts.types.get(m.group(1)):
+                rank = index_space_rank(parts.types[m.group(1)][0])
+                if rank is not None:
+                    parts.types[name] = [parts.uniform_result_type] * rank
+        for _ in range(3):  # chains (a from b from c) settle in a few rounds
+            for name, expr in opdef.type_inference.items():
+                if name in parts.types:
+                    continue
+                ts = _apply_transform(expr, parts.types)
+                if ts is not None:
+                    entity = opdef.operand(name) or opdef.result(name)
+                    if entity is not None and entity.kind == "variadic":
+                        n = len(parts.operands.get(name, [])) if opdef.operand(name) else len(ts)
+                        ts = (ts * n)[:n] if len(ts) == 1 and n != 1 else ts
+                    parts.types[name] = ts
+        if "__operands__" in parts.types:
+            ts = parts.types.pop("__operands__")
+            k = 0
+            for o in opdef.operands:
+                n = len(parts.operands.get(o.name, []))
+                parts.types.setdefault(o.name, ts[k:k + n])
+                k += n
+        if "__results__" in parts.types:
+            ts = parts.types.pop("__results__")
+            for name, (start, size) in _segments(opdef.results, len(ts), None).items():
+                parts.types.setdefault(name, ts[start:start + size])
+
+    # -- regions --------------------------------------------------------------------
+
+    def block_args(self, args_t: Tree | None, generic: bool = False) -> list[tuple[str, T.Type, Range | None]]:
+        """``[(name, type, name range)]`` of a block argument list; ``generic``: a block label's
+        (``^bb0(%x: T)``), whose types MLIR's generic type parser reads (:meth:`generic_type`)."""
+        if args_t is None:
+            return []
+        out = []
+        for a in args_t.children:
+            name_tok, ty_t, _loc = a.children
+            out.append((str(name_tok), self.generic_type(ty_t) if generic else self.type(ty_t), self.rng(name_tok)))
+        return out
+
+    def region(self, tree: Tree, op: Operation, scope: Scope, entry_args, isolated: bool) -> Region:
+        """Build the region ``tree`` of ``op`` in a name scope nested in ``scope``.
+
+        ``isolated`` (the op is IsolatedFromAbove) does not hide the names outside: MLIR's parser
+        gives a region its own name table only at the top of the text (custom parsers, NVIDIA's
+        function parser included, call ``parseRegion`` with name shadowing off; the generic form
+        likewise), so an outer name is visible (and cannot be defined again); the verifier's
+        isolation check then reports a use across the boundary ("using value defined outside the
+        region").  Its forward references are still reported undeclared at its end
+        (``Scope.pending_boundary``), where MLIR would look for them in the rest of the text.
+        """
+        region = Region(parent=op, range=self.rng(tree))
+        inner = Scope(parent=scope, pending_boundary=isolated)
+        body = tree.children[0]
+        ops = [c for c in body.children if isinstance(c, Tree) and c.data == "operation"]
+        blocks = [c for c in body.children if isinstance(c, Tree) and c.data == "block"]
+        if ops or entry_args or not blocks:
+            entry = Block(parent=region, range=self.rng(body))
+            for k, (name, ty, rng) in enumerate(entry_args):
+                arg = BlockArgument(name, ty if ty is not None else T.UNKNOWN, rng, owner=entry, index=k)
+                entry.arguments.append(arg)
+                prior = self.reference_range(scope, canonical_value_name(name))
+                if prior is not None:
+                    # MLIR OperationParser::parseRegionBody (getReferenceLoc): a named entry argument
+                    # must not name a value visible where the region starts (checked before the
+                    # region's own name scope is pushed, isolated or not) nor one used earlier and
+                    # not defined yet (a forward reference)
+                    self.error(f"region entry argument '{name}' is already in use", rng, "structure.redefinition",
+                               [Note("previously referenced here", _start(prior))])
+                    continue
+                self.define(inner, arg, None)
+            if ops or entry_args:
+                region.blocks.append(entry)
+                for o in ops:
+                    self.operation(o, entry, inner)
+        for bt in blocks:
+            label_t = bt.children[0]
+            label_tok, args_t = label_t.children
+            blk = Block(label=str(label_tok), parent=region, range=self.rng(bt), label_range=self.rng(label_tok))
+            for k, (name, ty, rng) in enumerate(self.block_args(args_t, generic=True)):
+                arg = BlockArgument(name, ty, rng, owner=blk, index=k)
+                blk.arguments.append(arg)
+                self.define(inner, arg, None)
+            region.blocks.append(blk)
+            for o in bt.children[1:]:
+                if isinstance(o, Tree):
+                    self.operation(o, blk, inner)
+        self.finish_scope(inner) if isolated else self._hoist_pending(inner, scope)
+        return region
+
+    def _hoist_pending(self, inner: Scope, outer: Scope) -> None:
+        for name, uses in inner.pending.items():
+            outer.pending.setdefault(name, []).extend(uses)
+
+    # -- types ---------------------------------------------------------------------------
+
+    def type_ranges(self, node: Any) -> list[Range | None]:
+        """Ranges of the types of a type or type-list subtree, in order."""
+        if isinstance(node, Tree) and node.data == "type_list":
+            return [self.rng(c) for c in node.children]
+        if isinstance(node, Tree) and node.data == "paren_type_list":
+            return self.type_ranges(node.children[0]) if node.children[0] is not None else []
+        return [self.rng(node)]
+
+    def generic_type(self, node: Any) -> T.Type:
+        """:meth:`type` for a type that MLIR's own type parser reads, not a dialect's custom one.
+
+        MLIR ``Parser::parseNonFunctionType`` (``mlir/lib/AsmParser/TypeParser.cpp``) knows the
+        builtin types and ``!``-prefixed dialect types only: the short forms of cuda_tile types
+        (``tile<i32>``, ``token``) exist only inside NVIDIA's custom op parsers
+        (``parseCustomTypeWithFallback``).  Where the generic parser reads a type (a generic op's
+        function type, a block label's argument types, a type alias definition), the first
+        short-form cuda_tile type, nested in a function type or not, is
+        "expected non-function type", reported by ``emitWrongTokenError`` (at the end of the
+        token before it).
+        """
+        bare = self._short_form_type(node)
+        if bare is not None:
+            at = self.base + wrong_token_offset(self.text, bare.meta.start_pos)
+            self.error("expected non-function type", self.source.range(at, at), "parse.type")
+        return self.type(node)
+
+    def _short_form_type(self, node: Any) -> Tree | None:
+        """The first cuda_tile type written without ``!cuda_tile.`` in the type (or type list)
+        ``node``, looking through function types and parenthesised lists only (a dialect type's
+        own parameters are the dialect's to parse); ``None`` when there is none."""
+        if not isinstance(node, Tree) or getattr(node.meta, "empty", True):
+            return None
+        if node.data in _CUDA_TYPE_NODES:
+            return None if self.slice(node).lstrip().startswith("!") else node
+        if node.data in ("function_type", "paren_type_list", "type_list"):
+            for child in node.children:
+                found = self._short_form_type(child)
+                if found is not None:
+                    return found
+        return None
+
+    def type_list(self, node: Any) -> list[T.Type]:
+        if node is None:
+            return []
+        if isinstance(node, Tree) and node.data == "type_list":
+            return [self.type(c) for c in node.children]
+        if isinstance(node, Tree) and node.data == "paren_type_list":
+            return self.type_list(node.children[0])
+        return [self.type(node)]
+
+    def type(self, node: Any) -> T.Type:
+        """Convert a type subtree to a :class:`~tile_lsp.dialect.types.Type`, verifying it.
+
+        A cuda_tile type that breaks its type verifier
+        (:func:`tile_lsp.analysis.syntax.type_rules.verify_type`) is reported at its
+        range, as MLIR's parser does.
+        """
+        outermost = self._type_depth == 0
+        if outermost:
+            self._outermost_bang = self.slice(node).lstrip().startswith("!") if isinstance(node, Tree) else True
+        self._type_depth += 1
+        try:
+            t = self._type(node)
+        finally:
+            self._type_depth -= 1
+        if isinstance(t, T.CudaTileType) and isinstance(node, Tree) and id(node) not in self._reported_types:
+            found = locate_type_error(node, t, self.text)
+            if found is not None:
+                self._reported_types.add(id(node))
+                message = found.message
+                # NVIDIA's short-form type parser runs inside the custom op's parser
+                if found.prefixed and self._custom_op is not None and not self._outermost_bang:
+                    message = f"custom op '{self._custom_op}' {message}"
+                where = self.source.range(self.base + found.offset, self.base + found.offset)
+                self.error(message, where, "type.verify")
+        return t
+
+    def _type(self, node: Any) -> T.Type:
+        if node is None:
+            return T.UNKNOWN
+        if isinstance(node, Token):
+            return T.element_type(str(node)) or T.OpaqueType(str(node))
+        d = node.data
+        c = node.children
+        if d == "scalar_type":
+            return T.element_type(str(c[0])) or (T.NoneType() if str(c[0]) == "none" else T.OpaqueType(str(c[0])))
+        if d == "tile_type":
+            return T.TileType(_dims(c[0]), self.type(c[1]))
+        if d == "ptr_type":
+            return T.PointerType(self.type(c[0]))
+        if d == "token_type":
+            return T.TokenType()
+        if d == "tensor_view_type":
+            shape = _dims(c[0])
+            strides = tuple(_stride(s) for s in c[2].children) if c[2] is not None else ()
+            return T.TensorViewType(shape, self.type(c[1]), strides)
+        if d == "partition_view_type":
+            tile_shape = _view_shape(c[0])
+            pad = str(c[1].children[0]) if c[1] is not None else None
+            dim_map = _dim_map(c[3])
+            return T.PartitionViewType(tile_shape, self.type(c[2]), pad, dim_map)
+        if d == "strided_view_type":
+            tile_shape = _view_shape(c[0])
+            strides = tuple(_stride(s) for s in c[1].children) if c[1] is not None else ()
+            pad = str(c[2].children[0]) if c[2] is not None else None
+            return T.StridedViewType(tile_shape, strides, self.type(c[3]), pad, _dim_map(c[4]))
+        if d == "gather_scatter_view_type":
+            tile_shape = _view_shape(c[0])
+            pad = str(c[1].children[0]) if c[1] is not None else None
+            return T.GatherScatterViewType(tile_shape, self.type(c[2]), _int(c[3]), pad)
+        if d == "function_type":
+            ins = self.type_list(c[0])
+            outs = self.type_list(c[1])
+            return T.FunctionType(tuple(ins), tuple(outs))
+        if d == "paren_type_list":
+            ts = self.type_list(c[0])
+            return ts[0] if len(ts) == 1 else T.OpaqueType(self.slice(node))
+        if d == "type_alias":
+            name = str(c[0])[1:]
+            if self._check_cuda_tile_mnemonic(c[0]) and name == "cuda_tile.":
+                return T.UNKNOWN
+            t = self.module.type_aliases.get(name)
+            if t is None and "." in name:
+                # `!dialect.name` without a body is a dialect type, not an alias (MLIR LangRef)
+                return T.OpaqueType("!" + name)
+            if t is None:
+                # MLIR Parser::parseExtendedSymbol reports it as a wrong token: after the name
+                self.error(f"undefined symbol alias id '{name}'", self._after_token(c[0]), "parse.alias")
+                return T.UNKNOWN
+            return t
+        if d in ("dialect_type", "builtin_opaque_type"):
+            if d == "dialect_type":
+                self._check_cuda_tile_mnemonic(c[0])
+            return T.OpaqueType(self.slice(node))
+        if d == "uniform_type":
+            return self.type(c[0])
+        return T.OpaqueType(self.slice(node))
+
+    def _check_cuda_tile_mnemonic(self, tok: Token) -> bool:
+        """Report ``!cuda_tile.<mnemonic>`` naming no type of the dialect.
+
+        The dialect's type parser generated by MLIR's tblgen (``parseType`` of a dialect with
+        ``useDefaultTypePrinterParser``; NVIDIA Types.td) reads the mnemonic and, finding no type
+        of that name, reports "unknown  type `<mnemonic>` in dialect `cuda_tile`" at it.  The
+        types it knows are in the grammar and never reach here.  ``!cuda_tile.`` alone: the
+        mnemonic is the next token ("expected valid keyword" when it is not a word; within the
+        text the builder sees).  Returns whether an error was reported (once per token).
+        """
+        text = str(tok)
+        prefix = "!cuda_tile."
+        if not isinstance(tok, Token) or not text.startswith(prefix) or tok.start_pos is None:
+            return False
+        if tok.start_pos in self._checked_mnemonics:
+            return True
+        self._checked_mnemonics.add(tok.start_pos)
+        mnemonic = re.match(r"[A-Za-z_][A-Za-z0-9_$.]*", text[len(prefix):])
+        if mnemonic is None:
+            if text == prefix:
+                # no mnemonic: the type parser reads the next token as one (parseKeyword)
+                after = next_token_offset(self.text, tok.end_pos)
+                word = re.match(r"[A-Za-z_][A-Za-z0-9_$.]*", self.text[after:self.end])
+                at = self.base + min(after, self.end)
+                self.error(f"unknown  type `{word.group(0)}` in dialect `cuda_tile`" if word
+                           else "expected valid keyword", self.source.range(at, at), "parse.type")
+                return True
+            return False
+        at = self.base + tok.start_pos + len(prefix)
+        self.error(f"unknown  type `{mnemonic.group(0)}` in dialect `cuda_tile`", self.source.range(at, at),
+                   "parse.type")
+        return True
+
+    # -- attributes ------------------------------------------------------------------------
+
+    def attribute(self, node: Any) -> A.Attribute:
+        """Convert an attribute subtree to an :class:`~tile_lsp.analysis.ir.attributes.Attribute`."""
+        rng = self.rng(node)
+        if isinstance(node, Token):
+            t = node.type
+            if t == "INT":
+                return A.IntegerAttr(_int(node), range=rng)
+            if t == "FLOAT":
+                return A.FloatAttr(float(str(node)), text=str(node), range=rng)
+            if t == "BOOL":
+                return A.BoolAttr(str(node) == "true", range=rng)
+            if t == "STRING":
+                return A.StringAttr(_unquote(str(node)), range=rng)
+            return A.OpaqueAttr(str(node), range=rng)
+        d = node.data
+        c = node.children
+        if d == "typed_number":
+            ty = self.type(c[1])
+            tok = c[0]
+            if tok.type == "FLOAT" or isinstance(ty, T.FloatType):
+                return A.FloatAttr(_float_value(str(tok), ty), ty, str(tok), range=rng)
+            return A.IntegerAttr(_int(tok), ty, range=rng)
+        if d == "array_attr":
+            return A.ArrayAttr([self.attribute(x) for x in c if x is not None], range=rng)
+        if d == "attr_dict":
+            entries: dict[str, A.Attribute] = {}
+            for e in c:
+                if e is None:
+                    continue
+                key_node, val = e.children
+                key = self._attr_name(key_node)
+                entries[key] = self.attribute(val) if val is not None else A.UnitAttr(range=self.rng(e))
+            return A.DictAttr(entries, range=rng)
+        if d == "dense_attr":
+            ty = self.type(c[2])
+            values = self.dense_values(c[1], T.element_of(ty)) if c[1] is not None else []
+            return A.DenseElementsAttr(T.element_of(ty), values, ty, _literal_shape(values), range=rng)
+        if d == "dense_array_attr":
+            et = self.type(c[1])
+            vals = []
+            if c[2] is not None:
+                for v in c[2].children:
+                    vals.append(_scalar(v))
+            return A.DenseArrayAttr(et, vals, range=rng)
+        if d == "attr_alias":
+            name = str(c[0])[1:]
+            target = self.module.attr_aliases.get(name)
+            if target is None and "." in name:
+                # `#dialect.name` without a body is a dialect attribute, not an alias
+                dialect, _, mnemonic = name.partition(".")
+                if dialect == "cuda_tile":
+                    self._report_attr_issues(c[0], mnemonic, None)
+                return A.DialectAttr(dialect, mnemonic, None, range=rng)
+            return A.AliasAttr(name, target, range=rng)
+        if d == "dialect_attr":
+            full = str(c[0])[1:]
+            dialect, _, mnemonic = full.partition(".")
+            attr = A.DialectAttr(dialect, mnemonic, self.slice(c[1])[1:-1], range=rng)
+            if dialect == "cuda_tile" and self._report_attr_issues(c[0], mnemonic, c[1]):
+                return attr
+            # debug-info attributes are parsed by their own (generated) parsers
+            errors = debuginfo.check_attribute(attr, self.module)
+            for k, (message, where) in enumerate(errors):
+                self.error(message, where, "parse.debuginfo", fatal=k == len(errors) - 1)
+            return attr
+        if d == "symbol_ref":
+            names = [_symbol(str(t)) for t in c]
+            return A.SymbolRefAttr(names[0], tuple(names[1:]), range=rng)
+        if d == "type_attr":
+            return A.TypeAttr(self.type(c[0]), range=rng)
+        if d == "unit_attr":
+            return A.UnitAttr(range=rng)
+        if d == "location_attr":
+            return self.location(c[0])
+        if d in ("fmt_int", "fmt_string", "fmt_bool", "fmt_symbol"):
+            return self.attribute(c[0])
+        # a type in attribute position (inlined cuda/scalar/function types)
+        if d.endswith("_type") or d in ("function_type",):
+            return A.TypeAttr(self.type(node), range=rng)
+        return A.OpaqueAttr(self.slice(node), range=rng)
+
+    def _report_attr_issues(self, name_tok: Token, mnemonic: str, body: Any) -> bool:
+        """Report what the cuda_tile dialect's attribute parser says of ``#cuda_tile.<mnemonic>``
+        followed by ``body`` (the ``<...>`` subtree, or ``None``): see
+        :func:`tile_lsp.dialect.attr_syntax.attribute_issues`.  Returns whether it reported any."""
+        issues = attribute_issues(mnemonic, self.slice(body) if body is not None else None)
+        for k, issue in enumerate(issues):
+            if issue.at == "after_name":
+                where = self._after_token(name_tok)
+            else:
+                if issue.at == "mnemonic":
+                    at = name_tok.start_pos + 1 + len("cuda_tile.")
+                elif issue.at == "next":
+                    at = min(next_token_offset(self.text, name_tok.end_pos), self.end)
+                else:
+                    at = (start_of(body) or 0) + issue.offset
+                    if issue.wrong_token:
+                        at = wrong_token_offset(self.text, at)
+                where = self.source.range(self.base + at, self.base + at)
+            self.error(issue.message, where, "parse.attribute", fatal=k == len(issues) - 1)
+        return bool(issues)
+
+    def _attr_name(self, node: Any) -> str:
+        if isinstance(node, Token):
+            s = str(node)
+            return _unquote(s) if s.startswith('"') else s
+        return str(node.children[0])
+
+    def dense_values(self, node: Any, element: T.Type | None = None) -> Any:
+        """The literal as nested lists; with a float ``element``, hex integers are bit patterns."""
+        if isinstance(node, Token):
+            if (node.type == "INT" and isinstance(element, T.FloatType)
+                    and str(node).lower().lstrip("-").startswith("0x")):
+                return _float_value(str(node), element)
+            return _scalar(node)
+        if node.data == "dense_literal":
+            return self.dense_values(node.children[0], element)
+        if node.data == "dense_list":
+            return [self.dense_values(x, element) for x in node.children if x is not None]
+        return self.slice(node)
+
+    def location(self, node: Any, deferred: bool = False) -> A.LocationAttr:
+        """Convert a location subtree.  ``deferred``: it is an op's own ``loc(...)``, whose alias may be
+        defined later in the text (MLIR ``parseTrailingLocationSpecifier``); any other alias must be
+        defined already: "undefined symbol alias id" after its name (``parseExtendedAttr``)."""
+        rng = self.rng(node)
+        d = node.data if isinstance(node, Tree) else ""
+        c = node.children if isinstance(node, Tree) else []
+        if d == "file_loc":
+            if len(c) < 2 or c[1] is None:  # loc("name"): MLIR's NameLoc without a child
+                return A.LocationAttr("name", name=_unquote(str(c[0])), range=rng)
+            line = _int(c[1])
+            col = _int(c[2]) if len(c) > 2 and c[2] is not None else 0
+            return A.LocationAttr("file", filename=_unquote(str(c[0])), line=line, column=col, range=rng)
+        if d == "name_loc":
+            return A.LocationAttr("name", name=_unquote(str(c[0])), children=[self.location(c[1])], range=rng)
+        if d == "unknown_loc":
+            return A.LocationAttr("unknown", range=rng)
+        if d == "alias_loc":
+            name = str(c[0])[1:]
+            if not deferred and name not in self.module.attr_aliases:
+                self.error(f"undefined symbol alias id '{name}'", self._after_token(c[0]), "parse.alias")
+            return A.LocationAttr("alias", alias=name, range=rng)
+        if d == "dialect_loc":
+            attr = self.attribute(Tree("dialect_attr", c, node.meta))
+            return A.LocationAttr("dialect", attr=attr, range=rng)
+        if d == "callsite_loc":
+            return A.LocationAttr("callsite", children=[self.location(c[0]), self.location(c[1])], range=rng)
+        if d == "fused_loc":
+            meta = self.attribute(c[0]) if c and c[0] is not None else None
+            kids = [self.location(x) for x in c[1:] if x is not None]
+            return A.LocationAttr("fused", children=kids, metadata=meta, range=rng)
+        return A.LocationAttr("unknown", range=rng)
+
+
+# ---------------------------------------------------------------------------
+# helpers
+# ---------------------------------------------------------------------------
+
+
+
+
+def resolve_location_aliases(module, ops) -> None:
+    """Give each of ``ops`` whose location is ``loc(#alias)`` the location the alias names, once every
+    alias of the chunk is known (MLIR resolves them when the whole text is parsed)."""
+    aliases = module.attr_aliases
+    if not aliases:
+        return
+    for op in ops:
+        loc = op.location
+        if isinstance(loc, A.LocationAttr) and loc.kind == "alias" and loc.alias in aliases:
+            op.location = aliases[loc.alias]
+
+
+def undefined_location_aliases(module, ops=None) -> list[Diagnostic]:
+    """"operation location alias was never defined", at each ``loc(#alias)`` of an op naming no alias of
+    ``module``; in text order.  MLIR ``OperationParser::finalize`` reports them when the whole text is
+    parsed (after everything else of the parse phase: their code is one of ``LATE_PARSE_CODES``).
+    ``ops``: the ops to look at, in text order (default: all of ``module``'s)."""
+    out = []
+    for op in module.walk() if ops is None else ops:
+        loc = op.location
+        if isinstance(loc, A.LocationAttr) and loc.kind == "alias" and loc.alias not in module.attr_aliases:
+            out.append(Diagnostic(Severity.ERROR, "operation location alias was never defined", loc.range,
+                                  "parse.location-alias"))
+    return out
+
+
+def _disambiguate_optional_operands(opdef: OpDef, parts: _OpParts) -> None:
+    """Give a lone optional operand to the slot its type fits (custom_formats.OPTIONAL_OPERANDS_BY_TYPE)."""
+    entry = OPTIONAL_OPERANDS_BY_TYPE.get(opdef.name)
+    if entry is None:
+        return
+    first, second, element = entry
+    if not parts.operands.get(first) or parts.operands.get(second):
+        return
+    ts = parts.types.get(first)
+    second_def = opdef.operand(second)
+    if (ts and isinstance(ts[0], T.TileType) and str(ts[0].element) != element
+            and second_def is not None and second_def.constraint.accepts(ts[0])):
+        parts.operands[second] = parts.operands.pop(first)
+        parts.types[second] = parts.types.pop(first)
+
+
+def _children(tree: Tree | None) -> list:
+    """Aligned children of a format rule: subtrees and ``None`` placeholders, tokens dropped."""
+    if tree is None:
+        return []
+    return [c for c in tree.children if c is None or isinstance(c, Tree)]
+
+
+def _segments(defs, count: int, sizes: list[int] | None) -> dict[str, tuple[int, int]]:
+    out: dict[str, tuple[int, int]] = {}
+    if sizes is not None and len(sizes) == len(defs):
+        start = 0
+        for d, n in zip(defs, sizes):
+            out[d.name] = (start, n)
+            start += n
+        return out
+    fixed = sum(1 for d in defs if d.kind == "single")
+    var = [d for d in defs if d.kind != "single"]
+    extra = max(count - fixed, 0)
+    start = 0
+    for d in defs:
+        if d.kind == "single":
+            n = 1
+        elif len(var) == 1:
+            n = extra
+        else:
+            n = min(1, extra) if d.kind == "optional" else 0
+            extra -= n
+        out[d.name] = (start, n)
+        start += n
+    return out
+
+
+#: an escape in a string token; group 1 is set for one MLIR's lexer rejects (anything but a
+#: backslash, a double quote, ``n``, ``t`` or two hex digits after the backslash)
+_ESCAPE = re.compile(r'\\(?:[\\"nt]|[0-9a-fA-F]{2}|(.|\Z))', re.S)
+
+
+def _segment_sizes(attr: A.DenseArrayAttr, groups: int, count: int) -> list[int] | None:
+    """``operandSegmentSizes`` as integers when it describes ``count`` values in ``groups`` groups, else None."""
+    sizes = [v for v in attr.values if isinstance(v, int) and not isinstance(v, bool)]
+    if len(sizes) != len(attr.values) or len(sizes) != groups or any(v < 0 for v in sizes) or sum(sizes) != count:
+        return None
+    return sizes
+
+
+def _q(t: T.Type) -> str:
+    return f"'{t}'"
+
+
+def _start(r: Range | None) -> Range | None:
+    return Range(r.start, r.start) if r else None
+
+
+def _int(tok: Any) -> int:
+    s = str(tok)
+    try:
+        return int(s, 0)
+    except ValueError:
+        try:
+            return int(s)
+        except ValueError:
+            return 0
+
+
+def _unquote(s: str) -> str:
+    if len(s) >= 2 and s[0] == '"' and s[-1] == '"':
+        body = s[1:-1]
+        return re.sub(r"\\(\\|\"|n|t|[0-9a-fA-F]{2})",
+                      lambda m: {"\\": "\\", '"': '"', "n": "\n", "t": "\t"}.get(m.group(1))
+                      or chr(int(m.group(1), 16)), body)
+    return s
+
+
+def _symbol(s: str) -> str:
+    s = s[1:] if s.startswith("@") else s
+    return _unquote(s)
+
+
+def _scalar(tok: Any) -> Any:
+    if isinstance(tok, Token):
+        if tok.type == "INT":
+            return _int(tok)
+        if tok.type == "FLOAT":
+            return float(str(tok))
+        if tok.type == "BOOL":
+            return str(tok) == "true"
+        if tok.type == "STRING":
+            return _unquote(str(tok))
+    return str(tok)
+
+
+def _float_value(text: str, ty: T.Type) -> float:
+    """A float literal's value; a hex literal is the bit pattern of the float type ``ty``."""
+    if text.lower().startswith(("0x", "-0x")) and isinstance(ty, T.FloatType):
+        value = T.float_from_bits(int(text, 16), ty.name)
+        if value is not None:
+            return value
+    try:
+        return float(text)
+    except ValueError:
+        return float("nan")
+
+
+def _literal_shape(values: Any) -> tuple[int, ...]:
+    shape = []
+    v = values
+    while isinstance(v, list):
+        shape.append(len(v))
+        if not v:
+            break
+        v = v[0]
+    return tuple(shape)
+
+
+#: The type nodes of the grammar that are cuda_tile types (short form or ``!cuda_tile.``-prefixed).
+_CUDA_TYPE_NODES = frozenset({"tile_type", "ptr_type", "token_type", "tensor_view_type", "partition_view_type",
+                              "strided_view_type", "gather_scatter_view_type"})
+
+
+def _dims(tok: Any) -> tuple[int | None, ...]:
+    if tok is None:
+        return ()
+    parts = str(tok).rstrip("x").split("x")
+    return tuple(None if p == "?" else int(p) for p in parts if p != "")
+
+
+def _view_shape(node: Tree) -> tuple[int, ...]:
+    tok = node.children[0]
+    if tok is None:
+        return ()
+    return tuple(int(p) for p in str(tok).split("x"))
+
+
+def _stride(tok: Any) -> int | None:
+    return None if str(tok) == "?" else _int(tok)
+
+
+def _dim_map(node: Tree | None) -> tuple[int, ...] | None:
+    if node is None:
+        return None
+    lst = node.children[0]
+    return tuple(_int(t) for t in lst.children) if lst is not None else ()

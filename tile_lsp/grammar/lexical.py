@@ -1,0 +1,24 @@
+"""MLIR's lexical pieces as regular-expression source, for the code that scans text around the parser.
+
+The same patterns as the terminals of ``mlir.lark`` (``STRING``, ``COMMENT``,
+``BARE_ID``), which follow MLIR's lexer (``mlir/lib/AsmParser/Lexer.cpp``): a
+string is double-quoted on one line with backslash escapes, a comment runs
+from ``//`` to the end of the line.  Combine them into larger expressions
+(``re.compile(STRING + "|" + LINE_COMMENT)``) instead of writing them again;
+``tests/test_parse_structure.py`` checks that they match what the grammar's
+terminals match.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: A string literal: ``"..."`` on one line, ``\\`` escaping the next character.
+STRING = r'"(?:[^"\\\n]|\\.)*"'
+#: A ``//`` comment, up to (not including) the end of the line.
+LINE_COMMENT = r"//[^\n]*"
+#: A bare identifier (op and attribute names, keywords): MLIR's ``bare-id``.
+BARE_ID = r"[A-Za-z_][A-Za-z0-9_$.]*"
+
+#: Strings and comments, to skip them while scanning text for brackets or names.
+STRINGS_AND_COMMENTS = re.compile(f"{STRING}|{LINE_COMMENT}")
