@@ -121,3 +121,22 @@ def test_cli_missing_brace_reports_where_mlir_fails(tmp_path):
             "    return\n  }\n}\n")
     out = _cli_json(tmp_path, text)
     assert [(d["line"], d["column"], d["message"]) for d in out] == [(10, 2, "expected operation name in quotes")]
+
+
+@pytest.mark.parametrize("terminal,pattern", [("STRING", "STRING"), ("COMMENT", "LINE_COMMENT"),
+                                              ("BARE_ID", "BARE_ID")])
+def test_lexical_patterns_match_what_the_grammar_terminals_match(terminal, pattern):
+    """grammar/lexical.py's patterns, used by the code that scans text, agree with mlir.lark's terminals."""
+    import re
+    from importlib import resources
+
+    from tile_lsp.grammar import lexical
+
+    grammar = resources.files("tile_lsp.grammar").joinpath("mlir.lark").read_text(encoding="utf-8")
+    lark_source = re.search(rf"^{terminal}: /(.*)/\s*$", grammar, re.M).group(1)
+    ours, theirs = re.compile(getattr(lexical, pattern)), re.compile(lark_source)
+    samples = ['"a"', '""', '"a\\"b"', '"a\\\\"', '"x', '"a\nb"', '"a" b', "// c", "//", "// c\nd", "/ c",
+               "abc", "a.b$c_1", "_x", "1abc", "a-b", "%x", "@f", '"é"', "a\\b"]
+    for s in samples:
+        assert bool(ours.fullmatch(s)) == bool(theirs.fullmatch(s)), (terminal, s)
+    assert any(ours.fullmatch(s) for s in samples)

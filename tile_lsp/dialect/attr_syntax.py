@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass
 
 from tile_lsp.dialect.enums import ENUM_LIST, EnumDef
+from tile_lsp.grammar.lexical import BARE_ID, STRING
 
 #: Mnemonics of the attributes that are not enums (NVIDIA AttrDefs.td, TestingAttrs.td).
 _OTHER_MNEMONICS = ("optimization_hints", "div_by", "same_elements", "bounded", "di_loc", "di_compile_unit",
@@ -50,7 +51,7 @@ MSG_ENUM_CASES = "expected ::mlir::cuda_tile::{enum} to be one of: {cases}"
 MSG_ENUM_PARAMETER = ("failed to parse CudaTile_{enum}Attr parameter 'value' which is to be a "
                       "`::mlir::cuda_tile::{enum}`")
 
-_WORD = re.compile(r'[A-Za-z_][A-Za-z0-9_$.]*|"(?:[^"\\\n]|\\.)*"')
+_WORD = re.compile(BARE_ID + "|" + STRING)
 _BLANKS = re.compile(r"(?:\s+|//[^\n]*)*")
 
 

@@ -31,6 +31,7 @@ from tile_lsp.dialect.custom_formats import (
 from tile_lsp.dialect.enums import ENUMS
 from tile_lsp.dialect.registry import lookup
 from tile_lsp.grammar.formats import attr_grammar
+from tile_lsp.grammar.lexical import STRINGS_AND_COMMENTS
 from tile_lsp.grammar.loader import get_parser
 
 # Grammar rule of a missing enum keyword -> the message of NVIDIA's parser.
@@ -1363,7 +1364,7 @@ def _at_end(err: UnexpectedInput) -> bool:
     return isinstance(err, UnexpectedEOF) or (isinstance(err, UnexpectedToken) and err.token.type == "$END")
 
 
-_STRINGS_AND_COMMENTS = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*')
+_STRINGS_AND_COMMENTS = STRINGS_AND_COMMENTS
 _CLOSER = {"(": ")", "[": "]", "{": "}"}
 
 

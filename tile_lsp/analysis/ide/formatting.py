@@ -41,6 +41,7 @@ from tile_lsp.analysis.ide.index import TextEdit
 from tile_lsp.analysis.ir.core import Block, Module, Operation
 from tile_lsp.analysis.ir.printer import Namer, Printer, top_level_ops
 from tile_lsp.analysis.ir.split import SPLIT_MARKER
+from tile_lsp.grammar.lexical import STRING, STRINGS_AND_COMMENTS
 
 #: Diagnostic codes (or code prefixes, ending with ``.``) that mark a text whose IR is
 #: incomplete: the parser's (``parse.*``), the builder's structural errors, internal errors.
@@ -55,8 +56,8 @@ SYNTAX_ERROR_CODES: tuple[str, ...] = (
 CHUNK_JOIN = "\n" + SPLIT_MARKER + "\n\n"
 
 # strings first, so that "//" inside a string is not a comment
-_LEXEME = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*')
-_LOC = re.compile(r'"(?:[^"\\\n]|\\.)*"|\bloc\s*\(')
+_LEXEME = STRINGS_AND_COMMENTS
+_LOC = re.compile(STRING + r'|\bloc\s*\(')
 _ALIAS_DEF = re.compile(r'^\s*[#!][A-Za-z_][A-Za-z0-9_$.]*\s*=', re.MULTILINE)
 
 

@@ -47,6 +47,7 @@ from tile_lsp.analysis.api import ChunkAnalysis, DocumentAnalysis
 from tile_lsp.analysis.ir.diagnostics import Position, Range, SourceText
 from tile_lsp.analysis.ir.core import Block, Module, Operation, Value
 from tile_lsp.dialect import types as T
+from tile_lsp.grammar.lexical import BARE_ID, LINE_COMMENT, STRING
 
 
 class EntityKind(enum.Enum):
@@ -82,12 +83,11 @@ SIGILS: dict[EntityKind, str] = {
 #   symbol-ref-id ::= `@` (suffix-id | string-literal)
 # Alias names are bare-ids without '.' (a dot would make them parse as a dialect attribute/type).
 _SUFFIX_ID = r"(?:[0-9]+|[A-Za-z$._\-][A-Za-z0-9$._\-]*)"
-_BARE_ID = r"[A-Za-z_][A-Za-z0-9_$.]*"
 #: Full-match patterns of valid new names, by kind.
 NAME_SYNTAX: dict[EntityKind, re.Pattern[str]] = {
     EntityKind.VALUE: re.compile(r"%" + _SUFFIX_ID),
     EntityKind.BLOCK: re.compile(r"\^" + _SUFFIX_ID),
-    EntityKind.SYMBOL: re.compile(r'@(?:' + _BARE_ID + r'|"(?:[^"\\\n]|\\.)*")'),
+    EntityKind.SYMBOL: re.compile(r'@(?:' + BARE_ID + r'|' + STRING + ')'),
     EntityKind.TYPE_ALIAS: re.compile(r"![A-Za-z_][A-Za-z0-9_$]*"),
     EntityKind.ATTR_ALIAS: re.compile(r"#[A-Za-z_][A-Za-z0-9_$]*"),
 }
@@ -256,12 +256,12 @@ def _symbol_def_attr(op: Operation) -> A.Attribute | None:
 
 def _quote_symbol(name: str) -> str:
     """``@name`` as MLIR prints it: bare when a bare-id, else a quoted string."""
-    if re.fullmatch(_BARE_ID, name):
+    if re.fullmatch(BARE_ID, name):
         return "@" + name
     return '@"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-_ALIAS_TOKEN = re.compile(r'//[^\n]*|"(?:[^"\\\n]|\\.)*"|([#!])([A-Za-z_][A-Za-z0-9_$.]*)')
+_ALIAS_TOKEN = re.compile(LINE_COMMENT + '|' + STRING + r'|([#!])([A-Za-z_][A-Za-z0-9_$.]*)')
 
 
 def _alias_tokens(text: str) -> Iterator[tuple[str, str, int, int]]:

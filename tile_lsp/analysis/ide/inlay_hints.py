@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from tile_lsp.analysis.api import DocumentAnalysis
 from tile_lsp.analysis.ir.diagnostics import Position, Range, SourceText
 from tile_lsp.dialect.types import FLOAT_WIDTHS
+from tile_lsp.grammar.lexical import LINE_COMMENT, STRING
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,7 @@ class InlayHint:
     kind: str
 
 
-_TILE = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|(?:!cuda_tile\.)?tile<((?:[0-9]+x)*)([A-Za-z][A-Za-z0-9]*)>')
+_TILE = re.compile(STRING + '|' + LINE_COMMENT + r'|(?:!cuda_tile\.)?tile<((?:[0-9]+x)*)([A-Za-z][A-Za-z0-9]*)>')
 
 
 def _element_bits(name: str) -> int | None:

@@ -38,6 +38,7 @@ from tile_lsp.analysis.ide.index import DocumentIndex, EntityKind
 from tile_lsp.analysis.ir.core import BlockArgument
 from tile_lsp.dialect.enums import ENUM_LIST
 from tile_lsp.dialect.types import FLOAT_WIDTHS
+from tile_lsp.grammar.lexical import BARE_ID, STRING
 
 #: Legend: token types, in index order (LSP ``SemanticTokensLegend.tokenTypes``).
 TOKEN_TYPES: tuple[str, ...] = (
@@ -85,10 +86,10 @@ class SemanticToken:
 
 _LEX = re.compile(
     r'(?P<comment>//[^\n]*)'
-    r'|(?P<string>"(?:[^"\\\n]|\\.)*")'
+    r'|(?P<string>' + STRING + ')'
     r'|(?P<value>%[A-Za-z0-9$._\-]+(?:#[0-9]+)?)'
     r'|(?P<label>\^[A-Za-z0-9$._\-]+)'
-    r'|(?P<symbol>@(?:[A-Za-z_][A-Za-z0-9_$.]*|"(?:[^"\\\n]|\\.)*"))'
+    r'|(?P<symbol>@(?:' + BARE_ID + '|' + STRING + '))'
     r'|(?P<typename>![A-Za-z_][A-Za-z0-9_$.]*)'
     r'|(?P<attrname>#[A-Za-z_][A-Za-z0-9_$.]*)'
     r'|(?P<shape>(?:(?:[0-9]+|\?)x)+)'

@@ -55,6 +55,7 @@ from tile_lsp.grammar.formats import (
     Var,
     parse_format,
 )
+from tile_lsp.grammar.lexical import STRING
 
 #: How each ``custom<X>(args)`` directive reads in a signature: a format string in MLIR's
 #: declarative syntax, ``{0}``, ``{1}``... standing for the directive's arguments.  A
@@ -574,7 +575,7 @@ def op_signature(name: str) -> Signature | None:
 
 _TOKEN = re.compile(r"""
   (?P<ws>\s+)
-| (?P<string>"(?:[^"\\\n]|\\.)*"?)
+| (?P<string>""" + STRING + r"""?)
 | (?P<value>%[A-Za-z0-9_$.\-]*(?:[#:][0-9]*)?)
 | (?P<symbol>@(?:"[^"\n]*"?|[A-Za-z0-9_$.\-]*))
 | (?P<label>\^[A-Za-z0-9_$.\-]*)

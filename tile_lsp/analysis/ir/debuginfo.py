@@ -39,6 +39,7 @@ from weakref import WeakKeyDictionary
 
 from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.ir.diagnostics import Position, Range
+from tile_lsp.grammar.lexical import STRING
 
 # ---------------------------------------------------------------------------
 # Strings
@@ -386,13 +387,13 @@ class _Tok(NamedTuple):
 
 _TOKEN = re.compile(r"""
   (?P<ws>(?:\s+|//[^\n]*)+)
-| (?P<string>"(?:[^"\\\n]|\\.)*")
+| (?P<string>""" + STRING + r""")
 | (?P<badstring>")
 | (?P<float>[0-9]+\.[0-9]*(?:[eE][-+]?[0-9]+)?)
 | (?P<int>0x[0-9a-fA-F]+|[0-9]+)
 | (?P<hash>\#(?:[0-9]+|[A-Za-z_$.\-][A-Za-z0-9_$.\-]*))
 | (?P<bang>!(?:[0-9]+|[A-Za-z_$.\-][A-Za-z0-9_$.\-]*))
-| (?P<at>@(?:[A-Za-z_][A-Za-z0-9_$.]*|"(?:[^"\\\n]|\\.)*"))
+| (?P<at>@(?:[A-Za-z_][A-Za-z0-9_$.]*|""" + STRING + r"""))
 | (?P<ident>[A-Za-z_][A-Za-z0-9_$.]*)
 | (?P<punct>->|[<>()\[\]{}=,:?*+\-])
 """, re.X)

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tile_lsp.dialect.custom_formats import ASSUME_PREDICATE_WORDS, MSG_UNKNOWN_ASSUME_PREDICATE
+from tile_lsp.grammar.lexical import STRING
 from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.syntax.parse_rules import ParseContext, parse_rule
 from tile_lsp.analysis.syntax.parse_rules.dense import emit, end_of, offset_range, source_text, start_of
@@ -42,10 +43,10 @@ from tile_lsp.analysis.syntax.parse_rules.dense import emit, end_of, offset_rang
 
 _TOKEN = re.compile(r"""
     (?P<ws>\s+|//[^\n]*)
-  | (?P<string>"(?:[^"\\\n]|\\.)*")
+  | (?P<string>""" + STRING + r""")
   | (?P<float>[0-9]+\.[0-9]*(?:[eE][-+]?[0-9]+)?)
   | (?P<int>0x[0-9a-fA-F]+|[0-9]+)
-  | (?P<at>@(?:[A-Za-z_$.\-][A-Za-z0-9_$.\-]*|"(?:[^"\\\n]|\\.)*"))
+  | (?P<at>@(?:[A-Za-z_$.\-][A-Za-z0-9_$.\-]*|""" + STRING + r"""))
   | (?P<hash>\#[A-Za-z_$.\-][A-Za-z0-9_$.\-]*)
   | (?P<bang>![A-Za-z_$.\-][A-Za-z0-9_$.\-]*)
   | (?P<ident>[A-Za-z_][A-Za-z0-9_$.]*)
