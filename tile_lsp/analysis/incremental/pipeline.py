@@ -21,11 +21,12 @@ from tile_lsp.analysis.ir.diagnostics import (
 from tile_lsp.analysis.ir.split import Chunk
 from tile_lsp.analysis.incremental.recovery import failure_scope, without_recovery_cascades
 from tile_lsp.analysis.incremental.results import AnalysisCancelled, ChunkAnalysis
+from tile_lsp.analysis.ir.options import AnalysisOptions
 
 log = logging.getLogger(__name__)
 
 
-def analyze_chunk(chunk: Chunk, options, source: SourceText | None = None, *, previous=None,
+def analyze_chunk(chunk: Chunk, options: AnalysisOptions, source: SourceText | None = None, *, previous=None,
                   state_out: list | None = None, cancelled=None, edit=None):
     """Analyse one chunk; returns a :class:`~tile_lsp.analysis.incremental.results.ChunkAnalysis`.
 
@@ -55,12 +56,13 @@ def analyze_chunk(chunk: Chunk, options, source: SourceText | None = None, *, pr
         base = 0
     else:
         base = chunk.start_offset
-    compat = getattr(options, "mlir_compat", False)
+    compat = options.mlir_compat
     diagnostics: list[Diagnostic] = []
     module = None
     try:
         if not compat:
-            from tile_lsp.analysis.incremental.units import all_exact, analyze_units, chunk_layout
+            from tile_lsp.analysis.incremental.layout import all_exact, chunk_layout
+            from tile_lsp.analysis.incremental.units import analyze_units
 
             layout = chunk_layout(chunk.text, previous)
             if layout is not None and all_exact(layout):

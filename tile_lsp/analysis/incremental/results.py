@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from tile_lsp.analysis.ir.core import Module
 from tile_lsp.analysis.ir.diagnostics import Diagnostic
 from tile_lsp.analysis.ir.split import Chunk
 
@@ -20,7 +21,7 @@ class ChunkAnalysis:
     """
 
     chunk: Chunk
-    module: object | None
+    module: Module | None
     diagnostics: list[Diagnostic] = field(default_factory=list)
     #: per-unit results when the chunk was analysed by units (:mod:`tile_lsp.analysis.incremental.units`)
     units: list | None = None

@@ -212,7 +212,7 @@ def launch_directives(entry: Operation) -> list[tuple[str, str]]:
 @rule("cuda_tile.entry", code="frontend-internal-dialect")
 def no_internal_dialect_ops(op: Operation, ctx: VerifyContext) -> None:
     """Warn on every internal-dialect op in an entry body (spec 004: not legal at the bytecode boundary)."""
-    if getattr(ctx.options, "mlir_compat", False):
+    if ctx.options.mlir_compat:
         return
     for inner in op.walk():
         d = dialect_of(inner.name)
@@ -231,7 +231,7 @@ def compute_capability_present(op: Operation, ctx: VerifyContext) -> None:
     "Compute-Capability Attribute"; without either, tileiras fails in ConvertTileFuncToLLVM with the
     shipped "Failed to get ComputeCapability").  Modules without such metadata (plain MLIR test
     files, the corpus kernels) are not checked.  Skipped under ``mlir_compat``."""
-    if getattr(ctx.options, "mlir_compat", False):
+    if ctx.options.mlir_compat:
         return
     names = list(op.attributes) + list(op.properties)
     if not any(n.startswith(SHELL_NAMESPACES) for n in names):

@@ -30,6 +30,7 @@ from typing import Callable
 
 from tile_lsp.analysis.ir.diagnostics import Diagnostic, Note, Range, Severity
 from tile_lsp.analysis.ir.core import Module, Operation, SymbolTable, Value
+from tile_lsp.analysis.ir.options import AnalysisOptions
 from tile_lsp.dialect import types as T
 from tile_lsp.dialect.registry import unregistered_in_loaded_dialect
 
@@ -77,7 +78,7 @@ def region_rule(*op_names: str, code: str | None = None):
 class VerifyContext:
     """State of one verification run: options, the module and the diagnostics."""
 
-    options: object
+    options: AnalysisOptions
     module: Module
     diagnostics: list[Diagnostic] = field(default_factory=list)
     code: str = ""
@@ -414,7 +415,7 @@ def _verify_symbol_uses(op: Operation, ctx: VerifyContext, tables: dict[int, Sym
 
 
 def _failed(op: Operation, ctx: VerifyContext) -> None:
-    if getattr(ctx.options, "mlir_compat", False) and not op.invalid:
+    if ctx.options.mlir_compat and not op.invalid:
         raise StopVerification()
 
 
@@ -561,10 +562,11 @@ def verify_registered(op: Operation, ctx: VerifyContext) -> None:
     raise VerifyFailure()
 
 
-def verify_module(module: Module, options: object) -> list[Diagnostic]:
-    """Run every verifier over ``module``; returns the diagnostics in report order."""
+def verify_module(module: Module, options: AnalysisOptions | None = None) -> list[Diagnostic]:
+    """Run every verifier over ``module`` with ``options`` (default: :class:`AnalysisOptions`());
+    returns the diagnostics in report order."""
     load_rule_modules()
-    ctx = VerifyContext(options, module)
+    ctx = VerifyContext(options or AnalysisOptions(), module)
     tables: dict[int, SymbolTable] = {}
     try:
         for op in module.body.operations:
@@ -573,7 +575,7 @@ def verify_module(module: Module, options: object) -> list[Diagnostic]:
             # the ops written at the top level, outside any module op
             _verify_dominance_in(module, ctx)
         except VerifyFailure:
-            if getattr(ctx.options, "mlir_compat", False):
+            if ctx.options.mlir_compat:
                 raise StopVerification()
     except StopVerification:
         pass

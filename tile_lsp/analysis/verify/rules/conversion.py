@@ -49,7 +49,7 @@ def public_verifier_rules(ctx: VerifyContext) -> bool:
     default) follows what NVIDIA's 13.5 tools accept.
     """
     options = ctx.options
-    version = getattr(options, "tile_version", None)
+    version = options.tile_version
     if not version:
         return False
     try:

@@ -265,8 +265,8 @@ def verify_optimization_hints(op: Operation, ctx: VerifyContext) -> None:
     entries = parse_hints(op.attr("optimization_hints"))
     if not entries:
         return
-    warn = bool(getattr(ctx.options, "warn_unsupported_hints", False))
-    as_error = bool(getattr(ctx.options, "error_unsupported_hints", False))
+    warn = ctx.options.warn_unsupported_hints
+    as_error = ctx.options.error_unsupported_hints
     valid = HINTS_FOR_OP.get(op.name, ())
     failed = False
     for key, value in entries:

@@ -55,7 +55,7 @@ def line_span(ctx: VerifyContext) -> tuple[int, int | None] | None:
     span = getattr(ctx.module, "line_span", None)
     if span is not None:
         return span
-    if getattr(ctx.options, "split_input_file", False):
+    if ctx.options.split_input_file:
         return None
     ranges = [op.range for op in ctx.module.body.operations]
     ranges += [a.range for a in ctx.module.attr_aliases.values()]

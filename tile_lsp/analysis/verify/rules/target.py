@@ -82,11 +82,11 @@ def is_mlir_tool_input(text: str) -> bool:
 
 def _editor(ctx: VerifyContext) -> bool:
     options = ctx.options
-    return bool(getattr(options, "editor_checks", False)) and not getattr(options, "mlir_compat", False)
+    return options.editor_checks and not options.mlir_compat
 
 
 def _target_sm(ctx: VerifyContext) -> int | None:
-    sm = getattr(ctx.options, "target_sm", None)
+    sm = ctx.options.target_sm
     return sm if isinstance(sm, int) and not isinstance(sm, bool) else None
 
 
@@ -114,7 +114,7 @@ def outside_cuda_tile_ops(op: Operation) -> bool:
 @rule(*(op.full_name for op in all_ops() if op.dialect == "cuda_tile"), code="missing-prefix")
 def missing_prefix(op: Operation, ctx: VerifyContext) -> None:
     """Hint at a prefix-less cuda_tile op outside every cuda_tile op (editor only)."""
-    if not _editor(ctx) or not getattr(ctx.options, "mlir_tool_input", False):
+    if not _editor(ctx) or not ctx.options.mlir_tool_input:
         return
     if not written_without_prefix(op) or not outside_cuda_tile_ops(op):
         return
@@ -179,7 +179,7 @@ def nv_tileas_compute_capability(op: Operation, ctx: VerifyContext) -> None:
 @rule("cuda_tile.entry", code="param-space")
 def kernel_parameter_space(op: Operation, ctx: VerifyContext) -> None:
     """The module layer's kernel-parameter check for the IR's compute capability, else ``target_sm``."""
-    if getattr(ctx.options, "mlir_compat", False):
+    if ctx.options.mlir_compat:
         return
     target = compute_capability_of(op)
     if target is None:
@@ -202,7 +202,7 @@ def _target_for(op: Operation, ctx: VerifyContext) -> int | None:
     """The compute capability the target-dependent checks of ``op`` use: the one the IR names, else
     ``target_sm``; ``None`` (no check) under ``mlir_compat`` and, on the command line, without
     ``target_sm`` (``--gpu-name``), so that a plain ``--check`` agrees with ``cuda-tile-opt``."""
-    if getattr(ctx.options, "mlir_compat", False):
+    if ctx.options.mlir_compat:
         return None
     target = compute_capability_of(op)
     if target is None:

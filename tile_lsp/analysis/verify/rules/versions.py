@@ -229,8 +229,8 @@ def version_problems(op: Operation, target_text: str) -> Iterator[tuple[str, Ran
 
 def check_versions(op: Operation, ctx: VerifyContext) -> None:
     """Report what the targeted ``tile_version`` cannot encode (see the module docstring)."""
-    target = getattr(ctx.options, "tile_version", None)
-    if target is None or getattr(ctx.options, "mlir_compat", False):
+    target = ctx.options.tile_version
+    if target is None or ctx.options.mlir_compat:
         return
     for message, rng in version_problems(op, target):
         ctx.emit(op, Severity.ERROR, message, None, rng)
