@@ -25,6 +25,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from tile_lsp.analysis.interpreter import memory_ops as _memory_ops  # noqa: F401  (fills the op table)
 from tile_lsp.analysis.interpreter import ops as _ops  # noqa: F401  (fills the op table)
 from tile_lsp.analysis.interpreter.engine import (
     Engine,

@@ -2,8 +2,8 @@
 
 Each handler implements the semantics of NVIDIA cuda-tile
 ``include/cuda_tile/Dialect/CudaTile/IR/Ops.td`` for its op (the section
-named in its docstring); view addressing follows ``Types.td``
-(``partition_view``, ``strided_view``, ``gather_scatter_view``).  Ops that
+named in its docstring).  The memory ops (views, loads, stores, atomics) are
+in :mod:`.memory_ops`.  Ops that
 the 13.5 printer shows but Ops.td lacks (``insert``, ``fpowf``, ``fpowi``,
 ``gdc_*``) follow the INFERRED definitions of
 :mod:`tile_lsp.dialect.cuda_tile_ops`.
@@ -17,61 +17,19 @@ import re
 import ml_dtypes
 import numpy as np
 
-from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.interpreter import numerics as N
 from tile_lsp.analysis.interpreter.arguments import attr_scalar, codes_to, dense_array
+from tile_lsp.analysis.interpreter.attrs import enum_case, flag, int_attr, is_signed, result_type, scalar_int
 from tile_lsp.analysis.interpreter.engine import (
     Engine,
     InterpreterError,
     Signal,
-    TensorView,
-    TileView,
     group,
     op,
     operand,
 )
 from tile_lsp.analysis.ir.core import Operation
 from tile_lsp.dialect import types as T
-
-# ---------------------------------------------------------------------------
-# helpers
-# ---------------------------------------------------------------------------
-
-
-def _res_type(o: Operation, i: int = 0) -> T.Type:
-    return o.results[i].type
-
-
-def _enum(o: Operation, name: str, default: str | None = None) -> str | None:
-    a = o.attr(name)
-    if a is None:
-        return default
-    if isinstance(a, A.EnumAttr):
-        return a.case
-    return str(getattr(a, "value", a))
-
-
-def _flag(o: Operation, name: str) -> bool:
-    return o.attr(name) is not None and not (isinstance(o.attr(name), A.BoolAttr) and not o.attr(name).value)
-
-
-def _int_attr(o: Operation, name: str, default: int = 0) -> int:
-    a = o.attr(name)
-    return int(a.value) if a is not None else default
-
-
-def _scalar_int(x: np.ndarray, t: T.Type, signed: bool) -> int:
-    """Python int of a 0-d integer tile."""
-    return int(N.int_operands(np.asarray(x), N.int_width(t), signed).reshape(-1)[0])
-
-
-def _arr(x) -> np.ndarray:
-    return np.asarray(x)
-
-
-def _signed(o: Operation) -> bool:
-    return _enum(o, "signedness", "signed") == "signed"
-
 
 # ---------------------------------------------------------------------------
 # core ops
@@ -83,7 +41,7 @@ def _constant(eng: Engine, o: Operation, env: dict):
     """Ops.td ConstantOp: a splat or dense literal of the result tile type."""
     hit = eng.cache.get(id(o))
     if hit is None:
-        hit = dense_array(o.attr("value"), _res_type(o), o)
+        hit = dense_array(o.attr("value"), result_type(o), o)
         eng.cache[id(o)] = hit
     return [hit]
 
@@ -109,13 +67,13 @@ def _gdc(eng, o, env):
 @op("get_tile_block_id")
 def _block_id(eng, o, env):
     """Ops.td GetTileBlockIdOp: (x, y, z) of the running tile block."""
-    return [N.scalar_to_storage(v, _res_type(o, i)) for i, v in enumerate(eng.block_id)]
+    return [N.scalar_to_storage(v, result_type(o, i)) for i, v in enumerate(eng.block_id)]
 
 
 @op("get_num_tile_blocks")
 def _num_blocks(eng, o, env):
     """Ops.td GetNumTileBlocksOp: the grid size (x, y, z)."""
-    return [N.scalar_to_storage(v, _res_type(o, i)) for i, v in enumerate(eng.grid)]
+    return [N.scalar_to_storage(v, result_type(o, i)) for i, v in enumerate(eng.grid)]
 
 
 @op("get_global")
@@ -131,33 +89,33 @@ def _get_global(eng, o, env):
 @op("iota")
 def _iota(eng, o, env):
     """Ops.td IotaOp: 0, 1, ..., n-1 in the result's integer type (wrapping)."""
-    t = _res_type(o)
+    t = result_type(o)
     return [N.wrap(np.arange(t.shape[0], dtype=np.int64), N.int_width(t))]
 
 
 @op("broadcast")
 def _broadcast(eng, o, env):
     """Ops.td BroadcastOp: size-1 dimensions stretched to the result shape."""
-    return [np.broadcast_to(_arr(operand(env, o, 0)), _res_type(o).shape)]
+    return [np.broadcast_to(np.asarray(operand(env, o, 0)), result_type(o).shape)]
 
 
 @op("reshape")
 def _reshape(eng, o, env):
     """Ops.td ReshapeOp: same elements in row-major order, new shape."""
-    return [np.reshape(_arr(operand(env, o, 0)), _res_type(o).shape)]
+    return [np.reshape(np.asarray(operand(env, o, 0)), result_type(o).shape)]
 
 
 @op("permute")
 def _permute(eng, o, env):
     """Ops.td PermuteOp: result dimension i is source dimension permutation[i]."""
     perm = [int(v) for v in o.attr("permutation").values]
-    return [np.transpose(_arr(operand(env, o, 0)), perm)]
+    return [np.transpose(np.asarray(operand(env, o, 0)), perm)]
 
 
 @op("cat")
 def _cat(eng, o, env):
     """Ops.td CatOp: concatenation along ``dim``."""
-    return [np.concatenate([_arr(operand(env, o, 0)), _arr(operand(env, o, 1))], axis=_int_attr(o, "dim"))]
+    return [np.concatenate([np.asarray(operand(env, o, 0)), np.asarray(operand(env, o, 1))], axis=int_attr(o, "dim"))]
 
 
 def _slices(sub_shape, idx: list[int]) -> tuple:
@@ -167,9 +125,9 @@ def _slices(sub_shape, idx: list[int]) -> tuple:
 @op("extract")
 def _extract(eng, o, env):
     """Ops.td ExtractOp: slice number ``indices`` (unsigned) of the result's shape."""
-    src = _arr(operand(env, o, 0))
-    sub = _res_type(o).shape
-    idx = [_scalar_int(v, o.operands[1 + k].type, False) for k, v in enumerate(group(env, o, "indices"))]
+    src = np.asarray(operand(env, o, 0))
+    sub = result_type(o).shape
+    idx = [scalar_int(v, o.operands[1 + k].type, False) for k, v in enumerate(group(env, o, "indices"))]
     for k, (i, s, full) in enumerate(zip(idx, sub, src.shape)):
         if (i + 1) * s > full:
             raise InterpreterError(f"slice index {i} of dimension {k} is out of bounds", o)
@@ -179,10 +137,10 @@ def _extract(eng, o, env):
 @op("insert")
 def _insert(eng, o, env):
     """insert (INFERRED, 13.5): copy of ``dest`` with slice number ``indices`` replaced by ``source``."""
-    src = _arr(env[o.operand_group("source")[0]])
-    dest = _arr(env[o.operand_group("dest")[0]]).copy()
+    src = np.asarray(env[o.operand_group("source")[0]])
+    dest = np.asarray(env[o.operand_group("dest")[0]]).copy()
     ivals = o.operand_group("indices")
-    idx = [_scalar_int(env[v], v.type, False) for v in ivals]
+    idx = [scalar_int(env[v], v.type, False) for v in ivals]
     for k, (i, s, full) in enumerate(zip(idx, src.shape, dest.shape)):
         if (i + 1) * s > full:
             raise InterpreterError(f"slice index {i} of dimension {k} is out of bounds", o)
@@ -194,14 +152,14 @@ def _insert(eng, o, env):
 def _select(eng, o, env):
     """Ops.td SelectOp: element-wise choice by an i1 condition."""
     c, a, b = (operand(env, o, i) for i in range(3))
-    return [np.where(_arr(c), a, b)]
+    return [np.where(np.asarray(c), a, b)]
 
 
 @op("bitcast")
 def _bitcast(eng, o, env):
     """Ops.td BitcastOp: same bits, element type of the result (equal widths)."""
-    x = _arr(operand(env, o, 0))
-    dt = N.dtype_of(_res_type(o))
+    x = np.asarray(operand(env, o, 0))
+    dt = N.dtype_of(result_type(o))
     if x.dtype == np.bool_ or dt == np.bool_:
         return [x.astype(dt)]
     return [np.ascontiguousarray(x).view(dt)]
@@ -210,7 +168,7 @@ def _bitcast(eng, o, env):
 @op("pack")
 def _pack(eng, o, env):
     """Ops.td PackOp: a rank-1 tile's bytes as ``tile<Nxi8>`` (sub-byte elements low bits first)."""
-    x = _arr(operand(env, o, 0))
+    x = np.asarray(operand(env, o, 0))
     elem = o.operands[0].type.element
     width = T.bit_width(elem) or 8
     if width < 8:
@@ -232,8 +190,8 @@ def _to_codes(x: np.ndarray, elem: T.Type) -> np.ndarray:
 @op("unpack")
 def _unpack(eng, o, env):
     """Ops.td UnpackOp: ``tile<Nxi8>`` bytes read as the result's elements (sub-byte: low bits first)."""
-    b = np.ascontiguousarray(_arr(operand(env, o, 0))).view(np.uint8).reshape(-1)
-    t = _res_type(o)
+    b = np.ascontiguousarray(np.asarray(operand(env, o, 0))).view(np.uint8).reshape(-1)
+    t = result_type(o)
     elem = t.element
     width = T.bit_width(elem) or 8
     if width < 8:
@@ -247,28 +205,28 @@ def _unpack(eng, o, env):
 @op("int_to_ptr")
 def _int_to_ptr(eng, o, env):
     """Ops.td IntToPtrOp: the i64 bits as an address (unsigned)."""
-    return [N.as_unsigned(_arr(operand(env, o, 0)), 64).astype(np.uint64)]
+    return [N.as_unsigned(np.asarray(operand(env, o, 0)), 64).astype(np.uint64)]
 
 
 @op("ptr_to_int")
 def _ptr_to_int(eng, o, env):
     """Ops.td PtrToIntOp: the address as i64 bits."""
-    return [_arr(operand(env, o, 0)).astype(np.uint64).view(np.int64)]
+    return [np.asarray(operand(env, o, 0)).astype(np.uint64).view(np.int64)]
 
 
 @op("ptr_to_ptr")
 def _ptr_to_ptr(eng, o, env):
     """Ops.td PtrToPtrOp: same address, other pointee type."""
-    return [_arr(operand(env, o, 0))]
+    return [np.asarray(operand(env, o, 0))]
 
 
 @op("offset")
 def _offset(eng, o, env):
     """Ops.td OffsetOp: ``ptr + offset * sizeof(pointee)``; offset signed, wrapping at 64 bits."""
-    ptr = _arr(operand(env, o, 0)).astype(np.uint64)
+    ptr = np.asarray(operand(env, o, 0)).astype(np.uint64)
     off_t = o.operands[1].type
-    off = N.int_operands(_arr(operand(env, o, 1)), N.int_width(off_t), True).astype(np.int64)
-    pointee = _res_type(o).element.pointee
+    off = N.int_operands(np.asarray(operand(env, o, 1)), N.int_width(off_t), True).astype(np.int64)
+    pointee = result_type(o).element.pointee
     size = max(1, (T.bit_width(pointee) or 8) // 8)
     return [ptr + (off * np.int64(size)).astype(np.uint64)]
 
@@ -280,11 +238,11 @@ def _offset(eng, o, env):
 
 def _int_binary(fn, signed_from_attr: bool = False, default_signed: bool = True):
     def handler(eng, o, env):
-        t = _res_type(o)
+        t = result_type(o)
         w = N.int_width(t)
-        signed = _signed(o) if signed_from_attr else default_signed
-        a = N.int_operands(_arr(operand(env, o, 0)), w, signed)
-        b = N.int_operands(_arr(operand(env, o, 1)), w, signed)
+        signed = is_signed(o) if signed_from_attr else default_signed
+        a = N.int_operands(np.asarray(operand(env, o, 0)), w, signed)
+        b = N.int_operands(np.asarray(operand(env, o, 1)), w, signed)
         return [N.wrap(fn(a, b, w, signed, o), w)]
     return handler
 
@@ -306,7 +264,7 @@ def _divi(a, b, w, signed, o):
 
     Division by zero is undefined behaviour; the interpreter yields 0 there.
     """
-    mode = _enum(o, "rounding", "zero")
+    mode = enum_case(o, "rounding", "zero")
     zero = b == 0
     bb = np.where(zero, 1, b)
     q = np.floor_divide(a, bb)
@@ -335,10 +293,10 @@ op("mini")(_int_binary(lambda a, b, w, s, o: np.minimum(a, b), signed_from_attr=
 @op("mulhii")
 def _mulhii(eng, o, env):
     """Ops.td MulhiIOp: high ``N`` bits of the unsigned 2N-bit product."""
-    t = _res_type(o)
+    t = result_type(o)
     w = N.int_width(t)
-    a = N.as_unsigned(_arr(operand(env, o, 0)), w).astype(np.uint64)
-    b = N.as_unsigned(_arr(operand(env, o, 1)), w).astype(np.uint64)
+    a = N.as_unsigned(np.asarray(operand(env, o, 0)), w).astype(np.uint64)
+    b = N.as_unsigned(np.asarray(operand(env, o, 1)), w).astype(np.uint64)
     if w <= 32:
         return [N.wrap((a * b) >> np.uint64(w), w)]
     m32 = np.uint64(0xFFFFFFFF)
@@ -352,10 +310,10 @@ def _mulhii(eng, o, env):
 @op("shli")
 def _shli(eng, o, env):
     """Ops.td ShLIOp: left shift, amount unsigned; amounts >= the width give 0 (PTX shl clamps)."""
-    t = _res_type(o)
+    t = result_type(o)
     w = N.int_width(t)
-    a = N.as_unsigned(_arr(operand(env, o, 0)), w).astype(np.uint64)
-    s = N.as_unsigned(_arr(operand(env, o, 1)), w).astype(np.uint64)
+    a = N.as_unsigned(np.asarray(operand(env, o, 0)), w).astype(np.uint64)
+    s = N.as_unsigned(np.asarray(operand(env, o, 1)), w).astype(np.uint64)
     big = s >= np.uint64(w)
     res = np.where(big, np.uint64(0), a << np.where(big, np.uint64(0), s))
     return [N.wrap(res.view(np.int64) if w == 64 else res.astype(np.int64), w)]
@@ -364,14 +322,14 @@ def _shli(eng, o, env):
 @op("shri")
 def _shri(eng, o, env):
     """Ops.td ShRIOp: right shift, sign- or zero-filling; amounts >= the width fill completely."""
-    t = _res_type(o)
+    t = result_type(o)
     w = N.int_width(t)
-    s = N.as_unsigned(_arr(operand(env, o, 1)), w).astype(np.uint64)
+    s = N.as_unsigned(np.asarray(operand(env, o, 1)), w).astype(np.uint64)
     sc = np.minimum(s, np.uint64(max(w - 1, 0))).astype(np.int64)
-    if _signed(o):
-        a = N.as_signed(_arr(operand(env, o, 0)), w).astype(np.int64)
+    if is_signed(o):
+        a = N.as_signed(np.asarray(operand(env, o, 0)), w).astype(np.int64)
         return [N.wrap(a >> sc, w)]
-    a = N.as_unsigned(_arr(operand(env, o, 0)), w).astype(np.uint64)
+    a = N.as_unsigned(np.asarray(operand(env, o, 0)), w).astype(np.uint64)
     res = np.where(s >= np.uint64(w), np.uint64(0), a >> sc.astype(np.uint64))
     return [N.wrap(res.view(np.int64) if w == 64 else res.astype(np.int64), w)]
 
@@ -379,17 +337,17 @@ def _shri(eng, o, env):
 @op("negi")
 def _negi(eng, o, env):
     """Ops.td NegIOp: two's complement negation (wrapping)."""
-    t = _res_type(o)
+    t = result_type(o)
     w = N.int_width(t)
-    return [N.wrap(-N.int_operands(_arr(operand(env, o, 0)), w, True), w)]
+    return [N.wrap(-N.int_operands(np.asarray(operand(env, o, 0)), w, True), w)]
 
 
 @op("absi")
 def _absi(eng, o, env):
     """Ops.td AbsIOp: absolute value of the signed reading (the minimum value wraps to itself)."""
-    t = _res_type(o)
+    t = result_type(o)
     w = N.int_width(t)
-    return [N.wrap(np.abs(N.int_operands(_arr(operand(env, o, 0)), w, True)), w)]
+    return [N.wrap(np.abs(N.int_operands(np.asarray(operand(env, o, 0)), w, True)), w)]
 
 
 _CMP = {
@@ -403,10 +361,10 @@ def _cmpi(eng, o, env):
     """Ops.td CmpIOp: predicate on the signed or unsigned reading of both operands."""
     t = o.operands[0].type
     w = N.int_width(t)
-    s = _signed(o)
-    a = N.int_operands(_arr(operand(env, o, 0)), w, s)
-    b = N.int_operands(_arr(operand(env, o, 1)), w, s)
-    return [_arr(_CMP[_enum(o, "comparison_predicate")](a, b))]
+    s = is_signed(o)
+    a = N.int_operands(np.asarray(operand(env, o, 0)), w, s)
+    b = N.int_operands(np.asarray(operand(env, o, 1)), w, s)
+    return [np.asarray(_CMP[enum_case(o, "comparison_predicate")](a, b))]
 
 
 # ---------------------------------------------------------------------------
@@ -418,16 +376,16 @@ def _cmpi(eng, o, env):
 def _exti(eng, o, env):
     """Ops.td ExtIOp: sign- or zero-extension to the wider type."""
     w_from = N.int_width(o.operands[0].type)
-    w_to = N.int_width(_res_type(o))
-    v = N.int_operands(_arr(operand(env, o, 0)), w_from, _signed(o))
+    w_to = N.int_width(result_type(o))
+    v = N.int_operands(np.asarray(operand(env, o, 0)), w_from, is_signed(o))
     return [N.wrap(v.view(np.int64) if v.dtype == np.uint64 else v, w_to)]
 
 
 @op("trunci")
 def _trunci(eng, o, env):
     """Ops.td TruncIOp: the low bits."""
-    x = _arr(operand(env, o, 0))
-    w_to = N.int_width(_res_type(o))
+    x = np.asarray(operand(env, o, 0))
+    w_to = N.int_width(result_type(o))
     return [N.wrap(x.astype(np.int64), w_to)]
 
 
@@ -435,9 +393,9 @@ def _trunci(eng, o, env):
 def _itof(eng, o, env):
     """Ops.td IToFOp: integer (signed or unsigned reading) to the nearest float of the result type."""
     w = N.int_width(o.operands[0].type)
-    v = N.int_operands(_arr(operand(env, o, 0)), w, _signed(o))
-    name = N.elem_name(_res_type(o))
-    mode = _enum(o, "rounding_mode", "nearest_even")
+    v = N.int_operands(np.asarray(operand(env, o, 0)), w, is_signed(o))
+    name = N.elem_name(result_type(o))
+    mode = enum_case(o, "rounding_mode", "nearest_even")
     exact_int = v.astype(np.float64)
     r = N.round_to(exact_int, name) if np.all(np.abs(exact_int) < 2.0**53) else _itof_big(v, name)
     if mode in ("zero", "positive_inf", "negative_inf"):
@@ -462,10 +420,10 @@ def _itof_big(v: np.ndarray, name: str) -> np.ndarray:
 @op("ftoi")
 def _ftoi(eng, o, env):
     """Ops.td FToIOp: truncation toward zero; NaN gives 0 and out-of-range values saturate (PTX cvt.rzi)."""
-    x = _arr(operand(env, o, 0)).astype(np.float64)
-    t = _res_type(o)
+    x = np.asarray(operand(env, o, 0)).astype(np.float64)
+    t = result_type(o)
     w = N.int_width(t)
-    signed = _signed(o)
+    signed = is_signed(o)
     lo, hi = (-(2 ** (w - 1)), 2 ** (w - 1) - 1) if signed else (0, 2 ** w - 1)
     tr = np.trunc(np.where(np.isnan(x), 0.0, x))
     if w == 64:  # beyond f64's exact integer range: Python ints
@@ -478,9 +436,9 @@ def _ftoi(eng, o, env):
 @op("ftof")
 def _ftof(eng, o, env):
     """Ops.td FToFOp: rounding to the result float type (nearest-even; zero/positive_inf for e8m0)."""
-    x = _arr(operand(env, o, 0))
-    name = N.elem_name(_res_type(o))
-    mode = _enum(o, "rounding_mode", "nearest_even")
+    x = np.asarray(operand(env, o, 0))
+    name = N.elem_name(result_type(o))
+    mode = enum_case(o, "rounding_mode", "nearest_even")
     x64 = x.astype(np.float64)
     if name == "f8E8M0FNU":
         return [_to_e8m0(x64, mode)]
@@ -518,7 +476,7 @@ def _to_e8m0(x: np.ndarray, mode: str) -> np.ndarray:
 
 
 def _ftz(o: Operation, x: np.ndarray) -> np.ndarray:
-    return N.flush_subnormals(x) if _flag(o, "flush_to_zero") and x.dtype == np.float32 else x
+    return N.flush_subnormals(x) if flag(o, "flush_to_zero") and x.dtype == np.float32 else x
 
 
 _EXACT = {
@@ -533,13 +491,13 @@ _NP = {"addf": np.add, "subf": np.subtract, "mulf": np.multiply, "divf": np.divi
 
 def _float_binary(name: str):
     def handler(eng, o, env):
-        t = _res_type(o)
+        t = result_type(o)
         en = N.elem_name(t)
-        a = _ftz(o, _arr(operand(env, o, 0)))
-        b = _ftz(o, _arr(operand(env, o, 1)))
+        a = _ftz(o, np.asarray(operand(env, o, 0)))
+        b = _ftz(o, np.asarray(operand(env, o, 1)))
         cd = N.compute_dtype(en)
-        r = N.round_to(_arr(_NP[name](a.astype(cd), b.astype(cd))), en)
-        mode = _enum(o, "rounding_mode", "nearest_even")
+        r = N.round_to(np.asarray(_NP[name](a.astype(cd), b.astype(cd))), en)
+        mode = enum_case(o, "rounding_mode", "nearest_even")
         if mode in ("zero", "positive_inf", "negative_inf"):
             get = N.exact_values(a, b)
             fn = _EXACT[name]
@@ -548,7 +506,7 @@ def _float_binary(name: str):
                 v = get(i)
                 return None if v is None else fn(v)
             r = N.directed_round(np.broadcast_to(r, np.broadcast_shapes(a.shape, b.shape)), exact, mode)
-        return [_ftz(o, _arr(r))]
+        return [_ftz(o, np.asarray(r))]
     handler.__doc__ = f"Ops.td {name}: IEEE {name[:-1]} rounded per ``rounding_mode`` in the element type."
     return handler
 
@@ -560,11 +518,11 @@ for _n in ("addf", "subf", "mulf", "divf"):
 @op("fma")
 def _fma(eng, o, env):
     """Ops.td FmaOp: ``lhs * rhs + acc`` with one rounding."""
-    t = _res_type(o)
+    t = result_type(o)
     en = N.elem_name(t)
-    a, b, c = (_ftz(o, _arr(operand(env, o, i))) for i in range(3))
+    a, b, c = (_ftz(o, np.asarray(operand(env, o, i))) for i in range(3))
     r = N.fma_nearest(a, b, c, en)
-    mode = _enum(o, "rounding_mode", "nearest_even")
+    mode = enum_case(o, "rounding_mode", "nearest_even")
     if mode in ("zero", "positive_inf", "negative_inf"):
         get = N.exact_values(a, b, c)
 
@@ -572,15 +530,15 @@ def _fma(eng, o, env):
             v = get(i)
             return None if v is None else v[0] * v[1] + v[2]
         r = N.directed_round(r, exact, mode)
-    return [_ftz(o, _arr(r))]
+    return [_ftz(o, np.asarray(r))]
 
 
 def _maxmin(is_max: bool):
     def handler(eng, o, env):
-        a = _ftz(o, _arr(operand(env, o, 0)))
-        b = _ftz(o, _arr(operand(env, o, 1)))
+        a = _ftz(o, np.asarray(operand(env, o, 0)))
+        b = _ftz(o, np.asarray(operand(env, o, 1)))
         a64, b64 = np.broadcast_arrays(a.astype(np.float64), b.astype(np.float64))
-        if _flag(o, "propagate_nan"):
+        if flag(o, "propagate_nan"):
             r = np.maximum(a64, b64) if is_max else np.minimum(a64, b64)
         else:
             r = np.fmax(a64, b64) if is_max else np.fmin(a64, b64)
@@ -602,28 +560,28 @@ op("minf")(_maxmin(False))
 @op("remf")
 def _remf(eng, o, env):
     """Ops.td RemFOp: ``x - trunc(x / y) * y`` (C fmod; exact)."""
-    a = _arr(operand(env, o, 0))
-    b = _arr(operand(env, o, 1))
-    return [N.round_to(np.fmod(a.astype(np.float64), b.astype(np.float64)), N.elem_name(_res_type(o)))]
+    a = np.asarray(operand(env, o, 0))
+    b = np.asarray(operand(env, o, 1))
+    return [N.round_to(np.fmod(a.astype(np.float64), b.astype(np.float64)), N.elem_name(result_type(o)))]
 
 
 @op("negf")
 def _negf(eng, o, env):
     """Ops.td NegFOp: sign flip."""
-    return [np.negative(_arr(operand(env, o, 0)))]
+    return [np.negative(np.asarray(operand(env, o, 0)))]
 
 
 @op("absf")
 def _absf(eng, o, env):
     """Ops.td AbsFOp: sign cleared."""
-    return [np.abs(_arr(operand(env, o, 0)))]
+    return [np.abs(np.asarray(operand(env, o, 0)))]
 
 
 def _math(fn):
     def handler(eng, o, env):
-        x = _ftz(o, _arr(operand(env, o, 0)))
-        en = N.elem_name(_res_type(o))
-        r = N.round_to(_arr(fn(x.astype(np.float64))), en)
+        x = _ftz(o, np.asarray(operand(env, o, 0)))
+        en = N.elem_name(result_type(o))
+        r = N.round_to(np.asarray(fn(x.astype(np.float64))), en)
         return [_ftz(o, r)]
     handler.__doc__ = ("Ops.td floating_point_math_suffix: evaluated in f64 and rounded to the element "
                        "type (f16/bf16 are emulated in f32 on the GPU; approx/full use the accurate value).")
@@ -642,10 +600,10 @@ for _n, _f in _MATH.items():
 @op("sqrt")
 def _sqrt(eng, o, env):
     """Ops.td SqrtOp: square root rounded per ``rounding_mode`` (exact rounding from f64 for smaller types)."""
-    x = _ftz(o, _arr(operand(env, o, 0)))
-    en = N.elem_name(_res_type(o))
+    x = _ftz(o, np.asarray(operand(env, o, 0)))
+    en = N.elem_name(result_type(o))
     r = N.round_to(np.sqrt(x.astype(np.float64)), en)
-    mode = _enum(o, "rounding_mode", "nearest_even")
+    mode = enum_case(o, "rounding_mode", "nearest_even")
     if mode in ("zero", "positive_inf", "negative_inf"):
         from fractions import Fraction
         flat_x = x.astype(np.float64).reshape(-1)
@@ -665,45 +623,45 @@ def _sqrt(eng, o, env):
             eps = Fraction(1, 1 << 1100)
             return rv - eps if sq > xf else rv + eps
         r = N.directed_round(r, exact, mode)
-    return [_ftz(o, _arr(r))]
+    return [_ftz(o, np.asarray(r))]
 
 
 @op("pow", "fpowf")
 def _pow(eng, o, env):
     """Ops.td PowOp (printed ``fpowf`` by 13.5): ``x ** y`` evaluated in f64, rounded to the element type."""
-    a = _arr(operand(env, o, 0)).astype(np.float64)
-    b = _arr(operand(env, o, 1)).astype(np.float64)
-    return [N.round_to(np.power(a, b), N.elem_name(_res_type(o)))]
+    a = np.asarray(operand(env, o, 0)).astype(np.float64)
+    b = np.asarray(operand(env, o, 1)).astype(np.float64)
+    return [N.round_to(np.power(a, b), N.elem_name(result_type(o)))]
 
 
 @op("fpowi")
 def _fpowi(eng, o, env):
     """fpowi (INFERRED, 13.5): float base to a signed integer power, evaluated in f64 and rounded."""
-    a = _arr(operand(env, o, 0)).astype(np.float64)
+    a = np.asarray(operand(env, o, 0)).astype(np.float64)
     w = N.int_width(o.operands[1].type)
-    n = N.int_operands(_arr(operand(env, o, 1)), w, True).astype(np.float64)
-    return [N.round_to(np.power(a, n), N.elem_name(_res_type(o)))]
+    n = N.int_operands(np.asarray(operand(env, o, 1)), w, True).astype(np.float64)
+    return [N.round_to(np.power(a, n), N.elem_name(result_type(o)))]
 
 
 @op("atan2")
 def _atan2(eng, o, env):
     """Ops.td Atan2Op: ``atan2(lhs, rhs)`` evaluated in f64, rounded to the element type."""
-    a = _arr(operand(env, o, 0)).astype(np.float64)
-    b = _arr(operand(env, o, 1)).astype(np.float64)
-    return [N.round_to(np.arctan2(a, b), N.elem_name(_res_type(o)))]
+    a = np.asarray(operand(env, o, 0)).astype(np.float64)
+    b = np.asarray(operand(env, o, 1)).astype(np.float64)
+    return [N.round_to(np.arctan2(a, b), N.elem_name(result_type(o)))]
 
 
 @op("cmpf")
 def _cmpf(eng, o, env):
     """Ops.td CmpFOp: ``ordered`` is false when either is NaN, ``unordered`` true."""
-    a = _arr(operand(env, o, 0)).astype(np.float64)
-    b = _arr(operand(env, o, 1)).astype(np.float64)
-    pred = _enum(o, "comparison_predicate")
+    a = np.asarray(operand(env, o, 0)).astype(np.float64)
+    b = np.asarray(operand(env, o, 1)).astype(np.float64)
+    pred = enum_case(o, "comparison_predicate")
     nan = np.isnan(a) | np.isnan(b)
     base = _CMP[pred](a, b)
-    if _enum(o, "comparison_ordering", "ordered") == "ordered":
-        return [_arr(base & ~nan)]
-    return [_arr(base | nan)]
+    if enum_case(o, "comparison_ordering", "ordered") == "ordered":
+        return [np.asarray(base & ~nan)]
+    return [np.asarray(base | nan)]
 
 
 # ---------------------------------------------------------------------------
@@ -720,20 +678,20 @@ def _mmaf(eng, o, env):
     accumulator type), i.e. more precise than a tensor core's f32
     accumulation.  ``fast_acc`` does not change the result.
     """
-    a = _arr(operand(env, o, 0)).astype(np.float64)
-    b = _arr(operand(env, o, 1)).astype(np.float64)
-    c = _arr(operand(env, o, 2)).astype(np.float64)
-    return [N.round_to(np.matmul(a, b) + c, N.elem_name(_res_type(o)))]
+    a = np.asarray(operand(env, o, 0)).astype(np.float64)
+    b = np.asarray(operand(env, o, 1)).astype(np.float64)
+    c = np.asarray(operand(env, o, 2)).astype(np.float64)
+    return [N.round_to(np.matmul(a, b) + c, N.elem_name(result_type(o)))]
 
 
 @op("mmai")
 def _mmai(eng, o, env):
     """Ops.td MmaIOp: i8 operands read per ``signedness_lhs``/``signedness_rhs``, exact i32 sum (wrapping)."""
-    sl = _enum(o, "signedness_lhs", "signed") == "signed"
-    sr = _enum(o, "signedness_rhs", "signed") == "signed"
-    a = N.int_operands(_arr(operand(env, o, 0)), 8, sl)
-    b = N.int_operands(_arr(operand(env, o, 1)), 8, sr)
-    c = N.as_signed(_arr(operand(env, o, 2)), 32).astype(np.int64)
+    sl = enum_case(o, "signedness_lhs", "signed") == "signed"
+    sr = enum_case(o, "signedness_rhs", "signed") == "signed"
+    a = N.int_operands(np.asarray(operand(env, o, 0)), 8, sl)
+    b = N.int_operands(np.asarray(operand(env, o, 1)), 8, sr)
+    c = N.as_signed(np.asarray(operand(env, o, 2)), 32).astype(np.int64)
     return [N.wrap(np.matmul(a, b) + c, 32)]
 
 
@@ -743,13 +701,13 @@ def _mmaf_scaled(eng, o, env):
 
     The block size V is K divided by the scale tile's K extent; computed in f64.
     """
-    lhs, rhs, acc, ls, rs = (_arr(operand(env, o, i)).astype(np.float64) for i in range(5))
+    lhs, rhs, acc, ls, rs = (np.asarray(operand(env, o, i)).astype(np.float64) for i in range(5))
     k = lhs.shape[-1]
     vl = k // ls.shape[-1]
     vr = k // rs.shape[-2]
     a = lhs * np.repeat(ls, vl, axis=-1)
     b = rhs * np.repeat(rs, vr, axis=-2)
-    return [N.round_to(np.matmul(a, b) + acc, N.elem_name(_res_type(o)))]
+    return [N.round_to(np.matmul(a, b) + acc, N.elem_name(result_type(o)))]
 
 
 # ---------------------------------------------------------------------------
@@ -771,8 +729,8 @@ def _reduce(eng, o, env):
     Ops.td leaves the order unspecified; the tree pairs the first half with
     the second, padding an odd count with the identity.
     """
-    dim = _int_attr(o, "dim")
-    xs = [np.moveaxis(_arr(env[v]), dim, 0) for v in o.operands]
+    dim = int_attr(o, "dim")
+    xs = [np.moveaxis(np.asarray(env[v]), dim, 0) for v in o.operands]
     ids = _identities(o)
     n = xs[0].shape[0]
     if n == 0:
@@ -786,7 +744,7 @@ def _reduce(eng, o, env):
         for x in xs:
             args += [x[:half], x[half:]]
         res = eng.call_body(o, args, env)
-        xs = [np.broadcast_to(_arr(r), (half,) + x.shape[1:]) for r, x in zip(res, xs)]
+        xs = [np.broadcast_to(np.asarray(r), (half,) + x.shape[1:]) for r, x in zip(res, xs)]
         n = half
     return [x[0] for x in xs]
 
@@ -803,9 +761,9 @@ def _scan(eng, o, env):
     reading in every element and the other in none of 3909).  Ops.td's prose
     that lists the arguments as ``[current_iter, prev_iter]`` disagrees.
     """
-    dim = _int_attr(o, "dim")
+    dim = int_attr(o, "dim")
     rev = bool(getattr(o.attr("reverse"), "value", False))
-    xs = [np.moveaxis(_arr(env[v]), dim, 0) for v in o.operands]
+    xs = [np.moveaxis(np.asarray(env[v]), dim, 0) for v in o.operands]
     ids = _identities(o)
     n = xs[0].shape[0]
     accs = [np.broadcast_to(i, x.shape[1:]) for i, x in zip(ids, xs)]
@@ -814,7 +772,7 @@ def _scan(eng, o, env):
         args = []
         for x, acc in zip(xs, accs):
             args += [acc, x[k]]
-        accs = [_arr(r) for r in eng.call_body(o, args, env)]
+        accs = [np.asarray(r) for r in eng.call_body(o, args, env)]
         for out, acc in zip(outs, accs):
             out[k] = acc
     return [np.moveaxis(out, 0, dim) for out in outs]
@@ -852,7 +810,7 @@ def _return(eng, o, env):
 @op("if")
 def _if(eng, o, env):
     """Ops.td IfOp: runs one branch; its ``yield`` gives the results, continue/break/return propagate."""
-    cond = bool(_arr(operand(env, o, 0)).reshape(-1)[0])
+    cond = bool(np.asarray(operand(env, o, 0)).reshape(-1)[0])
     region = o.regions[0] if cond else (o.regions[1] if len(o.regions) > 1 else None)
     if region is None or not region.blocks:
         return [None] * len(o.results) if o.results else None
@@ -871,9 +829,9 @@ def _for(eng, o, env):
     t = lb_v.type
     w = N.int_width(t)
     unsigned = o.attr("unsignedCmp") is not None
-    lb = _scalar_int(env[lb_v], t, not unsigned)
-    ub = _scalar_int(env[ub_v], t, not unsigned)
-    st = _scalar_int(env[st_v], t, True)
+    lb = scalar_int(env[lb_v], t, not unsigned)
+    ub = scalar_int(env[ub_v], t, not unsigned)
+    st = scalar_int(env[st_v], t, True)
     if st <= 0:
         raise InterpreterError(f"step must be positive, got {st}", o)
     iters = [env[v] for v in o.operand_group("initValues")]
@@ -922,7 +880,7 @@ def _loop(eng, o, env):
 @op("assert")
 def _assert(eng, o, env):
     """Ops.td AssertOp: an element that is 0 stops the run with the message and the element's index."""
-    cond = _arr(operand(env, o, 0))
+    cond = np.asarray(operand(env, o, 0))
     if not cond.all():
         msg = getattr(o.attr("message"), "value", "")
         bad = tuple(int(i) for i in np.argwhere(~cond.astype(bool))[0]) if cond.ndim else ()
@@ -962,7 +920,7 @@ def _print(eng, o, env):
         val, t = args[k]
         k += 1
         spec = "%" + (m.group(1) or "") + (m.group(2) or "") + (("." + m.group(3)) if m.group(3) else "")
-        out.append(_format_tile(_arr(val), t, spec, conv))
+        out.append(_format_tile(np.asarray(val), t, spec, conv))
     out.append(fmt[pos:])
     eng.printed.append("".join(out))
     return [None]
@@ -988,312 +946,3 @@ def _format_tile(x: np.ndarray, t: T.Type, spec: str, conv: str) -> str:
     if x.size == 1:
         return one(x.reshape(()))
     return "[" + ", ".join(one(v) for v in x.reshape(-1)) + "]"
-
-
-# ---------------------------------------------------------------------------
-# views and memory
-# ---------------------------------------------------------------------------
-
-
-def _ptr_elem(o: Operation, i: int) -> T.Type:
-    t = o.operands[i].type
-    return t.element.pointee
-
-
-def _load_dtype(elem: T.Type) -> np.dtype:
-    """Memory dtype of ``elem``: i1 occupies a byte (Ops.td load/store of i1)."""
-    dt = N.dtype_of(elem)
-    return np.dtype(np.uint8) if dt == np.bool_ else dt
-
-
-def _from_memory(x: np.ndarray, elem: T.Type) -> np.ndarray:
-    return x != 0 if N.dtype_of(elem) == np.bool_ else x
-
-
-def _to_memory(x: np.ndarray, elem: T.Type) -> np.ndarray:
-    return x.astype(np.uint8) if N.dtype_of(elem) == np.bool_ else x.astype(N.dtype_of(elem), copy=False)
-
-
-@op("make_tensor_view")
-def _make_tensor_view(eng, o, env):
-    """Ops.td MakeTensorViewOp: base pointer with shape and strides (dynamic ones unsigned, in elements)."""
-    tv_t = _res_type(o)
-    base = int(_arr(env[o.operand_group("base")[0]]).reshape(-1)[0])
-    dyn_shape = [_scalar_int(env[v], v.type, False) for v in o.operand_group("dynamicShape")]
-    dyn_strides = [_scalar_int(env[v], v.type, False) for v in o.operand_group("dynamicStrides")]
-    shape = [d if d is not None else dyn_shape.pop(0) for d in tv_t.shape]
-    strides = [s if s is not None else dyn_strides.pop(0) for s in tv_t.strides]
-    return [TensorView(base, tuple(shape), tuple(strides), _load_dtype(tv_t.element), tv_t.element)]
-
-
-@op("make_partition_view")
-def _make_partition_view(eng, o, env):
-    """Ops.td MakePartitionViewOp / Types.td partition_view: tiles of tile_shape, dim_map, padding."""
-    pv = _res_type(o)
-    tv = env[o.operands[0]]
-    dm = tuple(pv.effective_dim_map())
-    return [TileView("partition", tv, tuple(pv.tile_shape), dm, tuple(pv.tile_shape), pv.padding_value)]
-
-
-@op("make_strided_view")
-def _make_strided_view(eng, o, env):
-    """Ops.td MakeStridedViewOp / Types.td strided_view: tile i starts every traversal_strides[i] elements."""
-    sv = _res_type(o)
-    tv = env[o.operands[0]]
-    dm = sv.dim_map if sv.dim_map is not None else tuple(range(len(sv.tile_shape)))
-    if any(s is None for s in sv.traversal_strides):
-        raise InterpreterError("dynamic traversal strides are not supported", o)
-    return [TileView("strided", tv, tuple(sv.tile_shape), tuple(dm), tuple(sv.traversal_strides),
-                     sv.padding_value)]
-
-
-@op("make_gather_scatter_view")
-def _make_gs_view(eng, o, env):
-    """Ops.td MakeGatherScatterViewOp / Types.td gather_scatter_view: rows of ``sparse_dim`` chosen by a 1-d index.
-
-    The scalar indices of the other dimensions count elements, not tiles
-    (step 1): index ``s`` starts the tile at element ``s``.  Types.td does not
-    say; NVIDIA's tileiras 13.5 compiles it so (bench/gpu_probe.py on an H200:
-    ``advanced_index_rows`` with dense index 1 reads columns 1..64, not 64..127).
-    """
-    gv = _res_type(o)
-    tv = env[o.operands[0]]
-    r = len(gv.tile_shape)
-    return [TileView("gather_scatter", tv, tuple(gv.tile_shape), tuple(range(r)), (1,) * r,
-                     gv.padding_value, gv.sparse_dim)]
-
-
-@op("get_index_space_shape")
-def _index_space_shape(eng, o, env):
-    """Ops.td GetIndexSpaceShapeOp: the view's index space (ceil(extent / step) per dimension)."""
-    view = operand(env, o, 0)
-    return [N.scalar_to_storage(s, r.type) for s, r in zip(view.index_space(), o.results)]
-
-
-@op("get_tensor_shape")
-def _tensor_shape(eng, o, env):
-    """Ops.td GetTensorShapeOp: the tensor view's shape."""
-    view = operand(env, o, 0)
-    return [N.scalar_to_storage(s, r.type) for s, r in zip(view.shape, o.results)]
-
-
-_PADDING = {"zero": 0.0, "neg_zero": -0.0, "nan": math.nan, "pos_inf": math.inf, "neg_inf": -math.inf}
-
-
-def _view_addresses(o: Operation, view: TileView, idx_vals: list, idx_types: list) -> tuple[np.ndarray, np.ndarray]:
-    """Byte address and in-bounds flag of each element of the tile at ``index`` of ``view``.
-
-    Tile element ``t`` has tensor coordinate ``c[dim_map[i]] = index[i] *
-    step[i] + t[i]`` (for the sparse dimension of a gather/scatter view,
-    ``index[sparse][t[sparse]]``).  Indices are unsigned (Ops.td
-    LoadViewTkoOp); an index outside the view's index space is undefined
-    behaviour and an error here.
-    """
-    tv = view.tensor
-    shape = view.tile_shape
-    r = len(shape)
-    if len(idx_vals) != r:
-        raise InterpreterError(f"view of rank {r} indexed with {len(idx_vals)} indices", o)
-    space = view.index_space()
-    offset = np.zeros(shape, dtype=np.int64)
-    inb = np.ones(shape, dtype=bool)
-    for i in range(r):
-        j = view.dim_map[i]
-        w = N.int_width(idx_types[i])
-        iv = N.int_operands(_arr(idx_vals[i]), w, False).astype(np.int64)
-        bshape = [1] * r
-        bshape[i] = shape[i]
-        if view.kind == "gather_scatter" and i == view.sparse_dim:
-            coord = iv.reshape(-1)
-            if coord.size != shape[i]:
-                raise InterpreterError(f"gather index has {coord.size} elements for a tile dimension of {shape[i]}", o)
-            coord = coord.reshape(bshape)
-        else:
-            k = int(iv.reshape(-1)[0])
-            if k >= space[i]:
-                raise InterpreterError(f"index {k} of dimension {i} is outside the view's index space {list(space)}", o)
-            coord = (k * view.steps[i] + np.arange(shape[i], dtype=np.int64)).reshape(bshape)
-        inb = inb & (coord >= 0) & (coord < tv.shape[j])
-        offset = offset + coord * np.int64(tv.strides[j])
-    addrs = np.uint64(tv.base) + (offset * np.int64(tv.dtype.itemsize)).astype(np.uint64)
-    return addrs, inb
-
-
-def _padding_fill(view: TileView, elem: T.Type, dt: np.dtype, unspecified: float = 0.0) -> np.ndarray:
-    pad = _PADDING[view.padding] if view.padding in _PADDING else unspecified
-    if isinstance(elem, T.FloatType):
-        return N.scalar_to_storage(pad, elem)
-    return np.zeros((), dtype=dt)
-
-
-@op("load_view_tko")
-def _load_view(eng, o, env):
-    """Ops.td LoadViewTkoOp: the tile at ``index``; out-of-bounds elements read the padding value.
-
-    Without a padding value those elements are unspecified; the interpreter
-    reads ``eng.unspecified`` (0 unless the caller chose another value to
-    find the results that depend on them).
-    """
-    view = env[o.operand_group("view")[0]]
-    idx = o.operand_group("index")
-    addrs, inb = _view_addresses(o, view, [env[v] for v in idx], [v.type for v in idx])
-    elem = view.tensor.element
-    data = _from_memory(eng.memory.load(addrs, view.tensor.dtype, inb), elem)
-    if not inb.all():
-        data = np.where(inb, data, _padding_fill(view, elem, data.dtype, eng.unspecified)).astype(data.dtype)
-    return [data, None]
-
-
-@op("store_view_tko")
-def _store_view(eng, o, env):
-    """Ops.td StoreViewTkoOp: writes the tile at ``index``; out-of-bounds elements are not written."""
-    tile = _arr(env[o.operand_group("tile")[0]])
-    view = env[o.operand_group("view")[0]]
-    idx = o.operand_group("index")
-    addrs, inb = _view_addresses(o, view, [env[v] for v in idx], [v.type for v in idx])
-    eng.memory.store(addrs, _to_memory(np.broadcast_to(tile, addrs.shape), view.tensor.element), inb)
-    return [None]
-
-
-@op("load_ptr_tko")
-def _load_ptr(eng, o, env):
-    """Ops.td LoadPtrTkoOp: gather through a pointer tile; masked-off lanes take ``paddingValue`` (else 0)."""
-    ptrs = _arr(env[o.operand_group("source")[0]])
-    mask_v = o.operand_group("mask")
-    pad_v = o.operand_group("paddingValue")
-    mask = np.broadcast_to(_arr(env[mask_v[0]]), ptrs.shape) if mask_v else None
-    elem = _ptr_elem(o, 0)
-    data = _from_memory(eng.memory.load(ptrs, _load_dtype(elem), mask), elem)
-    if mask is not None and pad_v:
-        data = np.where(mask, data, _arr(env[pad_v[0]])).astype(data.dtype)
-    return [data, None]
-
-
-@op("store_ptr_tko")
-def _store_ptr(eng, o, env):
-    """Ops.td StorePtrTkoOp: scatter through a pointer tile (lanes with a false mask are skipped)."""
-    ptrs = _arr(env[o.operand_group("destination")[0]])
-    val = _arr(env[o.operand_group("value")[0]])
-    mask_v = o.operand_group("mask")
-    mask = np.broadcast_to(_arr(env[mask_v[0]]), ptrs.shape) if mask_v else None
-    elem = _ptr_elem(o, 0)
-    eng.memory.store(ptrs, _to_memory(np.broadcast_to(val, ptrs.shape), elem), mask)
-    return [None]
-
-
-def _rmw_fn(mode: str, elem: T.Type):
-    """New memory value from (old, arg) for AtomicRMWMode ``mode`` on element ``elem``."""
-    if isinstance(elem, T.IntegerType):
-        w = elem.width
-
-        def ints(fn, signed=True):
-            return lambda old, arg: N.wrap(fn(N.int_operands(old, w, signed), N.int_operands(arg, w, signed)), w)
-        table = {
-            "add": ints(lambda a, b: a + b), "and": ints(lambda a, b: a & b), "or": ints(lambda a, b: a | b),
-            "xor": ints(lambda a, b: a ^ b), "max": ints(np.maximum), "min": ints(np.minimum),
-            "umax": ints(np.maximum, False), "umin": ints(np.minimum, False),
-            "xchg": lambda old, arg: arg,
-        }
-    else:
-        name = str(elem)
-        table = {
-            "addf": lambda old, arg: N.round_to(_arr(old.astype(N.compute_dtype(name)) + arg.astype(N.compute_dtype(name))), name),
-            "xchg": lambda old, arg: arg,
-        }
-    fn = table.get(mode)
-    if fn is None:
-        raise ValueError(f"atomic mode '{mode}' is not defined for {elem}")
-    return fn
-
-
-def _atomic_apply(eng: Engine, addrs: np.ndarray, args: np.ndarray, lanes: np.ndarray, elem: T.Type, fn) -> np.ndarray:
-    """Apply ``fn`` atomically at ``addrs`` for lanes ``lanes`` in row-major lane order; returns old values."""
-    dt = _load_dtype(elem)
-    old_all = np.zeros(addrs.shape, dtype=dt)
-    flat_sel = np.flatnonzero(lanes.reshape(-1))
-    if flat_sel.size == 0:
-        return _from_memory(old_all, elem)
-    a = addrs.reshape(-1)[flat_sel]
-    v = _to_memory(args.reshape(-1)[flat_sel], elem)
-    old_sel = np.empty(a.shape, dtype=dt)
-    for view, eidx, m in eng.memory.element_indices(a, dt):
-        vals = v[m]
-        olds = np.empty(eidx.shape, dtype=dt)
-        # lanes that share an address apply in lane order: round r takes the r-th lane of each address
-        order = np.argsort(eidx, kind="stable")
-        se = eidx[order]
-        first = np.r_[True, se[1:] != se[:-1]]
-        starts = np.maximum.accumulate(np.where(first, np.arange(se.size), 0))
-        rank = np.empty(se.size, dtype=np.intp)
-        rank[order] = np.arange(se.size) - starts
-        for r in range(int(rank.max()) + 1 if rank.size else 0):
-            lanes_r = rank == r
-            e = eidx[lanes_r]
-            old = view[e].copy()
-            view[e] = _to_memory(_arr(fn(_from_memory(old, elem), _from_memory(vals[lanes_r], elem))), elem)
-            olds[lanes_r] = old
-        old_sel[m] = olds
-    flat_old = old_all.reshape(-1)
-    flat_old[flat_sel] = old_sel
-    return _from_memory(old_all, elem)
-
-
-@op("atomic_rmw_tko")
-def _atomic_rmw(eng, o, env):
-    """Ops.td AtomicRMWTkoOp: per lane ``old = *p; *p = mode(old, arg)``; returns the old values.
-
-    Blocks run one after the other, so the read-modify-write is exact;
-    lanes of one op that hit the same address apply in row-major lane order.
-    Masked-off lanes return 0 (implementation-defined in Ops.td).
-    """
-    ptrs = _arr(env[o.operand_group("pointers")[0]])
-    arg = np.broadcast_to(_arr(env[o.operand_group("arg")[0]]), ptrs.shape)
-    mask_v = o.operand_group("mask")
-    lanes = np.broadcast_to(_arr(env[mask_v[0]]), ptrs.shape) if mask_v else np.ones(ptrs.shape, dtype=bool)
-    elem = _ptr_elem(o, 0)
-    fn = _rmw_fn(_enum(o, "mode"), elem)
-    return [_atomic_apply(eng, ptrs, arg, lanes, elem, fn), None]
-
-
-@op("atomic_cas_tko")
-def _atomic_cas(eng, o, env):
-    """Ops.td AtomicCASTkoOp: writes ``val`` where memory equals ``cmp`` bitwise; returns the old values.
-
-    Masked-off lanes return ``cmp``.
-    """
-    ptrs = _arr(env[o.operand_group("pointers")[0]])
-    cmp = np.broadcast_to(_arr(env[o.operand_group("cmp")[0]]), ptrs.shape)
-    val = np.broadcast_to(_arr(env[o.operand_group("val")[0]]), ptrs.shape)
-    mask_v = o.operand_group("mask")
-    lanes = np.broadcast_to(_arr(env[mask_v[0]]), ptrs.shape) if mask_v else np.ones(ptrs.shape, dtype=bool)
-    elem = _ptr_elem(o, 0)
-    dt = _load_dtype(elem)
-    bits_t = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[dt.itemsize]
-    # pack (cmp, val) per lane so the combining function sees both
-    pairs = np.stack([_to_memory(cmp, elem).view(bits_t).astype(np.uint64),
-                      _to_memory(val, elem).view(bits_t).astype(np.uint64)], axis=-1)
-    old = np.zeros(ptrs.shape, dtype=dt)
-    flat_lanes = np.flatnonzero(lanes.reshape(-1))
-    flat_ptrs = ptrs.reshape(-1)
-    flat_pairs = pairs.reshape(-1, 2)
-    flat_old = old.reshape(-1)
-    for lane in flat_lanes:
-        cur = eng.memory.load(flat_ptrs[lane:lane + 1], dt)
-        if int(cur.view(bits_t)[0]) == int(flat_pairs[lane, 0]):
-            new = np.array([flat_pairs[lane, 1]], dtype=np.uint64).astype(bits_t).view(dt)
-            eng.memory.store(flat_ptrs[lane:lane + 1], new)
-        flat_old[lane] = cur[0]
-    out = _from_memory(old, elem)
-    return [np.where(lanes, out, cmp), None]
-
-
-@op("atomic_red_view_tko")
-def _atomic_red_view(eng, o, env):
-    """Ops.td AtomicRedViewTkoOp: ``view[index][i] := mode(view[index][i], value[i])``; out-of-bounds skipped."""
-    view = env[o.operand_group("view")[0]]
-    idx = o.operand_group("index")
-    addrs, inb = _view_addresses(o, view, [env[v] for v in idx], [v.type for v in idx])
-    value = np.broadcast_to(_arr(env[o.operand_group("value")[0]]), addrs.shape)
-    elem = view.tensor.element
-    _atomic_apply(eng, addrs, value, inb, elem, _rmw_fn(_enum(o, "mode"), elem))
-    return [None]
