@@ -24,7 +24,8 @@ from tile_lsp.analysis.ir.diagnostics import Position
 from tile_lsp.analysis.incremental.document import IncrementalAnalyzer
 from tile_lsp.analysis.ide.hover import hover_markdown
 from tile_lsp.analysis.ide.index import DocumentIndex
-from tile_lsp.analysis.incremental.units import split_units
+from tile_lsp.analysis.incremental import layout as L
+from tile_lsp.analysis.incremental.layout import split_units
 
 KERNELS = ("activations_gelu_f32_b256.sm_100", "layernorm_bwd_bf16_32x256.sm_90", "flash_attention_bf16_d128_64x64.sm_90")
 
@@ -62,12 +63,12 @@ def _diagnostics(analysis) -> list[tuple]:
 
 def _whole(text: str, options: AnalysisOptions | None = None):
     """The analysis of ``text`` with every chunk parsed whole (no units)."""
-    saved = U.split_units
-    U.split_units = lambda _text: None
+    saved = L.split_units
+    L.split_units = lambda _text: None
     try:
         return analyze_text(text, options)
     finally:
-        U.split_units = saved
+        L.split_units = saved
 
 
 # -- layout ---------------------------------------------------------------------------
@@ -224,12 +225,12 @@ def test_an_edit_reuses_the_other_units(corpus):
 
 def _entry_whole(text: str, options: AnalysisOptions | None = None):
     """The analysis of ``text`` with each entry parsed whole (no statement units)."""
-    saved = U.FUNCTION_OPS
-    U.FUNCTION_OPS = frozenset()
+    saved = L.FUNCTION_OPS
+    L.FUNCTION_OPS = frozenset()
     try:
         return analyze_text(text, options)
     finally:
-        U.FUNCTION_OPS = saved
+        L.FUNCTION_OPS = saved
 
 
 def _entry_ops(analysis, name: str):

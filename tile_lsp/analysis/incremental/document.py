@@ -17,7 +17,8 @@ from tile_lsp.analysis.incremental.pipeline import analyze_chunk
 from tile_lsp.analysis.ir.options import AnalysisOptions
 from tile_lsp.analysis.incremental.results import AnalysisCancelled, DocumentAnalysis
 from tile_lsp.analysis.ir.split import Chunk, split_chunks
-from tile_lsp.analysis.incremental.units import PROGRESS, ChunkState, Edit, UnitResult, options_key, updated_source
+from tile_lsp.analysis.incremental.layout import Edit, updated_source
+from tile_lsp.analysis.incremental.units import PROGRESS, ChunkState, UnitResult, options_key
 
 
 class _Progress:
