@@ -9,7 +9,8 @@ import pytest
 from tile_lsp.analysis.api import AnalysisOptions, analyze_text
 from tile_lsp.analysis.ir.diagnostics import Severity
 from tile_lsp.analysis.ir.compare import ir_differences
-from tile_lsp.analysis.ir.printer import CHUNK_SEPARATOR, format_float, print_module
+from tile_lsp.analysis.ir.attr_text import format_float
+from tile_lsp.analysis.ir.printer import CHUNK_SEPARATOR, print_module
 
 # file -> (canonical chunks equal to the oracle, generic chunks equal) reached so far;
 # a lower count is a regression.

@@ -27,7 +27,8 @@ from typing import Any, Callable
 from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.ir import debuginfo as D
 from tile_lsp.analysis.ir.core import Block, Module, Operation
-from tile_lsp.analysis.ir.printer import Namer, Printer, top_level_ops, apfloat_floats
+from tile_lsp.analysis.ir.attr_text import apfloat_floats
+from tile_lsp.analysis.ir.printer import Namer, Printer, top_level_ops
 
 
 def module_ops(module: Module) -> list[Operation]:

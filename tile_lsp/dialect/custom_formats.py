@@ -131,3 +131,20 @@ DECLARATIVE_ENUMS: dict[str, tuple[tuple[str, str, bool], ...]] = {
 }
 # the ODS-generated parser of an enum attribute (mlir-tblgen OpFormatGen)
 MSG_GENERATED_ENUM = "expected string or keyword containing one of the following enum values for attribute '{attr}' [{cases}]"
+
+
+#: The rounding-mode ``custom<...>`` directives of NVIDIA's C++ parsers (CudaTile.cpp): directive ->
+#: (modes it accepts, the default when the text omits it, whether its error appends ", got: '<x>'").
+ROUNDING_DIRECTIVES: dict[str, tuple[tuple[str, ...], str, bool]] = {
+    "IEEERoundingMode": (("nearest_even", "zero", "negative_inf", "positive_inf"), "nearest_even", True),
+    "DivFOpRoundingMode": (("nearest_even", "zero", "negative_inf", "positive_inf", "approx", "full"),
+                           "nearest_even", False),
+    "SqrtOpRoundingMode": (("nearest_even", "zero", "negative_inf", "positive_inf", "approx"), "nearest_even", False),
+    "TanHOpRoundingMode": (("approx", "full"), "full", False),
+    "ExpOpRoundingMode": (("approx", "full"), "full", False),
+    "IntegerRoundingMode": (("nearest_int_to_zero",), "nearest_int_to_zero", True),
+}
+
+#: Every rounding-mode keyword of the dialect.
+ALL_ROUNDING_MODES = ("nearest_even", "zero", "negative_inf", "positive_inf", "approx", "full",
+                      "nearest_int_to_zero")

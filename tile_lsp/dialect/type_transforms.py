@@ -7,6 +7,7 @@ types with them and the ``TypesMatchWith`` trait checks them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from tile_lsp.dialect import types as T
@@ -46,3 +47,37 @@ TYPE_TRANSFORM_FUNCTIONS: dict[str, Callable[[T.Type], T.Type | None]] = {
     "scalar_ptr_to_elem": _scalar_ptr_to_elem,
     "tensor_view_of": tensor_view_of,
 }
+
+
+
+
+def index_space_rank(t: T.Type) -> int | None:
+    """Rank of the index space of a tensor_view or tile view (its tensor_view's rank)."""
+    if isinstance(t, T.TensorViewType):
+        return t.rank
+    inner = tensor_view_of(t)
+    return index_space_rank(inner) if inner is not None else None
+
+
+def apply_transform(expr: str, types: dict[str, list[T.Type]]) -> list[T.Type] | None:
+    """The types a ``type_inference`` expression of the op table gives (``ptr_like(source)``, a bare
+    operand name, a nullary transform), from ``types`` (the types bound so far, by operand/result
+    name); ``None`` when it cannot be computed yet."""
+    m = re.fullmatch(r"\s*([A-Za-z_0-9]+)\s*(?:\(\s*([A-Za-z_0-9]*)\s*\))?\s*", expr)
+    if not m:
+        return None
+    fname, arg = m.group(1), m.group(2)
+    if arg is None:
+        # a bare name: same type as that operand/result, or a nullary transform
+        if fname in types:
+            return list(types[fname])
+        fn = TYPE_TRANSFORM_FUNCTIONS.get(fname)
+        if fn is not None:
+            return [fn(T.UNKNOWN)] if fn(T.UNKNOWN) is not None else None
+        return None
+    fn = TYPE_TRANSFORM_FUNCTIONS.get(fname)
+    src = types.get(arg)
+    if fn is None or not src:
+        return None
+    out = [fn(t) for t in src]
+    return None if any(t is None for t in out) else out

@@ -22,3 +22,13 @@ BARE_ID = r"[A-Za-z_][A-Za-z0-9_$.]*"
 
 #: Strings and comments, to skip them while scanning text for brackets or names.
 STRINGS_AND_COMMENTS = re.compile(f"{STRING}|{LINE_COMMENT}")
+
+#: Blanks and ``//`` comments, as MLIR's lexer skips them between tokens.
+_SKIP_BLANKS = re.compile(rf"(?:\s+|{LINE_COMMENT})*")
+
+
+def next_token_offset(text: str, offset: int) -> int:
+    """Offset in ``text`` of the first token at or after ``offset`` (past blanks and ``//`` comments):
+    where MLIR's lexer stands (``getCurrentLocation``) after the token that ends at ``offset``."""
+    m = _SKIP_BLANKS.match(text, offset)
+    return m.end() if m else offset

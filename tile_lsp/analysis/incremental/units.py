@@ -396,7 +396,7 @@ class _ChunkRun:
         edit touched are dropped), so that every result kept is in the
         coordinates of ``self.chunk``'s text.
         """
-        from tile_lsp.analysis.syntax.builder import resolve_location_aliases
+        from tile_lsp.analysis.syntax.types_attrs import resolve_location_aliases
 
         resolve_location_aliases(self.module, (op for top in getattr(self, "new_ops", ()) for op in top.walk()))
         kept = list(self.done)
@@ -810,7 +810,7 @@ class _ChunkRun:
                         visible[name] = table[name]
         if full is not None:
             self.module.attr_aliases, self.module.type_aliases = full
-        from tile_lsp.analysis.syntax.builder import resolve_location_aliases
+        from tile_lsp.analysis.syntax.types_attrs import resolve_location_aliases
 
         resolve_location_aliases(self.module, (op for top in self.new_ops for op in top.walk()))
         return units
@@ -958,7 +958,7 @@ def _collect(units: list[UnitResult], module=None) -> list[Diagnostic]:
 
     walk(units)
     if module is not None:
-        from tile_lsp.analysis.syntax.builder import undefined_location_aliases
+        from tile_lsp.analysis.syntax.types_attrs import undefined_location_aliases
 
         build.extend(undefined_location_aliases(module, _alias_located_ops(units)))
     walk_verify(units)

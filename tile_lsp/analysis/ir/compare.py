@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.ir.core import Block, Module, Operation, Region, Value
-from tile_lsp.analysis.ir.printer import attr_kind, default_attr, top_level_ops, attr_text, implicit_terminator
+from tile_lsp.analysis.ir.attr_text import attr_kind, attr_text, default_attr
+from tile_lsp.analysis.ir.printer import implicit_terminator, top_level_ops
 
 
 class _Keys:

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from tile_lsp.analysis.ir.diagnostics import Position, Range, SourceText
 from tile_lsp.dialect.schema import OpDef
-from tile_lsp.grammar.parse import next_token_offset
+from tile_lsp.grammar.lexical import next_token_offset
 
 ParseRuleFn = Callable[["ParseContext"], None]
 PARSE_RULES: dict[str, list[ParseRuleFn]] = {}

@@ -1,0 +1,1188 @@
+"""MLIR's syntax errors from Lark's: which message NVIDIA's parser prints, and where.
+
+:func:`describe_error` turns an ``UnexpectedInput`` of the LALR parser into
+the :class:`SyntaxIssue` MLIR's parser (``mlir/lib/AsmParser``) and NVIDIA's
+custom parsers (``CudaTile.cpp``) report for the same text: "expected ...",
+"custom op 'x' is unknown", the enum keyword messages, dense literal and
+dimension list errors, at the token MLIR stands on.  :mod:`.parse` drives the
+parser and its recovery; this module only names what went wrong.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from lark import Token, Tree
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.parsers.lalr_analysis import Reduce
+
+from tile_lsp.dialect.custom_formats import (
+    ASSUME_PREDICATE_WORDS,
+    CUSTOM_FORMATS,
+    DECLARATIVE_ENUMS,
+    ENUM_KEYWORD_DIRECTIVES,
+    MSG_GENERATED_ENUM,
+    MSG_DENSE_ELEMENT_TYPE,
+    MSG_UNKNOWN_ASSUME_PREDICATE,
+    NULL_TYPE,
+)
+from tile_lsp.dialect.enums import ENUMS
+from tile_lsp.dialect.registry import lookup
+from tile_lsp.grammar.formats import attr_grammar
+from tile_lsp.grammar.loader import get_parser
+
+
+
+# Grammar rule of a missing enum keyword -> the message of NVIDIA's parser.
+_MISSING_ENUM = {rule: message for rule, _, message in ENUM_KEYWORD_DIRECTIVES.values()}
+# Enum rules -> (enum, message); ``enum_keyword`` is ODS's generic one.
+_ENUM_RULES = {rule: (enum, message) for rule, enum, message in ENUM_KEYWORD_DIRECTIVES.values()}
+_ENUM_RULES["enum_keyword"] = ("", "")
+
+# Terminal names -> the spelling MLIR uses in "expected ..." messages.
+_PUNCT = {
+    "COLON": ":", "COMMA": ",", "EQUAL": "=", "LPAR": "(", "RPAR": ")", "LSQB": "[", "RSQB": "]",
+    "LBRACE": "{", "RBRACE": "}", "LESSTHAN": "<", "MORETHAN": ">", "QMARK": "?", "ARROW": "->",
+    "STAR": "*", "PLUS": "+",
+}
+
+
+@dataclass
+class SyntaxIssue:
+    """A syntax error: ``message`` and the code-point span ``[start, end)`` in the text."""
+
+    message: str
+    start: int
+    end: int
+    #: the parser met the error at the first token of a statement or at the end of the text: what it
+    #: reports then depends on what comes before or after (the statement before, in the same block)
+    needs_context: bool = False
+    #: the span ``[start, end)`` recovery blanked after this error (the statement that failed), if any
+    blanked: tuple[int, int] | None = None
+    #: where the parser met the token it could not take (the end of the text for its end)
+    met: int | None = None
+
+
+
+
+
+
+
+# When several punctuation tokens may come next, MLIR's parsers report the one
+# that is required (the optional ones were tried first): in this order.
+# Punctuation not listed (``?``, ``*``, ``+``) comes after, in text order.
+_PUNCT_PRIORITY = (":", "->", "=", ",", ")", "]", ">", "}", "(", "[", "<", "{")
+
+
+def _punct_rank(p: str) -> tuple[int, str]:
+    """Sort key of a punctuation token in :data:`_PUNCT_PRIORITY` order; unlisted ones last."""
+    return (_PUNCT_PRIORITY.index(p) if p in _PUNCT_PRIORITY else len(_PUNCT_PRIORITY), p)
+
+
+# What may stand, optionally, where an operand is required (keywords such as
+# ``weak``, attributes, a ``,`` of an optional group): MLIR's parsers try them
+# first, so a token that is none of them is "expected SSA operand".
+_OPTIONAL_BEFORE_OPERAND = frozenset({"VALUE_ID", "BARE_ID", "BANG_ID", "COMMA"})
+
+
+def _expected_message(expected: set[str], token: Token | None) -> str:
+    names = {e for e in expected if not e.startswith("__")}
+    puncts = sorted((_PUNCT[e] for e in names if e in _PUNCT), key=_punct_rank)
+    if token is not None and token.type == "$END":
+        found = "end of file"
+    else:
+        found = None
+    if "VALUE_ID" in names and (len(names) <= 2 or names <= _OPTIONAL_BEFORE_OPERAND):
+        # the custom parser tried its optional keywords/attributes, then
+        # ``parseOperand`` (MLIR ``OperationParser::parseSSAUse``) failed
+        return "expected SSA operand"
+    if len(names) == 1 and puncts:
+        return f"expected '{puncts[0]}'"
+    if names and all(n in ("BARE_ID",) for n in names):
+        return "expected valid keyword"
+    if "AT_ID" in names and len(names) == 1:
+        return "expected valid '@'-identifier for symbol name"
+    if "INT" in names and len(names) <= 2:
+        return "expected integer value"
+    if puncts:
+        return f"expected '{puncts[0]}'"
+    if found:
+        return "unexpected end of file"
+    return "unexpected token"
+
+
+def _op_of(value: object) -> str | None:
+    """The op name a stack item stands for: a reduced ``opname_*`` tree or an op-name keyword token."""
+    if isinstance(value, Tree) and isinstance(value.data, str) and value.data.startswith("opname_"):
+        name = str(value.children[0])
+    elif isinstance(value, Token) and value.type not in ("VALUE_ID", "BARE_ID", "STRING", "INT", "FLOAT"):
+        name = str(value)
+        if lookup(name) is None:
+            return None
+    else:
+        return None
+    return name if "." in name else f"cuda_tile.{name}"
+
+
+def _current_op(err: UnexpectedInput) -> tuple[str, int] | None:
+    """Full name of the custom op being parsed at ``err`` and its index on the value stack."""
+    ip = getattr(err, "interactive_parser", None)
+    if ip is None:
+        return None
+    values = ip.parser_state.value_stack
+    for i in range(len(values) - 1, -1, -1):
+        value = values[i]
+        if isinstance(value, Tree) and value.data in ("operation", "region", "block_label"):
+            return None
+        name = _op_of(value)
+        if name is not None:
+            return name, i
+    return None
+
+
+def _enum_rule_of(ip, index: int) -> str | None:
+    """The enum rule (``enum_keyword``...) the keyword at value-stack ``index`` belongs to."""
+    state = ip.parser_state
+    value = state.value_stack[index]
+    if isinstance(value, Tree):
+        return value.data if value.data in _ENUM_RULES else None
+    if isinstance(value, Token) and value.type == "BARE_ID" and index + 1 < len(state.state_stack):
+        actions = state.parse_conf.parse_table.states.get(state.state_stack[index + 1], {})
+        for action, arg in actions.values():
+            if action is Reduce and arg.origin.name in _ENUM_RULES:
+                return arg.origin.name
+    return None
+
+
+def _invalid_enum_before(err: UnexpectedInput, op: str, op_index: int) -> SyntaxIssue | None:
+    """An enum keyword of the current op already read but not a case of its enum.
+
+    MLIR's parsers check each keyword as they read it, so such a keyword is
+    reported before the later syntax error Lark found.
+    """
+    ip = err.interactive_parser
+    opdef = lookup(op)
+    if opdef is None:
+        return None
+    generic_attrs = _declarative_enum_attrs(opdef)
+    seen_generic = 0
+    values = ip.parser_state.value_stack
+    for i in range(op_index + 1, len(values)):
+        rule = _enum_rule_of(ip, i)
+        if rule is None:
+            continue
+        value = values[i]
+        tok = value.children[0] if isinstance(value, Tree) else value
+        word = str(tok)
+        if rule == "enum_keyword":
+            if seen_generic >= len(generic_attrs):
+                continue
+            attr, enum = generic_attrs[seen_generic]
+            seen_generic += 1
+            cases = _cases(enum)
+            if cases and word not in cases:
+                message = (f"custom op '{op}' expected string or keyword containing one of the following enum "
+                           f"values for attribute '{attr}' [{', '.join(cases)}]")
+                return SyntaxIssue(message, tok.start_pos, tok.end_pos)
+            continue
+        enum, message = _ENUM_RULES[rule]
+        cases = _cases(enum)
+        if cases and word not in cases:
+            return SyntaxIssue(f"custom op '{op}' {message}", tok.start_pos, tok.end_pos)
+    return None
+
+
+def _missing_generated_enum(err: UnexpectedToken, rule: str | None, op: str, op_index: int, text: str,
+                            eof: bool) -> SyntaxIssue | None:
+    """A required enum keyword of a memory op's declarative format, missing (no keyword there).
+
+    MLIR's generated enum parser (mlir-tblgen OpFormatGen, ``parseOptionalKeywordOrString``
+    then the error) says "expected string or keyword containing one of the following enum
+    values for attribute '<attr>' [<cases>]" at the token found (the end of the text at its
+    end).  Which attribute: the enum keywords of the op's format in text order
+    (:data:`~tile_lsp.dialect.custom_formats.DECLARATIVE_ENUMS`), after those already read.
+    """
+    if rule != "enum_keyword":
+        return None
+    attrs = DECLARATIVE_ENUMS.get(op.removeprefix("cuda_tile."))
+    if attrs is None:
+        return None
+    ip = err.interactive_parser
+    read = sum(1 for i in range(op_index + 1, len(ip.parser_state.value_stack))
+               if _enum_rule_of(ip, i) == "enum_keyword")
+    if read >= len(attrs):
+        return None
+    attr, enum, _ = attrs[read]
+    at = len(text) if eof else err.token.start_pos
+    return SyntaxIssue(f"custom op '{op}' " + MSG_GENERATED_ENUM.format(attr=attr, cases=", ".join(_cases(enum))),
+                       at, at)
+
+
+def _declarative_enum_attrs(opdef) -> list[tuple[str, str]]:
+    """``(attribute, enum)`` of the bare enum keywords of an ODS-format op, in format order."""
+    if opdef.name in CUSTOM_FORMATS or opdef.format is None:
+        return []  # a C++ parser with its own wording
+    out = []
+    for name in re.findall(r"\$([A-Za-z_][A-Za-z0-9_]*)", opdef.format):
+        a = opdef.attribute(name)
+        if a is not None and a.kind.startswith("enum:") and attr_grammar(a.kind) == "enum_keyword":
+            out.append((name, a.kind[5:]))
+    return out
+
+
+def _cases(enum: str) -> tuple[str, ...]:
+    e = ENUMS.get(enum)
+    return tuple(c[0] for c in e.cases) if e is not None else ()
+
+
+def _completed_rule(err: UnexpectedToken, token_type: str, value: str) -> str | None:
+    """The rule a token of ``token_type`` would complete at the error (see :func:`_probe`).
+
+    LALR states after the probe token reduce by a single rule; its name tells
+    which part of the op's format was expected (e.g. ``enum_signedness``).
+    """
+    return _probe(err, [token_type])
+
+
+def wrong_token_offset(text: str, offset: int, eof: bool = False) -> int:
+    """Where MLIR's ``Parser::emitWrongTokenError`` reports an error met at ``offset``.
+
+    Rule (MLIR ``mlir/lib/AsmParser/Parser.cpp``, ``emitWrongTokenError``):
+    at the end of the file the location first moves back one character;
+    then the text before it is trimmed of blanks and tabs and, while it ends
+    with a line break, of that break, of the part of the line above from a
+    ``//`` on (found naively, as MLIR does, even inside a string) and of the
+    blanks before; the error is reported just past what remains, or at the
+    original location when nothing does.  So a missing token is reported at
+    the end of the previous one, even across blank and comment lines, and an
+    error at the end of a text whose last character ends a token is reported
+    *at* that last character.
+    """
+    loc = max(offset - 1, 0) if eof else offset
+    buf = text[:loc]
+    while True:
+        buf = buf.rstrip(" \t")
+        if not buf:
+            return loc
+        if buf[-1] not in "\n\r":
+            return len(buf)
+        buf = buf[:-1]
+        newline = max(buf.rfind("\n"), buf.rfind("\r"))
+        line = buf[newline:] if newline >= 0 else buf
+        comment = line.find("//")
+        if comment >= 0:
+            buf = buf[:len(buf) - (len(line) - comment)]
+
+
+# What MLIR's lexer reads as a bare identifier or a keyword (its integer types excepted): at the start of an
+# operation such a word is taken for the name of a custom op, so it is not a wrong token there.
+_NAME_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
+_INT_TYPE_WORD = re.compile(r"[su]?i[0-9]+")
+
+
+def _probe(err: UnexpectedToken, names: list[str]) -> str | None:
+    """The rule a parser at ``err`` would reduce right after shifting the terminals ``names``.
+
+    ``None`` when a terminal does not fit.  Asks "what would these tokens
+    complete here?" (an attribute dictionary, the results of an op), by
+    replaying the parse table on the state stack (:func:`_state_after`).
+    """
+    ip = getattr(err, "interactive_parser", None)
+    if ip is None:
+        return None
+    state = None
+    stack = list(ip.parser_state.state_stack)
+    table = ip.parser_state.parse_conf.parse_table.states
+    for name in names:
+        state = _shift(table, stack, name)
+        if state is None:
+            return None
+        stack.append(state)
+    for action, arg in table.get(state, {}).values():
+        if action is Reduce:
+            return arg.origin.name
+    return None
+
+
+def _in_hint_dictionary(err: UnexpectedToken, text: str, start: int) -> str | None:
+    """Inside the ``{...}`` of an ``optimization_hints=<arch = {...}>`` entry when ``err`` happened:
+    ``"name"`` after its ``{`` or a ``,`` (an attribute name was expected), ``"close"`` after an
+    entry (``,`` or ``}`` was), else ``None``.
+
+    The grammar reads the hints as a balanced token soup; NVIDIA's parser
+    (``OptimizationHintsAttr::parse``, cuda-tile ``AttrDefs``) reads each
+    architecture's value as a dictionary attribute, with MLIR's messages
+    (``Parser::parseAttributeDict``).
+    """
+    ip = getattr(err, "interactive_parser", None)
+    if ip is None:
+        return None
+    values = ip.parser_state.value_stack
+    for i in range(len(values) - 1, -1, -1):
+        item = values[i]
+        if isinstance(item, Token) and item.type == "LBRACE":
+            if not any(isinstance(v, Token) and v.type == "OPTIMIZATION_HINTS" for v in values[max(i - 4, 0):i]):
+                return None
+            # the soup's trees drop its commas: read the character before the error instead
+            return "name" if text[:start].rstrip()[-1:] in ("{", ",") else "close"
+        if isinstance(item, Token) and item.type in ("RBRACE", "LESSTHAN", "MORETHAN"):
+            return None
+    return None
+
+
+def _accepts_op(err: UnexpectedToken) -> bool:
+    """Whether an operation may start at ``err``: the parser takes an op name there.
+
+    Probed with ``make_token`` (an op without operands or attributes), which
+    no attribute or type body accepts, unlike a quoted name or ``%``.
+    """
+    return _state_after(err, "MAKE_TOKEN") is not None
+
+
+def _structural_issue(err: UnexpectedToken, text: str, start: int, end: int, eof: bool) -> SyntaxIssue | None:
+    """MLIR's message for a token that breaks the structure of the text, or ``None``.
+
+    Rules of MLIR's ``OperationParser`` and ``Parser`` (``mlir/lib/AsmParser/Parser.cpp``,
+    ``AttributeParser.cpp``), each decided by what the parser accepts at the error:
+
+    * where an operation may start (an SSA result or a generic op's quoted
+      name is accepted), a token that is neither a name nor ``%`` nor ``}``
+      (a number, punctuation, the end of the file inside a region):
+      "expected operation name in quotes" (``parseOperation``; reported as a
+      wrong token: :func:`wrong_token_offset`);
+    * after the result names of an operation, no ``=``: "expected '=' after
+      SSA name" (wrong token);
+    * in an attribute dictionary, after ``{`` or ``,``, a token that cannot
+      name an attribute: "expected attribute name"; after an entry, neither
+      ``,`` nor ``}``: "expected '}' in attribute dictionary" (both wrong
+      tokens) (``parseAttributeDict``; also in the dictionaries of
+      ``optimization_hints``, :func:`_in_hint_dictionary`);
+    * where a region must open: "expected '{' to begin a region" (wrong token) (``parseRegion``).
+    """
+    expected = set(err.expected)
+    tok = err.token
+    hint_dict = _in_hint_dictionary(err, text, start)
+    if hint_dict == "name":
+        pos = wrong_token_offset(text, start, eof)
+        return SyntaxIssue("expected attribute name", pos, pos)
+    if hint_dict == "close":
+        pos = wrong_token_offset(text, start, eof)
+        return SyntaxIssue("expected '}' in attribute dictionary", pos, pos)
+    word = "" if eof else str(tok)
+    is_name = _NAME_WORD.fullmatch(word) is not None and _INT_TYPE_WORD.fullmatch(word) is None
+    if "STRING" in expected and not is_name and _accepts_op(err):
+        pos = wrong_token_offset(text, start, eof)
+        return SyntaxIssue("expected operation name in quotes", pos, pos)
+    if "EQUAL" in expected and _probe(err, ["EQUAL"]) == "op_results":
+        pos = wrong_token_offset(text, start, eof)
+        return SyntaxIssue("expected '=' after SSA name", pos, pos)
+    if expected == {"VALUE_ID"} and _probe(err, ["VALUE_ID", "EQUAL"]) == "op_results":
+        # after a `,` of the result list (MLIR ``parseSSADefOrUseAndType`` via ``parseSSAUse``)
+        pos = wrong_token_offset(text, start, eof)
+        return SyntaxIssue("expected valid ssa identifier", pos, pos)
+    if "COMMA" in expected and _probe(err, ["RBRACE"]) == "attr_dict":
+        pos = wrong_token_offset(text, start, eof)
+        return SyntaxIssue("expected '}' in attribute dictionary", pos, pos)
+    if "STRING" in expected and "VALUE_ID" not in expected \
+            and _probe(err, ["STRING", "RBRACE"]) == "attr_dict":
+        pos = wrong_token_offset(text, start, eof)
+        return SyntaxIssue("expected attribute name", pos, pos)
+    if "LBRACE" in expected and _opens_region(err):
+        pos = wrong_token_offset(text, start, eof)
+        return SyntaxIssue("expected '{' to begin a region", pos, pos)
+    return None
+
+
+#: The short forms of an assume predicate the grammar spells out, by their keyword's terminal.
+_ASSUME_FORMS = {"DIV_BY": "div_by", "SAME_ELEMENTS": "same_elements", "BOUNDED": "bounded"}
+_SAME_ELEMENTS_FAILED = ("failed to parse CudaTile_SameElementsAttr parameter 'values' which is to be a "
+                         "`DenseI64ArrayAttr`")
+
+
+def _assume_form(err: UnexpectedInput) -> tuple[str, str, list[str]] | None:
+    """``(op, form, tokens)`` when ``err`` happened inside an assume predicate's short form.
+
+    ``form`` is ``div_by``, ``same_elements`` or ``bounded``; ``tokens`` are the types of the
+    terminals read since its keyword (``["LESSTHAN", "INT", "COMMA"]``).
+    """
+    ip = getattr(err, "interactive_parser", None)
+    if ip is None:
+        return None
+    values = ip.parser_state.value_stack
+    read: list[str] = []
+    for i in range(len(values) - 1, -1, -1):
+        value = values[i]
+        if isinstance(value, Token):
+            if value.type in _ASSUME_FORMS:
+                current = _current_op(err)
+                if current is None:
+                    return None
+                return current[0], _ASSUME_FORMS[value.type], read[::-1]
+            read.append(value.type)
+        elif isinstance(value, Tree) and value.data == "assume_bound":
+            read.append("BOUND")
+        else:
+            return None
+    return None
+
+
+def _assume_issue(err: UnexpectedToken, text: str, start: int, end: int, eof: bool) -> list[SyntaxIssue] | None:
+    """MLIR's errors for a token that does not fit an assume predicate's short form, or ``None``.
+
+    The forms and their parsers (NVIDIA ``parseAssumePredicate`` in CudaTile.cpp and the
+    attributes' formats in AttrDefs.td): ``bounded<LB|?, UB|?>`` is read by hand, a bound being
+    an optional integer or ``?`` ("expected '?'", a wrong token); ``div_by<N (, every E along
+    A)?>`` and ``same_elements<[N, ...]>`` by ODS-generated parsers, whose integers and keywords
+    are read through the op's parser ("custom op 'cuda_tile.assume' expected integer value",
+    "... expected 'every'", at the token found), and which add "failed to parse ..." when a
+    parameter fails; punctuation is read with ``parseToken`` ("expected '>'", a wrong token).
+    At the end of the file a token's position is the end of the text.
+    """
+    at = len(text) if eof else start
+    current = _current_op(err)
+    if current is not None and _state_after(err, "BOUNDED") is not None:
+        # the predicate itself: parseOptionalKeyword found none, then parseAttribute wanted a name
+        prefix = f"custom op '{current[0]}' "
+        return [SyntaxIssue(prefix + "expected valid keyword", at, at),
+                SyntaxIssue(prefix + "expected attribute name", at, at)]
+    found = _assume_form(err)
+    if found is None:
+        return None
+    op, form, read = found
+    if read and read[-1] == "MORETHAN":
+        return None  # the form is complete: the error is in what follows it
+    prefix = f"custom op '{op}' "
+    wrong = wrong_token_offset(text, start, eof)
+    last = read[-1] if read else None
+    if not read:
+        return [SyntaxIssue("expected '<'", wrong, wrong)]
+    if form == "bounded":
+        if last in ("LESSTHAN", "COMMA"):
+            return [SyntaxIssue("expected '?'", wrong, wrong)]
+        message = "expected ','" if len(read) == 2 else "expected '>'"
+        return [SyntaxIssue(message, wrong, wrong)]
+    if form == "div_by":
+        if last == "LESSTHAN":
+            return [SyntaxIssue(prefix + "expected integer value", at, at),
+                    SyntaxIssue(prefix + "failed to parse parameter 'divisor' which is expected to be an integer",
+                                at, at)]
+        if last == "COMMA":
+            return [SyntaxIssue(prefix + "expected 'every'", at, at)]
+        if last in ("EVERY", "ALONG"):
+            return [SyntaxIssue(prefix + "expected integer value", at, at)]
+        if last == "INT" and read[-2] == "EVERY":
+            return [SyntaxIssue(prefix + "expected 'along'", at, at)]
+        return [SyntaxIssue("expected '>'", wrong, wrong)]
+    # same_elements
+    if last == "LESSTHAN":
+        return [SyntaxIssue("expected '['", wrong, wrong), SyntaxIssue(prefix + _SAME_ELEMENTS_FAILED, at, at)]
+    if last in ("LSQB", "COMMA"):
+        return [SyntaxIssue(prefix + "expected integer value", at, at), SyntaxIssue("expected ']'", wrong, wrong),
+                SyntaxIssue(prefix + _SAME_ELEMENTS_FAILED, at, at)]
+    if last == "INT":
+        return [SyntaxIssue("expected ']'", wrong, wrong), SyntaxIssue(prefix + _SAME_ELEMENTS_FAILED, at, at)]
+    return [SyntaxIssue("expected '>'", wrong, wrong)]
+
+
+#: What may stand, in the parser's value stack, between a dense literal's ``:`` and the end of the text.
+_DENSE_READ_TOKENS = frozenset({"LSQB", "COMMA", "INT", "FLOAT", "BOOL", "STRING", "BARE_ID"})
+
+
+def _dense_element_issue(err: UnexpectedToken, text: str, eof: bool) -> list[SyntaxIssue] | None:
+    """MLIR's error when the text ends where a dense literal's element is expected, or ``None``.
+
+    After ``<T:``, ``[`` or ``,`` in the literal of ``constant`` or ``global``
+    (``dense_typed``), NVIDIA's literal parser (CudaTile.cpp, ``parseNestedArrayWithShape``)
+    reads an element with the op's ``parseInteger`` for an integer type, reported twice
+    ("custom op '<op>' expected integer value"), or with MLIR's float parser for a float type
+    ("expected floating point literal", no prefix); at the end of the file the error sits at
+    the end of the text.  Elsewhere the grammar lets the literal be empty and the builder
+    reports it (:mod:`tile_lsp.analysis.syntax.parse_rules.dense`).
+    """
+    ip = getattr(err, "interactive_parser", None)
+    if not eof or ip is None:
+        return None
+    values = ip.parser_state.value_stack
+    if not values or not (isinstance(values[-1], Token) and values[-1].type in ("COLON", "LSQB", "COMMA")):
+        return None
+    i = len(values) - 1
+    while i >= 0 and not (isinstance(values[i], Token) and values[i].type == "COLON"):
+        value = values[i]
+        if not (isinstance(value, Token) and value.type in _DENSE_READ_TOKENS
+                or isinstance(value, Tree) and value.data in ("dense_literal", "dense_list")):
+            return None
+        i -= 1
+    if i < 2 or not (isinstance(values[i - 2], Token) and values[i - 2].type == "LESSTHAN"):
+        return None
+    if i >= 3 and isinstance(values[i - 3], Token) and values[i - 3].type == "ARRAY_KW":
+        return None  # array<T: ...> has its own parser
+    element = values[i - 1]
+    word = str(element) if isinstance(element, Token) else (
+        str(element.children[0]) if isinstance(element, Tree) and element.data == "scalar_type" else "")
+    current = _current_op(err)
+    at = len(text)
+    if current is None:
+        return None
+    if re.fullmatch(r"i[0-9]+", word):
+        message = f"custom op '{current[0]}' expected integer value"
+        return [SyntaxIssue(message, at, at), SyntaxIssue(message, at, at)]
+    if re.fullmatch(r"(?:bf|tf|f)[0-9]+[A-Za-z0-9]*", word):
+        return [SyntaxIssue("expected floating point literal", at, at)]
+    return None
+
+
+_DIMENSION = re.compile(r"[ \t\r\n]*(?:\?|[0-9]+)")
+_BLANKS = re.compile(r"[ \t\r\n]*")
+
+
+def _dimension_list_issue(err: UnexpectedToken, text: str, start: int, op: str | None) -> SyntaxIssue | None:
+    """MLIR's error for a shaped type's dimension list that our lexer could not take whole.
+
+    Our lexer reads a dimension list as one token (``4x8x``, followed by the element type);
+    when it could not (``tile<4x2`` at the end of the text, ``tile<4x4 f32>``), the parser meets
+    the first dimension alone.  MLIR's ``Parser::parseDimensionListRanked`` reads dimensions
+    (an integer or ``?``) each followed by an ``x`` (``parseXInDimensionList``: "expected 'x' in
+    dimension list", a wrong token), then the element type, which must start with a keyword
+    ("expected valid keyword" at the token found, through the custom op's parser when it reads
+    a short-form type).  ``None`` when the list reads well that way (another error).
+    """
+    if err.token.type not in ("INT", "QUESTION") or "DIMS_X" not in err.expected:
+        return None
+    i = start
+    while True:
+        m = _DIMENSION.match(text, i)
+        if m is None or m.end() == i:
+            break
+        i = m.end()
+        after = _BLANKS.match(text, i).end()
+        if after >= len(text) or text[after] != "x":
+            pos = wrong_token_offset(text, after, eof=after >= len(text))
+            return SyntaxIssue("expected 'x' in dimension list", pos, pos)
+        i = after + 1
+    at = _BLANKS.match(text, i).end()
+    if at < len(text) and (text[at].isalpha() or text[at] == "_"):
+        return None
+    prefix = _type_prefix(op, text, start) or ""
+    return SyntaxIssue(prefix + "expected valid keyword", at, at)
+
+
+_CLOSERS = {"RSQB": "]", "MORETHAN": ">", "RPAR": ")", "RBRACE": "}"}
+
+
+def _list_end(err: UnexpectedToken) -> str | None:
+    """The error for a list that neither goes on nor ends: "expected ']'" (or the list's closer).
+
+    Where both ``,`` and a closing bracket fit, the ``,`` is optional: MLIR's
+    ``parseCommaSeparatedList`` (and an ODS optional group) tries it first, then requires the
+    closer.  The strides of a ``tensor_view`` type are NVIDIA's own list, whose message runs on:
+    "expected ']'strides array" (TensorViewType::parse, Types.cpp).  ``None`` unless exactly one
+    closer fits.
+    """
+    closers = _accepted(err, sorted(name for name in err.expected if name in _CLOSERS))
+    if len(closers) != 1:
+        return None
+    closer = _CLOSERS[next(iter(closers))]
+    if closer == "]" and _in_type_strides(err):
+        return "expected ']'strides array"
+    return f"expected '{closer}'"
+
+
+def _in_type_strides(err: UnexpectedInput, opening: bool = False) -> bool:
+    """Whether ``err`` happened in the ``strides=[...]`` list of a ``tensor_view`` type (``opening``:
+    right after its ``strides=``)."""
+    values = err.interactive_parser.parser_state.value_stack
+    if opening:
+        kinds = [v.type if isinstance(v, Token) else None for v in values[-3:]]
+        if kinds != ["COMMA", "STRIDES", "EQUAL"]:
+            return False
+        return any(isinstance(v, Token) and str(v) in ("tensor_view", "!cuda_tile.tensor_view")
+                   for v in values[-8:-3])
+    i = len(values) - 1
+    while i >= 0 and (isinstance(values[i], Tree) and values[i].data in ("stride_list", "stride")
+                      or isinstance(values[i], Token) and values[i].type in ("INT", "QUESTION", "COMMA")):
+        i -= 1
+    kinds = [v.type if isinstance(v, Token) else None for v in values[max(i - 2, 0):i + 1]]
+    return kinds == ["STRIDES", "EQUAL", "LSQB"]
+
+
+def _word_read_before_end(err: UnexpectedToken, text: str) -> list[SyntaxIssue] | None:
+    """Errors of a custom op's parser on the last word it read, when the text ends right after it.
+
+    MLIR's parsers check a keyword as they read it, so these come before the end of the text:
+    the element type of a typed dense literal that names no type (``constant <f``: "unknown
+    type: f", then NVIDIA's element-type message, where the next token would be: the end of
+    the text; ``parseDenseTypedElementsAttr``) and an assume predicate keyword that names no
+    predicate (at the keyword; ``parseAssumePredicate``).  Elsewhere the builder reports them.
+    """
+    ip = getattr(err, "interactive_parser", None)
+    values = ip.parser_state.value_stack if ip is not None else []
+    if len(values) < 2 or not isinstance(values[-1], Token) or values[-1].type != "BARE_ID":
+        return None
+    current = _current_op(err)
+    if current is None:
+        return None
+    op, index = current
+    word, before = values[-1], values[-2]
+    prefix = f"custom op '{op}' "
+    if index == len(values) - 2 and op == "cuda_tile.assume" and str(word) not in ASSUME_PREDICATE_WORDS:
+        return [SyntaxIssue(prefix + MSG_UNKNOWN_ASSUME_PREDICATE.format(word=word), word.start_pos, word.end_pos)]
+    if isinstance(before, Token) and before.type == "LESSTHAN" \
+            and _state_after(err, "COLON") is not None and op in ("cuda_tile.constant", "cuda_tile.global"):
+        end = len(text)
+        return [SyntaxIssue(f"{prefix}unknown type: {word}", end, end),
+                SyntaxIssue(prefix + MSG_DENSE_ELEMENT_TYPE.format(NULL_TYPE), end, end)]
+    return None
+
+
+def _end_of_previous_token(text: str, offset: int) -> int:
+    """Offset just past the token before ``offset``, skipping blanks and ``//`` comments backwards."""
+    i = offset
+    while i > 0:
+        if text[i - 1].isspace():
+            i -= 1
+            continue
+        line_start = text.rfind("\n", 0, i) + 1
+        comment = _comment_start(text[line_start:i])
+        if comment is None:
+            break
+        i = line_start + comment
+    return i
+
+
+def _comment_start(line: str) -> int | None:
+    """Index of a ``//`` comment in ``line`` outside string literals, or ``None``."""
+    in_string = False
+    k = 0
+    while k < len(line):
+        ch = line[k]
+        if in_string:
+            if ch == "\\":
+                k += 1
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif line.startswith("//", k):
+            return k
+        k += 1
+    return None
+
+
+_TYPE_START = re.compile(r"(!cuda_tile\.)?\b(tile|ptr|tensor_view|partition_view|strided_view|gather_scatter_view)<")
+
+
+def _written_with_bang(text: str, pos: int) -> bool:
+    """Whether a cuda_tile type around ``pos`` was written in the full ``!cuda_tile.`` form.
+
+    Inside such a type (``!cuda_tile.partition_view<..., tensor_view<...>>``), the nested short
+    forms are read by the dialect's type parser too, not by the custom op's.
+    """
+    line_start = text.rfind("\n", 0, pos) + 1
+    for m in _TYPE_START.finditer(text, line_start, pos):
+        segment = text[m.end() - 1:pos]
+        if m.group(1) is not None and segment.count("<") > segment.count(">"):  # pos is still inside it
+            return True
+    return False
+
+
+# ---------------------------------------------------------------- names: ops, types and keywords
+# MLIR's lexer (mlir/lib/AsmParser/Lexer.cpp, lexBareIdentifierOrKeyword): a bare identifier or
+# keyword; one spelled like an integer type (``i32``, ``si8``, ``ui16``) is an ``inttype`` token.
+_MLIR_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*\Z")
+_MLIR_INT_TYPE = re.compile(r"(?:[su]?i)[0-9]+\Z")
+# Dialects that cuda-tile-opt loads (its note "Available dialects: builtin, cuda_tile").
+_LOADED_DIALECTS = ("builtin", "cuda_tile")
+
+
+def _is_mlir_keyword(word: str) -> bool:
+    """Whether MLIR lexes ``word`` as a bare identifier or keyword (not an integer type)."""
+    return bool(_MLIR_WORD.match(word)) and not (len(word) > 1 and _MLIR_INT_TYPE.match(word))
+
+
+def _literal_terminals() -> dict[str, str]:
+    """Terminal name -> literal text, for the grammar's keyword terminals (``"tile"``...)."""
+    cached = getattr(_literal_terminals, "_cache", None)
+    if cached is None:
+        cached = {t.name: t.pattern.value for t in get_parser().terminals
+                  if t.pattern.type == "str" and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_$.]*", t.pattern.value)}
+        _literal_terminals._cache = cached
+    return cached
+
+
+def _op_name_terminals() -> frozenset[str]:
+    """Names of the terminals that spell an op name (``negi``, ``cuda_tile.negi``...)."""
+    cached = getattr(_op_name_terminals, "_cache", None)
+    if cached is None:
+        cached = frozenset(name for name, lit in _literal_terminals().items() if lookup(lit) is not None)
+        _op_name_terminals._cache = cached
+    return cached
+
+
+def _state_after(err: UnexpectedInput, name: str) -> int | None:
+    """The LALR state the parser at ``err`` would be in after shifting a ``name`` terminal,
+    ``None`` when that terminal does not fit there.
+
+    Replays the parse table on a copy of the state stack alone (reductions, then the shift):
+    Lark's own ``InteractiveParser.copy`` deep-copies every tree on the value stack.
+    """
+    ip = getattr(err, "interactive_parser", None)
+    if ip is None:
+        return None
+    state = ip.parser_state
+    return _shift(state.parse_conf.parse_table.states, list(state.state_stack), name)
+
+
+def _shift(table, stack: list, name: str) -> int | None:
+    """Reduce ``stack`` (LALR states, modified in place) as the terminal ``name`` asks, then the state
+    its shift goes to; ``None`` when ``name`` does not fit."""
+    for _ in range(10000):
+        action = table.get(stack[-1], {}).get(name)
+        if action is None:
+            return None
+        kind, arg = action
+        if kind is not Reduce:
+            return arg
+        size = len(arg.expansion)
+        if size:
+            del stack[-size:]
+        goto = table.get(stack[-1], {}).get(arg.origin.name)
+        if goto is None:
+            return None
+        stack.append(goto[1])
+    return None
+
+
+def _accepted(err: UnexpectedInput, names) -> set[str]:
+    """The terminals among ``names`` that the parser at ``err`` really accepts next.
+
+    Lark's ``expected`` is the look-ahead set of an LALR state, which merges the contexts that
+    share it (after a type, what may follow any type); replaying each terminal on the parser's
+    stack keeps those that fit this context.
+    """
+    return {name for name in names if not name.startswith("$") and _state_after(err, name) is not None}
+
+
+def _at_operation_name(err: UnexpectedInput, expected: set[str]) -> bool:
+    """Whether the parser at ``err`` expected the name of an operation (it then takes any op name).
+
+    A state that accepts a handful of op-name keywords for another reason (a format keyword
+    that happens to be an op's name) does not count, nor one whose look-ahead set holds op
+    names only through LALR state merging.
+    """
+    names = expected & _op_name_terminals()
+    if len(names) < 20:
+        return False
+    return bool(_accepted(err, sorted(names)[:3]))
+
+
+def _region_owners(err: UnexpectedInput) -> list[str | None]:
+    """The ops whose regions enclose the error, outermost first: their name as written for a
+    custom op, ``None`` for a generic op (``"dialect.op"(...) ({...})``)."""
+    ip = getattr(err, "interactive_parser", None)
+    if ip is None:
+        return []
+    state = ip.parser_state
+    values, states = state.value_stack, state.state_stack
+    table = state.parse_conf.parse_table.states
+    owners: list[str | None] = []
+    looking = False
+    closed = 0  # `}` on the stack not yet reduced with their `{`
+    for i in range(len(values) - 1, -1, -1):
+        item = values[i]
+        if isinstance(item, Token) and item.type == "RBRACE":
+            closed += 1
+            continue
+        if isinstance(item, Token) and item.type == "LBRACE":
+            if closed:
+                closed -= 1
+            elif i + 1 < len(states) and "CARET_ID" in table.get(states[i + 1], {}):
+                looking = True  # an open region's `{`: the op below it owns the region
+            continue
+        if not looking:
+            continue
+        if isinstance(item, Token) and item.type == "STRING" and i + 1 < len(values) \
+                and isinstance(values[i + 1], Token) and values[i + 1].type == "LPAR":
+            owners.append(None)
+            looking = False
+            continue
+        if isinstance(item, Tree) and isinstance(item.data, str) and item.data.startswith("opname_"):
+            owners.append(str(item.children[0]))
+            looking = False
+        elif isinstance(item, Token) and item.type in _op_name_terminals():
+            owners.append(str(item))
+            looking = False
+    owners.reverse()
+    return owners
+
+
+def default_dialect(owners: list[str | None]) -> str:
+    """The dialect MLIR prepends to an op name without prefix inside the regions of ``owners``.
+
+    MLIR ``OperationParser::parseCustomOperation`` pushes the default dialect of each custom op
+    whose regions it parses (``OpAsmOpInterface::getDefaultDialect``); the top level's is
+    ``builtin``, generic ops push nothing.  NVIDIA's ops with regions (``Ops.td``: module, entry,
+    for, if, loop, reduce, scan, via ``CudaTile_DefaultDialect``) name ``cuda_tile``; builtin's
+    ``module`` names ``builtin``.
+
+    An owner whose name does not resolve that way but names a cuda_tile op (``entry`` in a
+    function parsed apart from its ``cuda_tile.module``, as the editor does) is that op, as for
+    the rest of the analysis: MLIR itself would have stopped at that owner's name.
+    """
+    dialect = "builtin"
+    for name in owners:
+        if name is None:
+            continue
+        full = name if "." in name else f"{dialect}.{name}"
+        if lookup(full) is None and lookup(name) is not None:
+            full = lookup(name).full_name
+        prefix = full.split(".", 1)[0]
+        dialect = prefix if prefix in _LOADED_DIALECTS else ""
+    return dialect
+
+
+def unknown_operation_message(name: str, default: str) -> str:
+    """MLIR's message for a custom operation name that names no registered op.
+
+    Source: MLIR ``OperationParser::parseCustomOperationName`` and ``parseCustomOperation``
+    (mlir/lib/AsmParser/Parser.cpp): a name without a ``.`` is tried in the default dialect
+    (``default``); a name whose dialect is not loaded gets "Dialect `d' not found for custom op",
+    otherwise "custom op '...' is unknown", adding "(tried '...' as well)" when the default
+    dialect was prepended.
+    """
+    full = name if "." in name else f"{default}.{name}"
+    dialect = full.split(".", 1)[0]
+    tried = f" (tried '{full}' as well)" if full != name else ""
+    if dialect not in _LOADED_DIALECTS:
+        return f"Dialect `{dialect}' not found for custom op '{name}' {tried}"
+    return f"custom op '{name}' is unknown{tried}"
+
+
+def _unknown_operation(err: UnexpectedToken, text: str, outer_ops: tuple[str, ...] = ()) -> SyntaxIssue | None:
+    """The error MLIR reports for a token met where an operation's name was expected.
+
+    ``outer_ops``: the ops (names as written) whose regions hold the whole text parsed, outermost
+    first, when it is a statement parsed apart from them (see :func:`parse`).
+    """
+    tok = err.token
+    word = str(tok)
+    start = tok.start_pos
+    if tok.type in ("STRING", "VALUE_ID", "CARET_ID", "HASH_ID", "BANG_ID", "RBRACE"):
+        return None  # Lark expected it elsewhere; not a name
+    if not _is_mlir_keyword(word):
+        # MLIR OperationParser::parseOperation: neither a keyword nor a string
+        pos = _end_of_previous_token(text, start)
+        return SyntaxIssue("expected operation name in quotes", pos, pos)
+    if lookup(word) is not None:
+        return None  # a registered op the grammar does not take here: another error
+    owners = list(outer_ops) + _region_owners(err)
+    issue = SyntaxIssue(unknown_operation_message(word, default_dialect(owners)), start, tok.end_pos)
+    # parsed alone, a statement does not know the regions around it
+    issue.needs_context = not owners
+    return issue
+
+
+def _next_token_start(text: str, offset: int) -> int:
+    """Offset of the first token at or after ``offset``: blanks and ``//`` comments skipped
+    (MLIR's ``getCurrentLocation`` after a token was consumed)."""
+    i = offset
+    n = len(text)
+    while i < n:
+        if text[i].isspace():
+            i += 1
+        elif text.startswith("//", i):
+            nl = text.find("\n", i)
+            i = n if nl == -1 else nl
+        else:
+            break
+    return i
+
+
+def _type_prefix(op: str | None, text: str, pos: int) -> str | None:
+    """``"custom op 'X' "`` for a short-form type read by custom op X's parser, ``""`` inside a
+    ``!cuda_tile.`` type (read by the dialect's type parser), ``None`` for neither."""
+    if _written_with_bang(text, pos):
+        return ""
+    return f"custom op '{op}' " if op is not None else None
+
+
+def _attribute_type(err: UnexpectedInput) -> bool:
+    """Whether the type expected at ``err`` is that of an attribute (``0.0 : f32``,
+    ``dense<...> : type``), read by MLIR's own type parser rather than NVIDIA's."""
+    ip = getattr(err, "interactive_parser", None)
+    if ip is None:
+        return False
+    values = ip.parser_state.value_stack
+    if len(values) < 2 or not (isinstance(values[-1], Token) and values[-1].type == "COLON"):
+        return False
+    before = values[-2]
+    if isinstance(before, Token) and before.type in ("INT", "FLOAT", "BOOL"):
+        return True
+    if isinstance(before, Token) and before.type == "MORETHAN":
+        depth = 0
+        for i in range(len(values) - 2, 0, -1):
+            v = values[i]
+            if isinstance(v, Token) and v.type == "MORETHAN":
+                depth += 1
+            elif isinstance(v, Token) and v.type == "LESSTHAN":
+                depth -= 1
+                if depth == 0:
+                    prev = values[i - 1]
+                    return isinstance(prev, Token) and prev.type in ("DENSE", "ARRAY_KW")
+    return False
+
+
+def _unknown_type(tok: Token, op: str | None, text: str) -> SyntaxIssue | None:
+    """A keyword read where a cuda_tile type was required that names no type.
+
+    Source: NVIDIA ``parseCudaTileType`` (lib/Dialect/CudaTile/IR/Types.cpp): after the
+    ``token`` keyword and MLIR's builtin types, the keyword is looked up among the dialect's
+    type mnemonics; none matching, "unknown type: <keyword>" is reported at the token after it.
+    """
+    word = str(tok)
+    if not _is_mlir_keyword(word):
+        return None
+    prefix = _type_prefix(op, text, tok.start_pos)
+    if prefix is None:
+        return None
+    pos = _next_token_start(text, tok.end_pos)
+    return SyntaxIssue(f"{prefix}unknown type: {word}", pos, pos)
+
+
+def _open_tensor_view_shape(err: UnexpectedInput) -> bool | None:
+    """Inside a ``tensor_view<...>`` type at ``err``: whether it was given a shape (``?x4x...``);
+    ``None`` when not inside one."""
+    ip = getattr(err, "interactive_parser", None)
+    if ip is None:
+        return None
+    values = ip.parser_state.value_stack
+    for i in range(len(values) - 1, -1, -1):
+        item = values[i]
+        if isinstance(item, Token) and str(item) in ("tensor_view", "!cuda_tile.tensor_view"):
+            after = [v for v in values[i + 1:] if isinstance(v, Token)]
+            depth = sum(v.type == "LESSTHAN" for v in after) - sum(v.type == "MORETHAN" for v in after)
+            if depth <= 0:
+                return None
+            return any(v.type == "DIMS_X" for v in after)
+    return None
+
+
+def _after_comma(err: UnexpectedInput) -> bool:
+    """Whether the token before the error was a ``,`` (in a 0-d tensor_view: after its element type)."""
+    ip = getattr(err, "interactive_parser", None)
+    values = ip.parser_state.value_stack if ip is not None else []
+    return bool(values) and isinstance(values[-1], Token) and values[-1].type == "COMMA"
+
+
+def _punctuation_named(expected: set[str]) -> set[str]:
+    """``expected`` with Lark's anonymous names of punctuation terminals (``__ANON_0`` for ``->``)
+    replaced by the names :data:`_PUNCT` knows."""
+    cached = getattr(_punctuation_named, "_cache", None)
+    if cached is None:
+        by_text = {text: name for name, text in _PUNCT.items()}
+        cached = {t.name: by_text[t.pattern.value] for t in get_parser().terminals
+                  if t.name.startswith("__") and t.pattern.type == "str" and t.pattern.value in by_text}
+        _punctuation_named._cache = cached
+    return {cached.get(name, name) for name in expected}
+
+
+def _keyword_or_region(err: UnexpectedToken, expected: set[str], op: str | None, text: str) -> SyntaxIssue | None:
+    """What an op's parser reports when the next token fits no keyword or region it accepts.
+
+    Of the terminals the parser really accepts (:func:`_accepted`): when only keywords, ``,``
+    (a list that may go on) and an attribute dictionary's ``{`` remain, the optional ones were tried first
+    (MLIR ``parseOptionalKeyword``/``parseOptionalComma``/``parseOptionalAttrDict``) and the
+    error is the required one: a single keyword gives "expected '<keyword>'" at the token
+    (``AsmParser::parseKeyword``, mlir/include/mlir/IR/OpImplementation.h).  When a region may
+    come next, whatever else may come first is optional: "expected '{' to begin a region" at the
+    end of the token before (MLIR ``OperationParser::parseRegion``, emitWrongTokenError).
+    """
+    accepted = _accepted(err, expected - {"BARE_ID"} - _op_name_terminals())
+    literals = _literal_terminals()
+    keywords = {n for n in accepted if n in literals and n not in _op_name_terminals()}
+    region = "LBRACE" in accepted and _opens_region(err)
+    tok = err.token
+    if region:
+        # what else fits here comes before the region, so is optional
+        pos = _end_of_previous_token(text, tok.start_pos)
+        return SyntaxIssue("expected '{' to begin a region", pos, pos)
+    rest = accepted - keywords - {"COMMA", "LBRACE"}  # a `{` here opens an optional attribute dictionary
+    if not rest and len(keywords) == 1:
+        return _missing_keyword(tok, literals[next(iter(keywords))], op, text)
+    return None
+
+
+def _opens_region(err: UnexpectedInput) -> bool:
+    """Whether a ``{`` fed to the parser at ``err`` opens a region (block labels may follow)."""
+    after = _state_after(err, "LBRACE")
+    if after is None:
+        return False
+    return "CARET_ID" in err.interactive_parser.parser_state.parse_conf.parse_table.states.get(after, {})
+
+
+def _missing_keyword(tok: Token, word: str, op: str | None, text: str) -> SyntaxIssue:
+    """A required keyword not found: MLIR ``AsmParser::parseKeyword`` (mlir/include/mlir/IR/
+    OpImplementation.h) reports "expected '<keyword>'" at the token found instead (the end of
+    the text at its end); through a custom op's parser (an ODS format, or a short-form type it
+    reads) with the op's prefix."""
+    start, end = (len(text), len(text)) if tok.type == "$END" else (tok.start_pos, tok.end_pos)
+    prefix = _type_prefix(op, text, start) or ""
+    return SyntaxIssue(f"{prefix}expected '{word}'", start, end)
+
+
+def describe_error(err: UnexpectedInput, text: str, outer_ops: tuple[str, ...] = ()) -> list[SyntaxIssue]:
+    """The issues MLIR would print for ``err`` (usually one; NVIDIA's enum parsers print two).
+
+    ``outer_ops``: see :func:`parse`."""
+    if isinstance(err, UnexpectedToken):
+        tok = err.token
+        expected = set(err.expected)
+        eof = tok.type == "$END"
+        # Lark stops in the state before the reductions a fitting token would make: its look-ahead
+        # set merges the contexts that share that state; keep what really fits here
+        fits = _accepted(err, expected)
+        if fits:
+            err.expected = expected = fits
+        if eof:
+            # MLIR's end-of-file token sits at the end of the buffer
+            start = end = len(text)
+        else:
+            start = tok.start_pos if tok.start_pos is not None else 0
+            end = tok.end_pos if tok.end_pos is not None else start + len(str(tok))
+        structural = _structural_issue(err, text, start, end, eof)
+        if structural is not None:
+            return [structural]
+        assume = _assume_issue(err, text, start, end, eof)
+        if assume is not None:
+            return assume
+        element = _dense_element_issue(err, text, eof)
+        if element is not None:
+            return element
+        if eof:
+            read = _word_read_before_end(err, text)
+            if read is not None:
+                return read
+        current = _current_op(err)
+        op = current[0] if current is not None else None
+        dims = _dimension_list_issue(err, text, start, op)
+        if dims is not None:
+            return [dims]
+        if current is not None:
+            earlier = _invalid_enum_before(err, *current)
+            if earlier is not None:
+                return [earlier]
+        if _at_operation_name(err, expected):
+            unknown = _unknown_operation(err, text, outer_ops)
+            if unknown is not None:
+                return [unknown]
+        if _open_tensor_view_shape(err) is False and ("STRIDES" in expected and len(expected) == 1
+                                                       or _after_comma(err)):
+            # NVIDIA TensorViewType::parse (Types.cpp): a 0-d tensor_view takes no strides
+            prefix = _type_prefix(op, text, start) or ""
+            return [SyntaxIssue(f"{prefix}unexpected token after element type in 0-d tensor_view", start, end)]
+        if expected & _literal_terminals().keys():
+            missing = _keyword_or_region(err, expected, op, text)
+            if missing is not None:
+                return [missing]
+        if {"INT", "QUESTION"} <= expected and "VALUE_ID" not in expected:
+            # NVIDIA's dimension parser, inside a short-form type read by the custom op's parser
+            prefix = _type_prefix(op, text, start) or ""
+            return [SyntaxIssue(prefix + "expected either 64-bit integer or question mark", start, end)]
+        if op is not None and {"INT", "VALUE_ID"} <= expected:
+            # NVIDIA's shape lists mix integers and operands (parseDynamicIndexList)
+            return [SyntaxIssue(f"custom op '{op}' expected either integer or SSA value", start, end)]
+        if "STRING" in expected and expected <= {"STRING", "BARE_ID", "BANG_ID"}:
+            pos = _end_of_previous_token(text, start)
+            return [SyntaxIssue("expected attribute value", pos, pos)]
+        if op is not None and "BARE_ID" in expected:
+            rule = _completed_rule(err, "BARE_ID", "x")
+            generated = _missing_generated_enum(err, rule, *current, text, eof)
+            if generated is not None:
+                return [generated]
+            if rule in _MISSING_ENUM:
+                return [SyntaxIssue(f"custom op '{op}' expected valid keyword", start, end),
+                        SyntaxIssue(f"custom op '{op}' {_MISSING_ENUM[rule]}", start, end)]
+        if op is not None and "AT_ID" in expected and not ({"VALUE_ID", "COLON"} & expected):
+            return [SyntaxIssue(f"custom op '{op}' expected valid '@'-identifier for symbol name", start, end)]
+        if {"INT_TYPE", "FLOAT_TYPE"} <= expected and "COLON" not in expected:
+            if _is_mlir_keyword(str(tok)) and _attribute_type(err):
+                # MLIR Parser::parseNonFunctionType: a keyword that starts no builtin type
+                pos = _end_of_previous_token(text, start)
+                return [SyntaxIssue("expected non-function type", pos, pos)]
+            unknown = _unknown_type(tok, op, text)
+            if unknown is not None:
+                return [unknown]
+            # a type was required: its parser wants a keyword first; NVIDIA's short-form
+            # type parser runs inside the custom op's parser (hence the prefix)
+            prefix = f"custom op '{op}' " if op is not None and not _written_with_bang(text, start) else ""
+            if prefix or tok.type == "INT":
+                return [SyntaxIssue(prefix + "expected valid keyword", start, end)]
+        if tok.type != "INT" and "INT" in expected and _probe(err, ["INT"]) == "fmt_int":
+            # an integer attribute of an ODS format: MLIR's parseAttribute found no attribute
+            pos = wrong_token_offset(text, start, eof)
+            return [SyntaxIssue("expected attribute value", pos, pos)]
+        message = _expected_message(_punctuation_named(expected), tok)
+        if message == "expected ','":
+            message = _list_end(err) or message
+        elif message == "expected '['" and _in_type_strides(err, opening=True):
+            message = "expected '['strides array"  # NVIDIA TensorViewType::parse, as it runs on
+        elif message == "expected valid keyword":
+            # a keyword the custom op's parser reads (an enum case, a short-form type's)
+            message = (_type_prefix(op, text, start) or "") + message
+        if message.startswith("expected '") or message == "expected SSA operand":
+            # MLIR's emitWrongTokenError (``parseToken``, ``parseSSAUse``): a missing token is
+            # reported at the end of the previous token, not at the unexpected one
+            start = end = wrong_token_offset(text, start, eof)
+        elif eof and message == "unexpected end of file":
+            start = end = len(text.rstrip())
+        return [SyntaxIssue(message, start, end)]
+    if isinstance(err, UnexpectedCharacters):
+        pos = err.pos_in_stream
+        ch = text[pos] if pos < len(text) else ""
+        if ch == '"':
+            return [SyntaxIssue("expected '\"' in string literal", pos, pos + 1)]
+        if ch in _PREFIX_ERRORS and not _SUFFIX_ID_START.match(text, pos + 1):
+            # MLIR Lexer::lexPrefixedIdentifier: a prefix without a name, reported at the prefix
+            return [SyntaxIssue(_PREFIX_ERRORS[ch], pos, pos + 1)]
+        if ch == "-" and "INT_TYPE" in (err.allowed or ()):
+            # a negative dimension: MLIR's type parser wants the element type keyword here
+            current = _current_op(err)
+            prefix = f"custom op '{current[0]}' " if current and not _written_with_bang(text, pos) else ""
+            return [SyntaxIssue(prefix + "expected valid keyword", pos, pos)]
+        return [SyntaxIssue("unexpected character", pos, pos + 1)]
+    if isinstance(err, UnexpectedEOF):
+        pos = len(text.rstrip())
+        return [SyntaxIssue("unexpected end of file", pos, pos)]
+    return [SyntaxIssue(str(err).splitlines()[0], 0, 0)]
+
+
+#: MLIR's lexer errors for a ``#``, ``%``, ``^`` or ``!`` not followed by a name (``lexPrefixedIdentifier``).
+_PREFIX_ERRORS = {"#": "invalid attribute name", "%": "invalid SSA name", "^": "invalid block name",
+                  "!": "invalid type identifier"}
+_SUFFIX_ID_START = re.compile(r"[0-9A-Za-z$._\-]")
+
+
+def met_offset(err: UnexpectedInput, text: str) -> int | None:
+    """Offset of the token (or character) the parser could not take at ``err``; the end of the
+    text for its end."""
+    if at_end(err):
+        return len(text)
+    if isinstance(err, UnexpectedToken):
+        return err.token.start_pos
+    return getattr(err, "pos_in_stream", None)
+
+
+def line_bounds(text: str, offset: int) -> tuple[int, int]:
+    start = text.rfind("\n", 0, offset) + 1
+    end = text.find("\n", offset)
+    return start, (len(text) if end == -1 else end)
+
+
+def blank(text: str, start: int, end: int) -> str:
+    segment = re.sub(r"[^\n]", " ", text[start:end])
+    return text[:start] + segment + text[end:]
+
+
+def at_end(err: UnexpectedInput) -> bool:
+    """Whether ``err`` is the end of the text coming too early."""
+    return isinstance(err, UnexpectedEOF) or (isinstance(err, UnexpectedToken) and err.token.type == "$END")
