@@ -137,7 +137,7 @@ TYPE_TRANSFORMS: dict[str, str] = {
 
 OPS: tuple[OpDef, ...] = (
     OpDef(
-        name="absf", since="13.1",
+        name="absf", since="13.1", opcode=0x0,
         summary="Absolute value of each element of a float tile.",
         operands=(OperandDef("source", BASE_FLOAT_TILE, doc="Input values, transformed element by element."),),
         results=(ResultDef("result", BASE_FLOAT_TILE, doc="|x| for each element x of `source`."),),
@@ -146,7 +146,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"source": "result"},
     ),
     OpDef(
-        name="absi", since="13.1",
+        name="absi", since="13.1", opcode=0x1,
         summary="Absolute value of each element of an integer tile.",
         operands=(OperandDef("source", INT_TILE, doc="Input values, transformed element by element."),),
         results=(ResultDef("result", INT_TILE, doc="|x| for each element x of `source`."),),
@@ -155,7 +155,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"source": "result"},
     ),
     OpDef(
-        name="addi", since="13.1",
+        name="addi", since="13.1", opcode=0x3,
         summary="Adds two integer tiles element by element.",
         operands=(
             OperandDef("lhs", INT_TILE, doc="Left operand."),
@@ -168,7 +168,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"lhs": "result", "rhs": "result"},
     ),
     OpDef(
-        name="addf", since="13.1",
+        name="addf", since="13.1", opcode=0x2,
         summary="Adds two float tiles element by element.",
         operands=(
             OperandDef("lhs", BASE_FLOAT_TILE, doc="Left operand."),
@@ -184,7 +184,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"lhs": "result", "rhs": "result"},
     ),
     OpDef(
-        name="andi", since="13.1",
+        name="andi", since="13.1", opcode=0x4,
         summary="Bitwise AND of two integer tiles, element by element.",
         operands=(
             OperandDef("lhs", INT_TILE, doc="Left operand."),
@@ -196,14 +196,14 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"lhs": "result", "rhs": "result"},
     ),
     OpDef(
-        name="assert", since="13.1",
+        name="assert", since="13.1", opcode=0x5,
         summary="Stops the kernel with the given message unless every condition element is true.",
         operands=(OperandDef("condition", I1_TILE, doc="i1 tile that must be all true for the kernel to go on."),),
         attributes=(AttrDef("message", "string", doc="Text reported when some element of `condition` is false."),),
         format="$condition `,` $message attr-dict `:` custom<CudaTileType>(type($condition))",
     ),
     OpDef(
-        name="alloca", since="13.3",
+        name="alloca", since="13.3", opcode=0x71,
         summary="Allocates scratch memory of a given element count and alignment and yields a pointer to it.",
         attributes=(
             AttrDef("num_elem", "i64", doc="How many elements of the pointee type to reserve (>= 0)."),
@@ -214,7 +214,7 @@ OPS: tuple[OpDef, ...] = (
         format="`num_elem` `=` $num_elem `,` `alignment` `=` $alignment (`global` $global^)? attr-dict `:` custom<CudaTileType>(type($result))",
     ),
     OpDef(
-        name="assume", since="13.1",
+        name="assume", since="13.1", opcode=0x6,
         summary="Attaches a fact the compiler may rely on (divisibility, bounds, repeated elements) to a value.",
         operands=(OperandDef("value", ANY, doc="Value the fact is about; passed through unchanged."),),
         attributes=(AttrDef("predicate", "assume_predicate", doc="The fact: #cuda_tile.div_by, same_elements or bounded."),),
@@ -224,7 +224,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"result": "value"},
     ),
     OpDef(
-        name="atan2", since="13.2",
+        name="atan2", since="13.2", opcode=0x6e,
         summary="Element-wise two-argument arctangent of float tiles.",
         operands=(
             OperandDef("x", BASE_FLOAT_TILE, doc="Numerator of the ratio whose arctangent is taken."),
@@ -236,7 +236,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"x": "result", "y": "result"},
     ),
     OpDef(
-        name="atomic_cas_tko", since="13.1",
+        name="atomic_cas_tko", since="13.1", opcode=0x7,
         summary="Atomic compare-and-swap at each pointer of a tile (token-ordered).",
         operands=(
             OperandDef("pointers", PTR_TILE, doc="Where to compare and swap, one pointer per element."),
@@ -258,7 +258,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"cmp": "val", "token": "token"},
     ),
     OpDef(
-        name="atomic_rmw_tko", since="13.1",
+        name="atomic_rmw_tko", since="13.1", opcode=0x8,
         summary="Atomic read-modify-write at each pointer of a tile, returning the old values (token-ordered).",
         operands=(
             OperandDef("pointers", PTR_TILE, doc="Where to update, one pointer per element."),
@@ -280,7 +280,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"token": "token"},
     ),
     OpDef(
-        name="atomic_red_view_tko", since="13.3",
+        name="atomic_red_view_tko", since="13.3", opcode=0x75,
         summary="Atomically combines a tile into a tile view at a tile index (token-ordered).",
         operands=(
             OperandDef("view", TILE_VIEW, doc="Tile view receiving the reduction."),
@@ -299,7 +299,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"token": "token"},
     ),
     OpDef(
-        name="bitcast", since="13.1",
+        name="bitcast", since="13.1", opcode=0x9,
         summary="Reinterprets the bits of each element as another element type of the same width.",
         operands=(OperandDef("source", NUMBER_TILE, doc="Tile whose bits are reused."),),
         results=(ResultDef("result", NUMBER_TILE, doc="Same bits read as the new element type; same shape and bit width."),),
@@ -307,7 +307,7 @@ OPS: tuple[OpDef, ...] = (
         format="$source attr-dict `:` custom<CudaTileType>(type($source)) `->` custom<CudaTileType>(type($result))",
     ),
     OpDef(
-        name="broadcast", since="13.1",
+        name="broadcast", since="13.1", opcode=0xb,
         summary="Expands the size-1 dimensions of a tile to a larger shape of the same rank.",
         operands=(OperandDef("source", ANY_TILE, doc="Tile whose size-1 dimensions get repeated."),),
         results=(ResultDef("result", ANY_TILE, doc="Tile of the target shape, same rank and element type."),),
@@ -315,7 +315,7 @@ OPS: tuple[OpDef, ...] = (
         format="$source attr-dict `:` custom<CudaTileType>(type($source)) `->` custom<CudaTileType>(type($result))",
     ),
     OpDef(
-        name="cat", since="13.1",
+        name="cat", since="13.1", opcode=0xc,
         summary="Joins two tiles along one dimension.",
         operands=(
             OperandDef("lhs", ANY_TILE, doc="Tile placed first along `dim`."),
@@ -327,7 +327,7 @@ OPS: tuple[OpDef, ...] = (
         format="$lhs `,` $rhs `dim` `=` $dim attr-dict `:` custom<CudaTileType>(type($lhs)) `,` custom<CudaTileType>(type($rhs)) `->` custom<CudaTileType>(type($result))",
     ),
     OpDef(
-        name="cos", since="13.1",
+        name="cos", since="13.1", opcode=0x12,
         summary="Cosine of each element of a float tile (radians).",
         operands=(OperandDef("source", BASE_FLOAT_TILE, doc="Input values, transformed element by element."),),
         results=(ResultDef("result", BASE_FLOAT_TILE, doc="cos(x) per element (radians)."),),
@@ -336,7 +336,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"source": "result"},
     ),
     OpDef(
-        name="cosh", since="13.1",
+        name="cosh", since="13.1", opcode=0x13,
         summary="Hyperbolic cosine of each element of a float tile.",
         operands=(OperandDef("source", BASE_FLOAT_TILE, doc="Input values, transformed element by element."),),
         results=(ResultDef("result", BASE_FLOAT_TILE, doc="cosh(x) per element."),),
@@ -345,14 +345,14 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"source": "result"},
     ),
     OpDef(
-        name="break", since="13.1",
+        name="break", since="13.1", opcode=0xa,
         summary="Leaves the enclosing loop, handing values to the loop's results.",
         operands=(OperandDef("operands", variadic_of(CUDA_TILE_ANY), "variadic", doc="Values that become the results of the enclosing loop."),),
         traits=("ReturnLike", "Terminator", "ParentOneOf<if, loop>"),
         format="attr-dict ($operands^ `:` custom<CudaTileType>(type($operands)))?",
     ),
     OpDef(
-        name="ceil", since="13.1",
+        name="ceil", since="13.1", opcode=0xd,
         summary="Rounds each float element up to an integral value.",
         operands=(OperandDef("source", BASE_FLOAT_TILE, doc="Input values, transformed element by element."),),
         results=(ResultDef("result", BASE_FLOAT_TILE, doc="Smallest integral value not below each element, still a float."),),
@@ -361,7 +361,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"source": "result"},
     ),
     OpDef(
-        name="cmpf", since="13.1",
+        name="cmpf", since="13.1", opcode=0xe,
         summary="Compares two float tiles element by element into an i1 tile.",
         operands=(
             OperandDef("lhs", BASE_FLOAT_TILE, doc="Left side of the comparison."),
@@ -377,7 +377,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"rhs": "lhs"},
     ),
     OpDef(
-        name="cmpi", since="13.1",
+        name="cmpi", since="13.1", opcode=0xf,
         summary="Compares two integer tiles element by element into an i1 tile.",
         operands=(
             OperandDef("lhs", INT_TILE, doc="Left side of the comparison."),
@@ -394,7 +394,7 @@ OPS: tuple[OpDef, ...] = (
     ),
     OpDef(
         # AllTypesMatch<value, result>: `value` is the dense attribute; its type takes part.
-        name="constant", since="13.1",
+        name="constant", since="13.1", opcode=0x10,
         summary="Materializes a tile from a literal value.",
         attributes=(AttrDef("value", "dense", doc="Literal contents (a splat or one value per element)."),),
         results=(ResultDef("result", NUMBER_TILE, doc="Tile holding the literal."),),
@@ -402,14 +402,14 @@ OPS: tuple[OpDef, ...] = (
         format="custom<DenseTypedElementsAttr>($value, type($result)) attr-dict",
     ),
     OpDef(
-        name="continue", since="13.1",
+        name="continue", since="13.1", opcode=0x11,
         summary="Ends the current loop iteration, handing over the next loop-carried values.",
         operands=(OperandDef("operands", variadic_of(CUDA_TILE_ANY), "variadic", doc="Loop-carried values for the next iteration."),),
         traits=("Terminator", "ParentOneOf<for, if, loop>"),
         format="attr-dict ($operands^ `:` custom<CudaTileType>(type($operands)))?",
     ),
     OpDef(
-        name="get_index_space_shape", since="13.1",
+        name="get_index_space_shape", since="13.1", opcode=0x2d,
         summary="Returns the extent of each dimension of a tile view's index space.",
         operands=(OperandDef("src", TILE_VIEW, doc="Tile view whose tile grid is measured."),),
         results=(ResultDef("result", variadic_of(SCALAR_INT_TILE), "variadic", doc="Number of tiles along each dimension of the grid, one scalar each."),),
@@ -418,7 +418,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"result": "splat_rank(src)"},
     ),
     OpDef(
-        name="get_tensor_shape", since="13.1",
+        name="get_tensor_shape", since="13.1", opcode=0x2f,
         summary="Returns the extent of each dimension of a tensor view.",
         operands=(OperandDef("src", TENSOR_VIEW, doc="Tensor view whose extents are read."),),
         results=(ResultDef("result", variadic_of(SCALAR_INT_TILE), "variadic", doc="Element count along each dimension, one scalar each."),),
@@ -427,7 +427,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"result": "splat_rank(src)"},
     ),
     OpDef(
-        name="divf", since="13.1",
+        name="divf", since="13.1", opcode=0x14,
         summary="Divides two float tiles element by element.",
         operands=(
             OperandDef("lhs", BASE_FLOAT_TILE, doc="Numerator."),
@@ -443,7 +443,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"lhs": "result", "rhs": "result"},
     ),
     OpDef(
-        name="divi", since="13.1",
+        name="divi", since="13.1", opcode=0x15,
         summary="Divides two integer tiles element by element, rounding in the chosen direction.",
         operands=(
             OperandDef("lhs", INT_TILE, doc="Numerator."),
@@ -459,7 +459,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"lhs": "result", "rhs": "result"},
     ),
     OpDef(
-        name="mmaf", since="13.1",
+        name="mmaf", since="13.1", opcode=0x49,
         summary="Float matrix multiply of two tiles added to an accumulator tile.",
         operands=(
             OperandDef("lhs", MMAF_OPERAND, doc="Left matrix (M x K, optionally batched)."),
@@ -473,7 +473,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"result": "acc"},
     ),
     OpDef(
-        name="mmaf_scaled", since="13.3",
+        name="mmaf_scaled", since="13.3", opcode=0x72,
         summary="Block-scaled low-precision float matrix multiply added to an f32 accumulator.",
         operands=(
             OperandDef("lhs", MMAF_SCALED_OPERAND, doc="Left low-precision matrix (M x K)."),
@@ -488,7 +488,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"result": "acc"},
     ),
     OpDef(
-        name="mmai", since="13.1",
+        name="mmai", since="13.1", opcode=0x4a,
         summary="i8 matrix multiply added to an i32 accumulator tile.",
         operands=(
             OperandDef("lhs", MMAI_OPERAND, doc="Left i8 matrix (M x K)."),
@@ -505,7 +505,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"result": "acc"},
     ),
     OpDef(
-        name="extract", since="13.1",
+        name="extract", since="13.1", opcode=0x26,
         summary="Takes one sub-tile out of a tile, chosen by its position in the sub-tile grid.",
         operands=(
             OperandDef("source", ANY_TILE, doc="Tile cut into equal sub-tiles of the result's shape."),
@@ -517,7 +517,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"indices": "scalar_i32_tile"},
     ),
     OpDef(
-        name="exp", since="13.1",
+        name="exp", since="13.1", opcode=0x17,
         summary="Element-wise natural exponential.",
         operands=(OperandDef("source", BASE_FLOAT_TILE, doc="Input values, transformed element by element."),),
         attributes=(AttrDef("rounding_mode", "enum:RoundingMode", optional=True, default="full", doc="Rounding applied to the result; `rounding<mode>` in the text, full when left out.", since="13.3"),),
@@ -527,7 +527,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"source": "result"},
     ),
     OpDef(
-        name="exp2", since="13.1",
+        name="exp2", since="13.1", opcode=0x18,
         summary="Element-wise base-2 exponential.",
         operands=(OperandDef("source", BASE_FLOAT_TILE, doc="Input values, transformed element by element."),),
         attributes=(AttrDef("flush_to_zero", "unit", optional=True, doc="When set, subnormal inputs and results become zero."),),
@@ -537,7 +537,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"source": "result"},
     ),
     OpDef(
-        name="exti", since="13.1",
+        name="exti", since="13.1", opcode=0x25,
         summary="Widens integer elements by sign or zero extension.",
         operands=(OperandDef("from", INT_OR_I4_TILE, doc="Narrow integer tile."),),
         attributes=(AttrDef("signedness", "enum:Signedness", doc="Whether the integer elements are read as `signed` or `unsigned`."),),
@@ -546,7 +546,7 @@ OPS: tuple[OpDef, ...] = (
         format="$from custom<Signedness>($signedness) attr-dict `:` custom<CudaTileType>(type($from)) `->` custom<CudaTileType>(type($to))",
     ),
     OpDef(
-        name="for", since="13.1",
+        name="for", since="13.1", opcode=0x29,
         summary="Counted loop over an integer range, with loop-carried values.",
         operands=(
             OperandDef("lowerBound", SCALAR_INT_TILE, doc="First value of the induction variable."),
@@ -562,7 +562,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"lowerBound": "for_iv_type", "upperBound": "for_iv_type", "step": "for_iv_type", "initValues": "resultValues"},
     ),
     OpDef(
-        name="floor", since="13.1",
+        name="floor", since="13.1", opcode=0x27,
         summary="Rounds each float element down to an integral value.",
         operands=(OperandDef("source", BASE_FLOAT_TILE, doc="Input values, transformed element by element."),),
         results=(ResultDef("result", BASE_FLOAT_TILE, doc="Largest integral value not above each element, still a float."),),
@@ -571,7 +571,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"source": "result"},
     ),
     OpDef(
-        name="fma", since="13.1",
+        name="fma", since="13.1", opcode=0x28,
         summary="Fused multiply-add of three float tiles, element by element.",
         operands=(
             OperandDef("lhs", BASE_FLOAT_TILE, doc="First factor."),
@@ -588,7 +588,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"lhs": "result", "rhs": "result", "acc": "result"},
     ),
     OpDef(
-        name="ftof", since="13.1",
+        name="ftof", since="13.1", opcode=0x2a,
         summary="Converts tile elements from one float type to another.",
         operands=(OperandDef("from", FLOAT_TILE, doc="Float tile to convert."),),
         attributes=(AttrDef("rounding_mode", "enum:RoundingMode", optional=True, default="nearest_even", doc="Rounding applied to the result; `rounding<mode>` in the text, nearest_even when left out."),),
@@ -597,7 +597,7 @@ OPS: tuple[OpDef, ...] = (
         format="$from custom<IEEERoundingMode>($rounding_mode) attr-dict `:` custom<CudaTileType>(type($from)) `->` custom<CudaTileType>(type($to))",
     ),
     OpDef(
-        name="ftoi", since="13.1",
+        name="ftoi", since="13.1", opcode=0x2b,
         summary="Converts float elements to integers.",
         operands=(OperandDef("from", FLOAT_TILE, doc="Float tile to convert."),),
         attributes=(
@@ -609,7 +609,7 @@ OPS: tuple[OpDef, ...] = (
         format="$from custom<Signedness>($signedness) custom<IntegerRoundingMode>($rounding_mode) attr-dict `:` custom<CudaTileType>(type($from)) `->` custom<CudaTileType>(type($to))",
     ),
     OpDef(
-        name="entry", since="13.1",
+        name="entry", since="13.1", opcode=0x16,
         summary="Defines a kernel entry point.",
         attributes=(
             AttrDef("sym_name", "symbol_name", doc="Kernel name."),
@@ -623,7 +623,7 @@ OPS: tuple[OpDef, ...] = (
         format=None,
     ),
     OpDef(
-        name="get_tile_block_id", since="13.1",
+        name="get_tile_block_id", since="13.1", opcode=0x30,
         summary="Returns the x, y and z coordinates of the running tile block.",
         results=(
             ResultDef("blockId_x", SCALAR_I32_TILE, doc="Index of this tile block along x."),
@@ -635,7 +635,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"blockId_y": "scalar_i32_tile", "blockId_z": "scalar_i32_tile"},
     ),
     OpDef(
-        name="get_num_tile_blocks", since="13.1",
+        name="get_num_tile_blocks", since="13.1", opcode=0x2e,
         summary="Returns the number of tile blocks in the grid along x, y and z.",
         results=(
             ResultDef("gridSize_x", SCALAR_I32_TILE, doc="Grid extent along x, in tile blocks."),
@@ -647,7 +647,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"gridSize_y": "scalar_i32_tile", "gridSize_z": "scalar_i32_tile"},
     ),
     OpDef(
-        name="get_global", since="13.1",
+        name="get_global", since="13.1", opcode=0x2c,
         summary="Returns a pointer to a module-level global.",
         attributes=(AttrDef("name", "symbol_ref", doc="Symbol of the `global` to address."),),
         results=(ResultDef("result", SCALAR_PTR_TILE, doc="Scalar pointer to the global's storage."),),
@@ -655,7 +655,7 @@ OPS: tuple[OpDef, ...] = (
         format="$name attr-dict `:` custom<CudaTileType>(type($result))",
     ),
     OpDef(
-        name="global", since="13.1",
+        name="global", since="13.1", opcode=0x31,
         summary="Declares a module-level global buffer with an initial value.",
         attributes=(
             AttrDef("sym_name", "symbol_name", doc="Name by which `get_global` refers to it."),
@@ -668,7 +668,7 @@ OPS: tuple[OpDef, ...] = (
         format="custom<SymbolVisibility>($symbol_visibility) (`constant` $constant^)? $sym_name (`alignment` `=` $alignment^)? attr-dict custom<DenseTypedElementsAttrNoResult>($value)",
     ),
     OpDef(
-        name="if", since="13.1",
+        name="if", since="13.1", opcode=0x32,
         summary="Runs the then region, or the optional else region, depending on a scalar i1 condition.",
         operands=(OperandDef("condition", SCALAR_I1_TILE, doc="Scalar i1 choosing the `then` (true) or `else` region."),),
         results=(ResultDef("results", variadic_of(ANY), "variadic", doc="Values yielded by whichever region ran."),),
@@ -681,7 +681,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"condition": "scalar_i1_tile"},
     ),
     OpDef(
-        name="int_to_ptr", since="13.1",
+        name="int_to_ptr", since="13.1", opcode=0x33,
         summary="Reinterprets i64 elements as pointers.",
         operands=(OperandDef("source", I64_TILE, doc="i64 addresses."),),
         results=(ResultDef("result", PTR_TILE, doc="Pointers with those addresses."),),
@@ -689,14 +689,14 @@ OPS: tuple[OpDef, ...] = (
         format="$source attr-dict `:` custom<CudaTileType>(type($source)) `->` custom<CudaTileType>(type($result))",
     ),
     OpDef(
-        name="iota", since="13.1",
+        name="iota", since="13.1", opcode=0x3a,
         summary="Produces the 1-d integer tile 0, 1, ..., n-1.",
         results=(ResultDef("result", INT_TILE, doc="1-d tile whose element i holds i."),),
         traits=("Pure",),
         format="attr-dict `:` custom<CudaTileType>(type($result))",
     ),
     OpDef(
-        name="join_tokens", since="13.1",
+        name="join_tokens", since="13.1", opcode=0x3c,
         summary="Merges ordering tokens into one that depends on all of them.",
         operands=(OperandDef("tokens", variadic_of(TOKEN), "variadic", doc="Tokens to wait for."),),
         results=(ResultDef("result", TOKEN, doc="Token that completes when all inputs have."),),
@@ -705,7 +705,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"tokens": "token"},
     ),
     OpDef(
-        name="trunci", since="13.1",
+        name="trunci", since="13.1", opcode=0x6b,
         summary="Narrows integer elements by dropping their high bits.",
         operands=(OperandDef("from", INT_OR_I4_TILE, doc="Wide integer tile."),),
         attributes=(AttrDef("overflow", "enum:IntegerOverflow", optional=True, default="none", doc="Wrap-around promise the compiler may exploit (`none` makes no promise)."),),
@@ -714,7 +714,7 @@ OPS: tuple[OpDef, ...] = (
         format="$from (`overflow` `` $overflow^)? attr-dict `:` custom<CudaTileType>(type($from)) `->` custom<CudaTileType>(type($to))",
     ),
     OpDef(
-        name="itof", since="13.1",
+        name="itof", since="13.1", opcode=0x3b,
         summary="Converts integer elements to floats.",
         operands=(OperandDef("from", INT_TILE, doc="Integer tile to convert."),),
         attributes=(
@@ -726,7 +726,7 @@ OPS: tuple[OpDef, ...] = (
         format="$from custom<Signedness>($signedness) custom<IEEERoundingMode>($rounding_mode) attr-dict `:` custom<CudaTileType>(type($from)) `->` custom<CudaTileType>(type($to))",
     ),
     OpDef(
-        name="load_view_tko", since="13.1",
+        name="load_view_tko", since="13.1", opcode=0x3e,
         summary="Loads one tile from a tile view at a tile index (token-ordered).",
         operands=(
             OperandDef("view", TILE_VIEW, doc="Tile view to read from."),
@@ -748,7 +748,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"token": "token"},
     ),
     OpDef(
-        name="load_ptr_tko", since="13.1",
+        name="load_ptr_tko", since="13.1", opcode=0x3d,
         summary="Gathers a tile from memory through a tile of pointers (token-ordered).",
         operands=(
             OperandDef("source", PTR_TILE, doc="Where to read, one pointer per element."),
@@ -770,7 +770,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"token": "token"},
     ),
     OpDef(
-        name="log", since="13.1",
+        name="log", since="13.1", opcode=0x3f,
         summary="Natural logarithm of each element of a float tile.",
         operands=(OperandDef("source", BASE_FLOAT_TILE, doc="Input values, transformed element by element."),),
         results=(ResultDef("result", BASE_FLOAT_TILE, doc="Natural logarithm of each element."),),
@@ -779,7 +779,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"source": "result"},
     ),
     OpDef(
-        name="log2", since="13.1",
+        name="log2", since="13.1", opcode=0x40,
         summary="Base-2 logarithm of each element of a float tile.",
         operands=(OperandDef("source", BASE_FLOAT_TILE, doc="Input values, transformed element by element."),),
         results=(ResultDef("result", BASE_FLOAT_TILE, doc="Base-2 logarithm of each element."),),
@@ -788,7 +788,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"source": "result"},
     ),
     OpDef(
-        name="loop", since="13.1",
+        name="loop", since="13.1", opcode=0x41,
         summary="Loop that repeats until a break, with loop-carried values.",
         operands=(OperandDef("initValues", variadic_of(ANY), "variadic", doc="Starting values of the loop-carried variables."),),
         results=(ResultDef("resultValues", variadic_of(ANY), "variadic", doc="Values handed over by the `break` that ends the loop."),),
@@ -797,7 +797,7 @@ OPS: tuple[OpDef, ...] = (
         format=None,
     ),
     OpDef(
-        name="make_tensor_view", since="13.1",
+        name="make_tensor_view", since="13.1", opcode=0x43,
         summary="Builds a tensor view with a shape and strides over a global memory pointer.",
         operands=(
             OperandDef("base", SCALAR_PTR_TILE, doc="Scalar pointer to the first element in global memory."),
@@ -810,7 +810,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"base": "scalar_ptr_to_elem(result)"},
     ),
     OpDef(
-        name="maxf", since="13.1",
+        name="maxf", since="13.1", opcode=0x45,
         summary="Element-wise maximum of two float tiles.",
         operands=(
             OperandDef("lhs", BASE_FLOAT_TILE, doc="Left operand."),
@@ -826,7 +826,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"lhs": "result", "rhs": "result"},
     ),
     OpDef(
-        name="maxi", since="13.1",
+        name="maxi", since="13.1", opcode=0x46,
         summary="Element-wise maximum of two integer tiles.",
         operands=(
             OperandDef("lhs", INT_TILE, doc="Left operand."),
@@ -839,7 +839,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"lhs": "result", "rhs": "result"},
     ),
     OpDef(
-        name="minf", since="13.1",
+        name="minf", since="13.1", opcode=0x47,
         summary="Element-wise minimum of two float tiles.",
         operands=(
             OperandDef("lhs", BASE_FLOAT_TILE, doc="Left operand."),
@@ -855,7 +855,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"lhs": "result", "rhs": "result"},
     ),
     OpDef(
-        name="mini", since="13.1",
+        name="mini", since="13.1", opcode=0x48,
         summary="Element-wise minimum of two integer tiles.",
         operands=(
             OperandDef("lhs", INT_TILE, doc="Left operand."),
@@ -868,7 +868,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"lhs": "result", "rhs": "result"},
     ),
     OpDef(
-        name="module", since="13.1",
+        name="module", since="13.1", opcode=0x4b,
         summary="Top-level container of kernels and globals.",
         attributes=(
             AttrDef("sym_name", "symbol_name", doc="Module name."),
@@ -879,7 +879,7 @@ OPS: tuple[OpDef, ...] = (
         format="$sym_name attr-dict-with-keyword $body",
     ),
     OpDef(
-        name="mulf", since="13.1",
+        name="mulf", since="13.1", opcode=0x4c,
         summary="Multiplies two float tiles element by element.",
         operands=(
             OperandDef("lhs", BASE_FLOAT_TILE, doc="Left operand."),
@@ -895,7 +895,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"lhs": "result", "rhs": "result"},
     ),
     OpDef(
-        name="muli", since="13.1",
+        name="muli", since="13.1", opcode=0x4e,
         summary="Multiplies two integer tiles element by element (low half of the product).",
         operands=(
             OperandDef("lhs", INT_TILE, doc="Left operand."),
@@ -908,7 +908,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"lhs": "result", "rhs": "result"},
     ),
     OpDef(
-        name="mulhii", since="13.1",
+        name="mulhii", since="13.1", opcode=0x4d,
         summary="High half of the double-width product of two integer tiles, element by element.",
         operands=(
             OperandDef("x", INT_TILE, doc="First factor."),
@@ -920,7 +920,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"x": "result", "y": "result"},
     ),
     OpDef(
-        name="negi", since="13.1",
+        name="negi", since="13.1", opcode=0x50,
         summary="Negates each element of an integer tile.",
         operands=(OperandDef("source", INT_TILE, doc="Input values, transformed element by element."),),
         attributes=(AttrDef("overflow", "enum:IntegerOverflow", optional=True, default="none", doc="Wrap-around promise the compiler may exploit (`none` makes no promise).", since="13.2"),),
@@ -930,7 +930,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"source": "result"},
     ),
     OpDef(
-        name="negf", since="13.1",
+        name="negf", since="13.1", opcode=0x4f,
         summary="Negates each element of a float tile.",
         operands=(OperandDef("source", BASE_FLOAT_TILE, doc="Input values, transformed element by element."),),
         results=(ResultDef("result", BASE_FLOAT_TILE, doc="-x for each element x."),),
@@ -939,14 +939,14 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"source": "result"},
     ),
     OpDef(
-        name="make_token", since="13.1",
+        name="make_token", since="13.1", opcode=0x44,
         summary="Creates a fresh ordering token that depends on nothing.",
         results=(ResultDef("result", TOKEN, doc="Token with no dependencies."),),
         traits=("Pure",),
         format="attr-dict `:` custom<CudaTileType>(type($result))",
     ),
     OpDef(
-        name="offset", since="13.1",
+        name="offset", since="13.1", opcode=0x51,
         summary="Advances each pointer of a tile by a number of pointee elements.",
         operands=(
             OperandDef("ptr", PTR_TILE, doc="Starting pointers."),
@@ -957,7 +957,7 @@ OPS: tuple[OpDef, ...] = (
         format="$ptr `,` $offset attr-dict `:` custom<CudaTileType>(type($ptr)) `,` custom<CudaTileType>(type($offset)) `->` custom<CudaTileType>(type($result))",
     ),
     OpDef(
-        name="pack", since="13.3",
+        name="pack", since="13.3", opcode=0x6f,
         summary="Packs the elements of a tile densely into a tile of bytes.",
         operands=(OperandDef("source", NUMBER_OR_I4_TILE, doc="Rank-1 tile whose elements are packed."),),
         results=(ResultDef("result", I8_TILE, doc="Rank-1 i8 tile holding the packed bits."),),
@@ -965,7 +965,7 @@ OPS: tuple[OpDef, ...] = (
         format="$source attr-dict `:` custom<CudaTileType>(type($source)) `->` custom<CudaTileType>(type($result))",
     ),
     OpDef(
-        name="permute", since="13.1",
+        name="permute", since="13.1", opcode=0x53,
         summary="Reorders the dimensions of a tile.",
         operands=(OperandDef("source", ANY_TILE, doc="Tile to transpose."),),
         attributes=(AttrDef("permutation", "dense_i32_array", doc="Result dimension i takes source dimension permutation[i]."),),
@@ -974,7 +974,7 @@ OPS: tuple[OpDef, ...] = (
         format="$source $permutation attr-dict `:` custom<CudaTileType>(type($source)) `->` custom<CudaTileType>(type($result))",
     ),
     OpDef(
-        name="pow", since="13.1",
+        name="pow", since="13.1", opcode=0x54,
         summary="Element-wise float power: base raised to exponent.",
         operands=(
             OperandDef("source", BASE_FLOAT_TILE, doc="Base."),
@@ -986,7 +986,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"source": "result", "exponent": "result"},
     ),
     OpDef(
-        name="print_tko", since="13.1",
+        name="print_tko", since="13.1", opcode=0x55,
         summary="Prints a printf-style message with tile arguments (token-ordered).",
         operands=(
             OperandDef("args", variadic_of(ANY_TILE), "variadic", doc="Tiles formatted by the `%` specifiers of `str`."),
@@ -999,7 +999,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"token": "token"},
     ),
     OpDef(
-        name="ptr_to_int", since="13.1",
+        name="ptr_to_int", since="13.1", opcode=0x56,
         summary="Reinterprets pointers as i64 values.",
         operands=(OperandDef("source", PTR_TILE, doc="Pointers to read as numbers."),),
         results=(ResultDef("result", I64_TILE, doc="Their addresses as i64."),),
@@ -1007,7 +1007,7 @@ OPS: tuple[OpDef, ...] = (
         format="$source attr-dict `:` custom<CudaTileType>(type($source)) `->` custom<CudaTileType>(type($result))",
     ),
     OpDef(
-        name="ptr_to_ptr", since="13.1",
+        name="ptr_to_ptr", since="13.1", opcode=0x57,
         summary="Changes the pointee type of a tile of pointers.",
         operands=(OperandDef("source", PTR_TILE, doc="Pointers to retype."),),
         results=(ResultDef("result", PTR_TILE, doc="Same addresses with the new pointee type."),),
@@ -1015,7 +1015,7 @@ OPS: tuple[OpDef, ...] = (
         format="$source attr-dict `:` custom<CudaTileType>(type($source)) `->` custom<CudaTileType>(type($result))",
     ),
     OpDef(
-        name="reduce", since="13.1",
+        name="reduce", since="13.1", opcode=0x58,
         summary="Reduces tiles along one dimension with a combining region.",
         operands=(OperandDef("operands", variadic_of(ANY_TILE), "variadic", doc="Tiles reduced together (same shape)."),),
         attributes=(
@@ -1028,7 +1028,7 @@ OPS: tuple[OpDef, ...] = (
         format="$operands attr-dict ` ` `dim` `` `=` `` $dim `identities` `` `=` `` $identities `:` custom<CudaTileType>(type($operands)) `->` custom<CudaTileType>(type($results)) custom<ArgumentRegion>($body)",
     ),
     OpDef(
-        name="remi", since="13.1",
+        name="remi", since="13.1", opcode=0x5a,
         summary="Remainder of dividing two integer tiles, element by element.",
         operands=(
             OperandDef("lhs", INT_TILE, doc="Numerator."),
@@ -1041,7 +1041,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"lhs": "result", "rhs": "result"},
     ),
     OpDef(
-        name="reshape", since="13.1",
+        name="reshape", since="13.1", opcode=0x5b,
         summary="Gives a tile a new shape with the same number of elements.",
         operands=(OperandDef("source", ANY_TILE, doc="Tile to reshape."),),
         results=(ResultDef("result", ANY_TILE, doc="Same elements in row-major order, new shape."),),
@@ -1049,14 +1049,14 @@ OPS: tuple[OpDef, ...] = (
         format="$source attr-dict `:` custom<CudaTileType>(type($source)) `->` custom<CudaTileType>(type($result))",
     ),
     OpDef(
-        name="return", since="13.1",
+        name="return", since="13.1", opcode=0x5c,
         summary="Returns from a kernel (or from an if region nested in one).",
         operands=(OperandDef("operands", variadic_of(ANY), "variadic", doc="Values returned to the caller (kernels return none)."),),
         traits=("ParentOneOf<entry, if, testing$func>", "ReturnLike", "Terminator"),
         format="attr-dict ($operands^ `:` custom<CudaTileType>(type($operands)))?",
     ),
     OpDef(
-        name="scan", since="13.1",
+        name="scan", since="13.1", opcode=0x5e,
         summary="Prefix scan of tiles along one dimension with a combining region.",
         operands=(OperandDef("operands", variadic_of(ANY_TILE), "variadic", doc="Tiles scanned together (same shape)."),),
         attributes=(
@@ -1070,7 +1070,7 @@ OPS: tuple[OpDef, ...] = (
         format="$operands attr-dict ` ` `dim` `` `=` `` $dim `reverse` `` `=` `` $reverse `identities` `` `=` `` $identities `:` custom<CudaTileType>(type($operands)) `->` custom<CudaTileType>(type($results)) custom<ArgumentRegion>($body)",
     ),
     OpDef(
-        name="select", since="13.1",
+        name="select", since="13.1", opcode=0x5f,
         summary="Picks each element from one of two tiles according to an i1 condition tile.",
         operands=(
             OperandDef("cond", I1_TILE, doc="i1 tile choosing per element."),
@@ -1083,7 +1083,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"val_if_true": "result", "val_if_false": "result"},
     ),
     OpDef(
-        name="shli", since="13.1",
+        name="shli", since="13.1", opcode=0x60,
         summary="Shifts integer elements left.",
         operands=(
             OperandDef("lhs", INT_TILE, doc="Bits to shift."),
@@ -1096,7 +1096,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"lhs": "result", "rhs": "result"},
     ),
     OpDef(
-        name="shri", since="13.1",
+        name="shri", since="13.1", opcode=0x61,
         summary="Shifts integer elements right (arithmetic or logical).",
         operands=(
             OperandDef("lhs", INT_TILE, doc="Bits to shift."),
@@ -1109,7 +1109,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"lhs": "result", "rhs": "result"},
     ),
     OpDef(
-        name="sin", since="13.1",
+        name="sin", since="13.1", opcode=0x62,
         summary="Sine of each element of a float tile (radians).",
         operands=(OperandDef("source", BASE_FLOAT_TILE, doc="Input values, transformed element by element."),),
         results=(ResultDef("result", BASE_FLOAT_TILE, doc="sin(x) per element (radians)."),),
@@ -1118,7 +1118,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"source": "result"},
     ),
     OpDef(
-        name="sinh", since="13.1",
+        name="sinh", since="13.1", opcode=0x63,
         summary="Hyperbolic sine of each element of a float tile.",
         operands=(OperandDef("source", BASE_FLOAT_TILE, doc="Input values, transformed element by element."),),
         results=(ResultDef("result", BASE_FLOAT_TILE, doc="sinh(x) per element."),),
@@ -1127,7 +1127,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"source": "result"},
     ),
     OpDef(
-        name="store_ptr_tko", since="13.1",
+        name="store_ptr_tko", since="13.1", opcode=0x65,
         summary="Scatters a tile to memory through a tile of pointers (token-ordered).",
         operands=(
             OperandDef("destination", PTR_TILE, doc="Where to write, one pointer per element."),
@@ -1146,7 +1146,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"token": "token"},
     ),
     OpDef(
-        name="store_view_tko", since="13.1",
+        name="store_view_tko", since="13.1", opcode=0x66,
         summary="Stores one tile into a tile view at a tile index (token-ordered).",
         operands=(
             OperandDef("tile", ANY_TILE, doc="Tile to write."),
@@ -1166,7 +1166,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"token": "token"},
     ),
     OpDef(
-        name="subf", since="13.1",
+        name="subf", since="13.1", opcode=0x67,
         summary="Subtracts two float tiles element by element.",
         operands=(
             OperandDef("lhs", BASE_FLOAT_TILE, doc="Left operand."),
@@ -1182,7 +1182,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"lhs": "result", "rhs": "result"},
     ),
     OpDef(
-        name="subi", since="13.1",
+        name="subi", since="13.1", opcode=0x68,
         summary="Subtracts two integer tiles element by element.",
         operands=(
             OperandDef("lhs", INT_TILE, doc="Left operand."),
@@ -1195,7 +1195,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"lhs": "result", "rhs": "result"},
     ),
     OpDef(
-        name="tan", since="13.1",
+        name="tan", since="13.1", opcode=0x69,
         summary="Tangent of each element of a float tile (radians).",
         operands=(OperandDef("source", BASE_FLOAT_TILE, doc="Input values, transformed element by element."),),
         results=(ResultDef("result", BASE_FLOAT_TILE, doc="tan(x) per element (radians)."),),
@@ -1204,7 +1204,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"source": "result"},
     ),
     OpDef(
-        name="tanh", since="13.1",
+        name="tanh", since="13.1", opcode=0x6a,
         summary="Hyperbolic tangent of each element of a float tile.",
         operands=(OperandDef("source", BASE_FLOAT_TILE, doc="Input values, transformed element by element."),),
         attributes=(AttrDef("rounding_mode", "enum:RoundingMode", optional=True, default="full", doc="Rounding applied to the result; `rounding<mode>` in the text, full when left out.", since="13.2"),),
@@ -1214,7 +1214,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"source": "result"},
     ),
     OpDef(
-        name="unpack", since="13.3",
+        name="unpack", since="13.3", opcode=0x70,
         summary="Unpacks a tile of bytes into a tile of another element type.",
         operands=(OperandDef("source", I8_TILE, doc="Rank-1 i8 tile of packed bits."),),
         results=(ResultDef("result", NUMBER_OR_I4_TILE, doc="Rank-1 tile of the unpacked elements."),),
@@ -1222,7 +1222,7 @@ OPS: tuple[OpDef, ...] = (
         format="$source attr-dict `:` custom<CudaTileType>(type($source)) `->` custom<CudaTileType>(type($result))",
     ),
     OpDef(
-        name="make_partition_view", since="13.1",
+        name="make_partition_view", since="13.1", opcode=0x42,
         summary="Splits a tensor view into a grid of equally sized, non-overlapping tiles.",
         operands=(OperandDef("tensor_view", TENSOR_VIEW, doc="Tensor view being tiled."),),
         results=(ResultDef("result", PARTITION_VIEW, doc="Partition view over it."),),
@@ -1231,7 +1231,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"tensor_view": "tensor_view_of(result)"},
     ),
     OpDef(
-        name="make_strided_view", since="13.3",
+        name="make_strided_view", since="13.3", opcode=0x74,
         summary="Views a tensor view as tiles placed at a chosen traversal stride.",
         operands=(OperandDef("tensor_view", TENSOR_VIEW, doc="Tensor view being tiled."),),
         results=(ResultDef("result", STRIDED_VIEW, doc="Strided view over it."),),
@@ -1240,7 +1240,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"tensor_view": "tensor_view_of(result)"},
     ),
     OpDef(
-        name="make_gather_scatter_view", since="13.3",
+        name="make_gather_scatter_view", since="13.3", opcode=0x73,
         summary="Views a tensor view as tiles whose one dimension is gathered or scattered by indices.",
         operands=(OperandDef("tensor_view", TENSOR_VIEW, doc="Tensor view being tiled.", since="13.1"),),
         results=(ResultDef("result", GATHER_SCATTER_VIEW, doc="Gather/scatter view over it."),),
@@ -1249,7 +1249,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"tensor_view": "tensor_view_of(result)"},
     ),
     OpDef(
-        name="xori", since="13.1",
+        name="xori", since="13.1", opcode=0x6c,
         summary="Bitwise exclusive OR of two integer tiles, element by element.",
         operands=(
             OperandDef("lhs", INT_TILE, doc="Left operand."),
@@ -1261,14 +1261,14 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"lhs": "result", "rhs": "result"},
     ),
     OpDef(
-        name="yield", since="13.1",
+        name="yield", since="13.1", opcode=0x6d,
         summary="Hands values from a region back to its parent op.",
         operands=(OperandDef("operands", variadic_of(CUDA_TILE_ANY), "variadic", doc="Values handed to the parent op (its results or next iteration)."),),
         traits=("Pure", "ReturnLike", "Terminator", "ParentOneOf<if, reduce, scan>"),
         format="attr-dict ($operands^ `:` custom<CudaTileType>(type($operands)))?",
     ),
     OpDef(
-        name="ori", since="13.1",
+        name="ori", since="13.1", opcode=0x52,
         summary="Bitwise OR of two integer tiles, element by element.",
         operands=(
             OperandDef("lhs", INT_TILE, doc="Left operand."),
@@ -1280,7 +1280,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"lhs": "result", "rhs": "result"},
     ),
     OpDef(
-        name="remf", since="13.1",
+        name="remf", since="13.1", opcode=0x59,
         summary="Element-wise float remainder.",
         operands=(
             OperandDef("lhs", BASE_FLOAT_TILE, doc="Numerator."),
@@ -1292,7 +1292,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"lhs": "result", "rhs": "result"},
     ),
     OpDef(
-        name="rsqrt", since="13.1",
+        name="rsqrt", since="13.1", opcode=0x5d,
         summary="One over the square root of each element of a float tile.",
         operands=(OperandDef("source", BASE_FLOAT_TILE, doc="Input values, transformed element by element."),),
         attributes=(AttrDef("flush_to_zero", "unit", optional=True, doc="When set, subnormal inputs and results become zero."),),
@@ -1302,7 +1302,7 @@ OPS: tuple[OpDef, ...] = (
         type_inference={"source": "result"},
     ),
     OpDef(
-        name="sqrt", since="13.1",
+        name="sqrt", since="13.1", opcode=0x64,
         summary="Square root of each element of a float tile.",
         operands=(OperandDef("source", BASE_FLOAT_TILE, doc="Input values, transformed element by element."),),
         attributes=(
@@ -1319,7 +1319,7 @@ OPS: tuple[OpDef, ...] = (
     # version strings are testing versions, not Tile IR releases.
     # -----------------------------------------------------------------------
     OpDef(
-        name="testing$func", since="250.0",
+        name="testing$func", since="250.0", opcode=0x3001,
         summary="Testing-only function op (an entry without hints) used by NVIDIA's tests.",
         attributes=(
             AttrDef("sym_name", "symbol_name", doc="Function name."),
@@ -1333,7 +1333,7 @@ OPS: tuple[OpDef, ...] = (
         format=None,
     ),
     OpDef(
-        name="testing$bytecode_test_new_attribute", since="250.0",
+        name="testing$bytecode_test_new_attribute", since="250.0", opcode=0x3000,
         summary="Testing-only op for bytecode versioning of added attributes.",
         attributes=(
             AttrDef("new_flag", "unit", optional=True, doc="Test flag introduced in testing version 250.1.", since="250.1"),
@@ -1342,7 +1342,7 @@ OPS: tuple[OpDef, ...] = (
         format="(`new_flag` $new_flag^)? (`new_param` `=` $new_param^)? attr-dict",
     ),
     OpDef(
-        name="testing$bytecode_test_evolution", since="250.0",
+        name="testing$bytecode_test_evolution", since="250.0", opcode=0x3002,
         summary="Testing-only op for bytecode versioning of evolving operands and attributes.",
         operands=(
             OperandDef("inputs", variadic_of(ANY_TILE), "variadic", doc="Test input tiles."),
@@ -1370,7 +1370,7 @@ OPS: tuple[OpDef, ...] = (
     OpDef(
         # INFERRED.  Printed: `insert %src, %dst[%i, %j] : tile<16x16xf32>, tile<32x32xf32>`.
         # Bytecode 0x76: result type, then operands in the order source, dest, indices...
-        name="insert", since="13.4",
+        name="insert", since="13.4", opcode=0x76,
         summary="Writes a sub-tile into a copy of a larger tile at a position of its sub-tile grid.",
         operands=(
             OperandDef("source", ANY_TILE, doc="Smaller tile written into `dest` (INFERRED name)."),
@@ -1390,7 +1390,7 @@ OPS: tuple[OpDef, ...] = (
         # `fpowf %a, %b : tile<256xf32>`.  Operands, constraints and traits are
         # those of `pow`.  The version is the one of the rename as far as we can
         # tell (the op itself exists since 13.1).
-        name="fpowf", since="13.4",
+        name="fpowf", since="13.4", opcode=0x54,
         summary="Element-wise float power with a float exponent (13.5 spelling of pow).",
         operands=(
             OperandDef("source", BASE_FLOAT_TILE, doc="Base."),
@@ -1405,7 +1405,7 @@ OPS: tuple[OpDef, ...] = (
         # INFERRED.  Printed `fpowi %x, %n : tile<256xf32>, tile<256xi32>`; bytecode
         # 0x79 carries one result type and two operands, no attributes.  Only i32
         # exponents were observed; the exponent constraint is a guess.
-        name="fpowi", since="13.4",
+        name="fpowi", since="13.4", opcode=0x79,
         summary="Element-wise float base raised to an integer exponent.",
         operands=(
             OperandDef("source", BASE_FLOAT_TILE, doc="Float base (INFERRED name)."),
@@ -1421,7 +1421,7 @@ OPS: tuple[OpDef, ...] = (
         # INFERRED.  Grid dependency control (programmatic dependent launch).
         # Printed `gdc_wait_tko token = %t -> token`; bytecode 0x78: result type,
         # then one (optional) token operand.
-        name="gdc_wait_tko", since="13.4",
+        name="gdc_wait_tko", since="13.4", opcode=0x78,
         summary="Waits until the grids this kernel depends on allow it to proceed (token-ordered).",
         operands=(OperandDef("token", TOKEN, "optional", doc="Optional token the wait must be ordered after (INFERRED)."),),
         results=(ResultDef("result_token", TOKEN, doc="Token that completes once the wait is over."),),
@@ -1430,7 +1430,7 @@ OPS: tuple[OpDef, ...] = (
     ),
     OpDef(
         # INFERRED.  Printed `gdc_launch_dependents_tko token = %t -> token`; bytecode 0x77.
-        name="gdc_launch_dependents_tko", since="13.4",
+        name="gdc_launch_dependents_tko", since="13.4", opcode=0x77,
         summary="Signals that grids depending on this kernel may start launching (token-ordered).",
         operands=(OperandDef("token", TOKEN, "optional", doc="Optional token the signal must be ordered after (INFERRED)."),),
         results=(ResultDef("result_token", TOKEN, doc="Token that completes once the signal is sent."),),
@@ -1845,36 +1845,12 @@ CUSTOM_DIRECTIVES: dict[str, str] = {
 # corpus bytecode) and alternative spellings
 # ---------------------------------------------------------------------------
 
-BYTECODE_OPCODES: dict[str, int] = {
-    "absf": 0x0, "absi": 0x1, "addf": 0x2, "addi": 0x3, "andi": 0x4, "assert": 0x5, "assume": 0x6,
-    "atomic_cas_tko": 0x7, "atomic_rmw_tko": 0x8, "bitcast": 0x9, "break": 0xA, "broadcast": 0xB, "cat": 0xC,
-    "ceil": 0xD, "cmpf": 0xE, "cmpi": 0xF, "constant": 0x10, "continue": 0x11, "cos": 0x12, "cosh": 0x13,
-    "divf": 0x14, "divi": 0x15, "entry": 0x16, "exp": 0x17, "exp2": 0x18, "exti": 0x25, "extract": 0x26,
-    "floor": 0x27, "fma": 0x28, "for": 0x29, "ftof": 0x2A, "ftoi": 0x2B, "get_global": 0x2C,
-    "get_index_space_shape": 0x2D, "get_num_tile_blocks": 0x2E, "get_tensor_shape": 0x2F,
-    "get_tile_block_id": 0x30, "global": 0x31, "if": 0x32, "int_to_ptr": 0x33, "iota": 0x3A, "itof": 0x3B,
-    "join_tokens": 0x3C, "load_ptr_tko": 0x3D, "load_view_tko": 0x3E, "log": 0x3F, "log2": 0x40, "loop": 0x41,
-    "make_partition_view": 0x42, "make_tensor_view": 0x43, "make_token": 0x44, "maxf": 0x45, "maxi": 0x46,
-    "minf": 0x47, "mini": 0x48, "mmaf": 0x49, "mmai": 0x4A, "module": 0x4B, "mulf": 0x4C, "mulhii": 0x4D,
-    "muli": 0x4E, "negf": 0x4F, "negi": 0x50, "offset": 0x51, "ori": 0x52, "permute": 0x53, "pow": 0x54,
-    "print_tko": 0x55, "ptr_to_int": 0x56, "ptr_to_ptr": 0x57, "reduce": 0x58, "remf": 0x59, "remi": 0x5A,
-    "reshape": 0x5B, "return": 0x5C, "rsqrt": 0x5D, "scan": 0x5E, "select": 0x5F, "shli": 0x60, "shri": 0x61,
-    "sin": 0x62, "sinh": 0x63, "sqrt": 0x64, "store_ptr_tko": 0x65, "store_view_tko": 0x66, "subf": 0x67,
-    "subi": 0x68, "tan": 0x69, "tanh": 0x6A, "trunci": 0x6B, "xori": 0x6C, "yield": 0x6D, "atan2": 0x6E,
-    "pack": 0x6F, "unpack": 0x70, "alloca": 0x71, "mmaf_scaled": 0x72, "make_gather_scatter_view": 0x73,
-    "make_strided_view": 0x74, "atomic_red_view_tko": 0x75, "testing$bytecode_test_new_attribute": 0x3000,
-    "testing$func": 0x3001, "testing$bytecode_test_evolution": 0x3002,
-    # INFERRED from 13.4 .tileirbc files of shared/corpus/kernels:
-    "fpowf": 0x54,  # same opcode as "pow"
-    "insert": 0x76,
-    "gdc_launch_dependents_tko": 0x77,
-    "gdc_wait_tko": 0x78,
-    "fpowi": 0x79,
-}
-
 # Ops that are one op under two names: {13.5 printed name: Ops.td name}.
 OP_ALIASES: dict[str, str] = {
     "fpowf": "pow",  # INFERRED: same bytecode opcode 0x54
 }
 
 OPS_BY_NAME: dict[str, OpDef] = {op.name: op for op in OPS}
+#: op name -> bytecode opcode, from each op's ``opcode`` (BytecodeOpcodes.td; the 13.4 ones INFERRED from
+#: the corpus bytecode: insert, fpowf, fpowi, gdc_*).
+BYTECODE_OPCODES: dict[str, int] = {op.name: op.opcode for op in OPS if op.opcode is not None}

@@ -182,6 +182,8 @@ class OpDef:
       (``"AllTypesMatch<lhs, rhs, result>"``, ``"HasParent<entry>"``,
       ``"Terminator"``, ``"Pure"``, ``"IsolatedFromAbove"``,
       ``"AttrSizedOperandSegments"``).
+    ``opcode``: the op's Tile IR bytecode opcode (``BytecodeOpcodes.td``); ``None`` for ops that have
+      none (the nv_tileas ops of the spec).
     """
 
     name: str
@@ -195,6 +197,7 @@ class OpDef:
     format: str | None = None
     type_inference: dict[str, str] = field(default_factory=dict)
     dialect: str = "cuda_tile"
+    opcode: int | None = None
 
     @property
     def full_name(self) -> str:
