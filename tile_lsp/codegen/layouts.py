@@ -16,10 +16,10 @@ distribution as a CuTe thread-value layout (:func:`tv_layout`);
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from tile_lsp.analysis.ir import attributes as A
+from tile_lsp.analysis.syntax.parse_rules.entry import optimization_hint_entries
 from tile_lsp.analysis.ir.core import Module, Operation
 from tile_lsp.codegen.target import Target
 from tile_lsp.dialect import types as T
@@ -45,14 +45,15 @@ class KernelPlan:
 
 
 def _hint(entry: Operation, target: Target, key: str) -> int | None:
-    hints = entry.attr("optimization_hints")
-    text = str(hints) if hints is not None else ""
+    """Integer hint ``key`` of ``entry``'s ``optimization_hints`` for the target's ``sm_XX`` section,
+    else its ``default`` one (the verifier read and checked the same entries)."""
+    sections = dict(optimization_hint_entries(entry.attr("optimization_hints")) or ())
     for section in (f"sm_{target.sm}", "default"):
-        m = re.search(section + r"\s*=\s*\{([^}]*)\}", text)
-        if m:
-            k = re.search(key + r"\s*=\s*(\d+)", m.group(1))
-            if k:
-                return int(k.group(1))
+        value = sections.get(section)
+        if value is not None and value.kind == "dict":
+            found = dict(value.entries).get(key)
+            if found is not None and found.kind == "int":
+                return found.value
     return None
 
 

@@ -11,8 +11,10 @@ optimization_hints entry `KEY` got value=<attr>``) and keys are unique
 (``duplicate optimization_hints key `KEY```), both reported at the token after
 the attribute.  The grammar keeps the hints as a balanced token soup; this
 module tokenizes that text as MLIR's lexer does and replays the parser
-(:class:`HintsParser`, also used by :mod:`tile_lsp.analysis.verify.rules.core` to
-read the hints for their verifier).
+(:class:`HintsParser`).  :func:`optimization_hint_entries` gives the entries of a
+built attribute, read once per distinct text, to the verifier
+(:mod:`tile_lsp.analysis.verify.rules.core`) and the lowering
+(:mod:`tile_lsp.codegen.layouts`).
 
 ``assume`` takes a predicate in full (``#cuda_tile.div_by<16>``) or short
 (``div_by<16>``) form (``parseAssumePredicate`` in CudaTile.cpp): another
@@ -27,6 +29,7 @@ before the builder runs.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -378,3 +381,26 @@ def assume_predicate_syntax(ctx: ParseContext) -> None:
     if not isinstance(attr, A.DialectAttr) or attr.dialect != "cuda_tile" \
             or attr.mnemonic in OTHER_CUDA_TILE_ATTRIBUTES:
         emit(ctx, "expected assume predicate attribute", loc)
+
+
+def optimization_hint_entries(attr: A.Attribute | None) -> list[tuple[str, HAttr]] | None:
+    """The entries ``[(key, value)]`` of an ``optimization_hints`` attribute (``sm_90 = {...}``), or
+    ``None`` when there is none or it does not parse (the parse rule reported that).  The result is
+    shared between the attributes of the same text: treat it as read-only."""
+    if attr is None:
+        return None
+    if isinstance(attr, A.DialectAttr):
+        text = "<" + (attr.body or "") + ">"
+    else:
+        text = str(attr)
+        if text.startswith("#cuda_tile.optimization_hints"):
+            text = text[len("#cuda_tile.optimization_hints"):]
+    return _hint_entries(text)
+
+
+@functools.lru_cache(maxsize=256)
+def _hint_entries(text: str) -> list[tuple[str, HAttr]] | None:
+    try:
+        return [(k, v) for k, v, _ in HintsParser(tokenize(text, 0)).parse()]
+    except HintsSyntaxError:
+        return None

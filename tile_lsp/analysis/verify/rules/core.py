@@ -18,7 +18,7 @@ import re
 from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.ir.diagnostics import Severity
 from tile_lsp.analysis.ir.core import Operation, SymbolTable
-from tile_lsp.analysis.syntax.parse_rules.entry import HAttr, HintsParser, HintsSyntaxError, tokenize
+from tile_lsp.analysis.syntax.parse_rules.entry import HAttr, optimization_hint_entries
 from tile_lsp.analysis.verify.verifier import VerifyContext, op_location, region_rule, rule
 from tile_lsp.dialect import types as T
 
@@ -189,23 +189,6 @@ HINTS_FOR_OP: dict[str, tuple[str, ...]] = {
 }
 
 
-def parse_hints(attr: A.Attribute | None) -> list[tuple[str, HAttr]] | None:
-    """The entries of an ``optimization_hints`` attribute, or ``None`` if it cannot be read."""
-    if attr is None:
-        return None
-    if isinstance(attr, A.DialectAttr):
-        text = "<" + (attr.body or "") + ">"
-    else:
-        text = str(attr)
-        m = re.match(r"#cuda_tile\.optimization_hints", text)
-        if m:
-            text = text[m.end():]
-    try:
-        return [(k, v) for k, v, _ in HintsParser(tokenize(text, 0)).parse()]
-    except HintsSyntaxError:
-        return None
-
-
 def _int_of(a: HAttr) -> int | None:
     if a.kind == "int":
         return a.value
@@ -262,7 +245,7 @@ def verify_optimization_hints(op: Operation, ctx: VerifyContext) -> None:
     ``Optimization hints verification failed``.  Source: NVIDIA
     Attributes.cpp OptimizationHintsAttr::verifyWithOp / verifyParamWithContext.
     """
-    entries = parse_hints(op.attr("optimization_hints"))
+    entries = optimization_hint_entries(op.attr("optimization_hints"))
     if not entries:
         return
     warn = ctx.options.warn_unsupported_hints
