@@ -30,19 +30,11 @@ from tile_lsp.analysis.verify.rules.memory import (
 from tile_lsp.analysis.syntax.type_rules import join, quoted
 from tile_lsp.analysis.verify.verifier import VerifyContext, rule
 from tile_lsp.dialect import types as T
+from tile_lsp.dialect.type_transforms import tensor_view_of
 
 # ---------------------------------------------------------------------------
 # View type queries (the TileView interface of Types.cpp)
 # ---------------------------------------------------------------------------
-
-
-def view_tensor_view(view: T.Type) -> T.Type | None:
-    """The tensor_view parameter of a tile view type."""
-    if isinstance(view, (T.PartitionViewType, T.StridedViewType)):
-        return view.tensor_view
-    if isinstance(view, T.GatherScatterViewType):
-        return view.view
-    return None
 
 
 def view_index_rank(view: T.Type) -> int | None:
@@ -54,7 +46,7 @@ def view_index_rank(view: T.Type) -> int | None:
 
 def view_tile_type(view: T.Type) -> T.TileType | None:
     """``getViewTileType``: a tile of the view's tile shape and its tensor_view's element type."""
-    tv = view_tensor_view(view)
+    tv = tensor_view_of(view)
     if not isinstance(tv, T.TensorViewType):
         return None
     return T.TileType(tuple(view.tile_shape), tv.element)
@@ -172,7 +164,7 @@ def make_view_tensor_view(op: Operation, ctx: VerifyContext) -> None:
     if not operands or not op.results:
         return
     given = operands[0].type
-    expected = view_tensor_view(op.results[0].type)
+    expected = tensor_view_of(op.results[0].type)
     if _known(given, expected) and given != expected:
         ctx.op_error(op, f"expected the type of the provided tensor_view value ({quoted(given)}) to be the same "
                          f"as the view's tensor_view type ({quoted(expected)})")
