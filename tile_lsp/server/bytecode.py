@@ -1,7 +1,7 @@
 """Tile IR bytecode and tileiras support in the language server.
 
 :func:`register_bytecode_features` adds to a server built by
-:func:`tile_lsp.server.server.create_server`:
+:func:`tile_lsp.server.app.create_server`:
 
 * ``tileir/convertFromBytecode`` (params ``{uri}``, a bytecode file on
   disk): answers ``{output: <MLIR text>}`` with the debug-info locations

@@ -35,7 +35,7 @@ const EXPECTED_DIAGNOSTIC =
   "'cuda_tile.absi' op operand #0 must be tile of i1 or i8 or i16 or i32 or i64 values, but got '!cuda_tile.tile<f32>'";
 const EXPECTED_DIAGNOSTIC_POSITION = '[Ln 5, Col 12]';
 // Hover on the definition of %sum (line 4 of fixtures/broken.mlir): the value
-// markdown of tile_lsp/analysis/hover.py, as the hover widget renders it.
+// markdown of tile_lsp/analysis/ide/hover.py, as the hover widget renders it.
 const HOVER_TOKEN = '%sum';
 const EXPECTED_HOVER_FIRST_LINE = '%sum : tile<f32>';
 const EXPECTED_HOVER_PARTS = ['result #0 (result) of cuda_tile.addf (line 4)', '1 use'];

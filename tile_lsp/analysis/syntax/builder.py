@@ -220,7 +220,7 @@ class Builder(TypeAttributeReader):
     def _after_token(self, tok: Token) -> Range:
         """Where MLIR's ``emitWrongTokenError`` reports an error met at the token after ``tok``:
         the end of ``tok`` (past blanks and comments), or, at the end of the text, its last
-        character (:func:`~tile_lsp.grammar.parse.wrong_token_offset`)."""
+        character (:func:`~tile_lsp.grammar.syntax_errors.wrong_token_offset`)."""
         after = next_token_offset(self.text, tok.end_pos)
         at_end = after >= self.end
         pos = wrong_token_offset(self.text[:self.end], self.end, eof=True) if at_end \
