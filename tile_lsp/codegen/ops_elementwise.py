@@ -733,7 +733,8 @@ def _ftoi(lw: KernelLowering, op: Operation) -> None:
     w = _w(out.elem)
     signed = enum_case(op, "signedness", "signed") != "unsigned"
     mode = {"nearest_int_to_zero": "rzi", "zero": "rzi", "nearest_even": "rni",
-            "negative_inf": "rmi", "positive_inf": "rpi"}.get(enum_case(op, "rounding_mode", "nearest_int_to_zero"), "rzi")
+            "negative_inf": "rmi", "positive_inf": "rpi"}.get(
+                enum_case(op, "rounding_mode", "nearest_int_to_zero"), "rzi")
     cls = lw.fwide(a.elem)
     f = lw.f
     for s in range(len(out.regs)):

@@ -584,9 +584,9 @@ def guarded(default: Any = None) -> Callable[[F], F]:
 
 
 #: modules :meth:`TileLanguageServer.warm_up` imports on the main thread before any worker runs
-WARM_IMPORTS = ("tile_lsp.analysis.incremental.pipeline", "tile_lsp.analysis.syntax.builder", "tile_lsp.analysis.syntax.parse_rules",
-                "tile_lsp.analysis.verify.verifier", "tile_lsp.analysis.ide.hover", "tile_lsp.codegen.pipeline",
-                "tile_lsp.codegen.legalize")
+WARM_IMPORTS = ("tile_lsp.analysis.incremental.pipeline", "tile_lsp.analysis.syntax.builder",
+                "tile_lsp.analysis.syntax.parse_rules", "tile_lsp.analysis.verify.verifier",
+                "tile_lsp.analysis.ide.hover", "tile_lsp.codegen.pipeline", "tile_lsp.codegen.legalize")
 
 
 #: what :meth:`TileLanguageServer.warm_up` analyses: a small kernel with the common ops and a loop

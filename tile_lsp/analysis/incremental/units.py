@@ -4,8 +4,9 @@ Each unit is parsed on its own (with the parser's recovery confined to it),
 built into the chunk's IR and verified; a container is parsed from its
 header and footer lines alone (its body blanked).  :func:`analyze_units`
 is the analysis of a chunk that has such units (``analyze_chunk`` calls it
-outside ``mlir_compat`` mode); :class:`~tile_lsp.analysis.incremental.document.IncrementalAnalyzer` keeps the result
-of each unit between two analyses of a document and re-parses, re-builds and
+outside ``mlir_compat`` mode);
+:class:`~tile_lsp.analysis.incremental.document.IncrementalAnalyzer` keeps the
+result of each unit between two analyses of a document and re-parses, re-builds and
 re-verifies only the units whose text changed, reusing the others (their IR
 and diagnostics moved by the number of lines inserted above them).  Checks
 made at the level of a container (its own verifiers, symbol tables) run

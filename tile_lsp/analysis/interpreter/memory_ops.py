@@ -223,7 +223,8 @@ def _rmw_fn(mode: str, elem: T.Type):
     else:
         name = str(elem)
         table = {
-            "addf": lambda old, arg: N.round_to(np.asarray(old.astype(N.compute_dtype(name)) + arg.astype(N.compute_dtype(name))), name),
+            "addf": lambda old, arg: N.round_to(
+                np.asarray(old.astype(N.compute_dtype(name)) + arg.astype(N.compute_dtype(name))), name),
             "xchg": lambda old, arg: arg,
         }
     fn = table.get(mode)

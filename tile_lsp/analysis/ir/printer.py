@@ -21,7 +21,8 @@ state is tracked statically over the format, so an absent optional group still
 affects the spacing of what follows (``addf %a, %b  : tile<f32>``).
 
 Attributes are written by :mod:`.attr_text`.  Output is a string ending with a
-newline; regions are indented by 2 spaces per level.  Locations are not printed (MLIR's default without ``-mlir-print-debuginfo``).
+newline; regions are indented by 2 spaces per level.  Locations are not
+printed (MLIR's default without ``-mlir-print-debuginfo``).
 """
 
 from __future__ import annotations
@@ -321,7 +322,8 @@ IMPLICIT_TERMINATOR: dict[str, str] = {"cuda_tile.if": "cuda_tile.yield", "cuda_
 
 
 def adds_implicit_terminator(op: Operation) -> bool:
-    """Whether ``op``'s parser inserts a default terminator (custom form of if/for/loop; :data:`IMPLICIT_TERMINATOR`)."""
+    """Whether ``op``'s parser inserts a default terminator (custom form of if/for/loop:
+    :data:`IMPLICIT_TERMINATOR`)."""
     return not op.generic and op.name in IMPLICIT_TERMINATOR
 
 
