@@ -94,3 +94,19 @@ async def test_show_ptx_refuses_staging_beyond_the_targets_shared_memory(client:
     assert answer["message"] == ("line 10: staging needs 131072 bytes of shared memory per CTA; sm_120 allows at "
                                  "most 101376 bytes (99 KB)")
     assert answer["diagnostics"][0]["line"] == 9
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_show_ptx_reports_work_done_progress(client: LanguageClient):
+    """A client with ``window.workDoneProgress`` sees the lowering begin and end (server.work_done_progress)."""
+    uri = "file:///ws/scale.mlir"
+    _open(client, uri, KERNEL)
+    answer = _plain(await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="tile.showPTX", arguments=[uri])))
+    assert answer["ok"] is True
+    reports = [r for r in client.progress_reports.values()
+               if r and isinstance(r[0], types.WorkDoneProgressBegin) and r[0].title == "tile-lsp lowering"]
+    assert len(reports) == 1
+    begin, end = reports[0][0], reports[0][-1]
+    assert begin.message == "lowering to ptx" and not begin.cancellable
+    assert isinstance(end, types.WorkDoneProgressEnd) and end.message == "done"

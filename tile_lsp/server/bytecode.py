@@ -35,13 +35,13 @@ from __future__ import annotations
 import asyncio
 import base64
 import logging
-import uuid
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.uris import to_fs_path
+
+from tile_lsp.server.server import work_done_progress
 
 CONVERT_FROM_BYTECODE = "tileir/convertFromBytecode"
 CONVERT_TO_BYTECODE = "tileir/convertToBytecode"
@@ -135,12 +135,6 @@ def _param(params: Any, name: str) -> Any:
     return params.get(name) if isinstance(params, dict) else getattr(params, name, None)
 
 
-def supports_progress(ls: Any) -> bool:
-    caps = getattr(ls, "client_capabilities", None)
-    window = getattr(caps, "window", None) if caps is not None else None
-    return bool(window and window.work_done_progress)
-
-
 def register_bytecode_features(server: Any) -> None:
     """Register the bytecode requests and the tileiras command on ``server`` (a pygls LanguageServer)."""
     versions: dict[str, str] = {}  # file path -> Tile IR version of the bytecode converted from it
@@ -176,24 +170,13 @@ def register_bytecode_features(server: Any) -> None:
         if gpu not in nvidia.GPU_NAMES:
             raise JsonRpcInvalidParams(f"unknown gpu name {gpu!r}")
         text = _document_text(ls, uri)
-        token = None
-        if supports_progress(ls):
-            token = str(uuid.uuid4())
-            try:
-                await ls.work_done_progress.create_async(token)
-                ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(
-                    title="tileiras", message=f"compiling for {gpu}", cancellable=False))
-            except Exception:  # noqa: BLE001 - progress is optional
-                token = None
         try:
-            result = await asyncio.get_running_loop().run_in_executor(
-                None, nvidia.compile_with_tileiras, text, gpu)
+            async with work_done_progress(ls, "tileiras", f"compiling for {gpu}"):
+                result = await asyncio.get_running_loop().run_in_executor(
+                    None, nvidia.compile_with_tileiras, text, gpu)
         except nvidia.TileirasUnavailable as e:
             raise BytecodeRequestFailed(str(e)) from e
         except Exception as e:  # tileiras timed out, could not start...: answer, never escape
             logger.exception("tileiras failed")
             raise BytecodeRequestFailed(f"tileiras failed: {type(e).__name__}: {e}") from e
-        finally:
-            if token is not None:
-                ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
         return result.to_json()

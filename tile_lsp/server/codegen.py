@@ -19,12 +19,10 @@ itself is :func:`tile_lsp.codegen.lower_text`; nothing here re-derives it.
 from __future__ import annotations
 
 import asyncio
-import uuid
 from typing import Any
 
-from lsprotocol import types
 
-from tile_lsp.server.bytecode import supports_progress
+from tile_lsp.server.server import work_done_progress
 
 SHOW_PTX = "tile.showPTX"
 SHOW_LOWERED = "tile.showLowered"
@@ -70,24 +68,13 @@ async def _run(ls: Any, uri: str, stage: str, kernel: str | None) -> dict[str, A
     # the targetGpu setting, else the workspace's configuration (TileLanguageServer.target_gpu)
     target = getattr(ls, "target_gpu", None)
     gpu = target[0] if isinstance(target, tuple) else getattr(getattr(ls, "settings", None), "target_gpu", None)
-    token = None
-    if supports_progress(ls):
-        token = str(uuid.uuid4())
+    async with work_done_progress(ls, "tile-lsp lowering", f"lowering to {stage}"):
         try:
-            await ls.work_done_progress.create_async(token)
-            ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(
-                title="tile-lsp lowering", message=f"lowering to {stage}", cancellable=False))
-        except Exception:  # noqa: BLE001 - progress is optional
-            token = None
-    try:
-        return await asyncio.get_running_loop().run_in_executor(
-            None, lowering_answer, text, stage, gpu, kernel, title)
-    except Exception as e:  # noqa: BLE001 - a bug in the lowering must not kill the server
-        return {"ok": False, "content": "", "language": "ptx" if stage == "ptx" else "tileir", "title": title,
-                "message": f"internal error in the lowering: {e}", "diagnostics": []}
-    finally:
-        if token is not None:
-            ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
+            return await asyncio.get_running_loop().run_in_executor(
+                None, lowering_answer, text, stage, gpu, kernel, title)
+        except Exception as e:  # noqa: BLE001 - a bug in the lowering must not kill the server
+            return {"ok": False, "content": "", "language": "ptx" if stage == "ptx" else "tileir", "title": title,
+                    "message": f"internal error in the lowering: {e}", "diagnostics": []}
 
 
 def register_codegen_features(server: Any) -> None:

@@ -37,11 +37,13 @@ tile_lsp.server`` or ``tile-lsp serve``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import importlib
 import logging
 import time
 import traceback
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor
@@ -529,6 +531,33 @@ class TileLanguageServer(LanguageServer):
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
         )
+
+
+def supports_progress(ls: LanguageServer) -> bool:
+    """Whether the client accepts server-initiated work-done progress (``window.workDoneProgress``)."""
+    caps = getattr(ls, "client_capabilities", None)
+    window = getattr(caps, "window", None) if caps is not None else None
+    return bool(window and window.work_done_progress)
+
+
+@contextlib.asynccontextmanager
+async def work_done_progress(ls: LanguageServer, title: str, message: str):
+    """Report LSP work-done progress (``$/progress`` begin, then end) around the body of an
+    ``async with`` when the client supports it; a client that refuses the token gets none."""
+    token = None
+    if supports_progress(ls):
+        token = str(uuid.uuid4())
+        try:
+            await ls.work_done_progress.create_async(token)
+            ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(
+                title=title, message=message, cancellable=False))
+        except Exception:  # noqa: BLE001 - progress is optional
+            token = None
+    try:
+        yield
+    finally:
+        if token is not None:
+            ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
 
 
 def internal_error_diagnostic(exc: BaseException) -> types.Diagnostic:
