@@ -35,7 +35,7 @@ from itertools import count
 
 from lsprotocol import types
 
-from tile_lsp.analysis.api import DocumentAnalysis, analyze_text
+from tile_lsp.analysis.api import DocumentAnalysis
 from tile_lsp.analysis.ide.code_actions import QUICK_FIX, code_actions
 from tile_lsp.analysis.ide.completion import completions
 from tile_lsp.analysis.ir.diagnostics import Range
@@ -75,19 +75,8 @@ _COMPLETION_KINDS = {
 
 
 def current_analysis(ls: TileLanguageServer, uri: str) -> tuple[DocumentAnalysis, PositionEncoder]:
-    """An analysis of the document's current text and its position encoder.
-
-    The cached one when its version is the document's, else a fresh analysis
-    (run in the request's thread: formatting needs the text it edits), by the
-    document's incremental analyzer when it is free (only the top-level ops
-    changed since its last analysis are analysed again).
-    """
-    document = ls.workspace.get_text_document(uri)
-    snapshot = ls.latest_analysis(uri)
-    if snapshot is not None and snapshot.version == document.version and snapshot.analysis.text == document.source:
-        analysis = snapshot.analysis
-    else:
-        analysis = ls.analyze_current_text(uri) or analyze_text(document.source, ls.analysis_options(document.source))
+    """:meth:`TileLanguageServer.current_analysis` and the position encoder of its text."""
+    analysis = ls.current_analysis(uri)
     return analysis, PositionEncoder(analysis.text, ls.workspace.position_encoding)
 
 
@@ -219,7 +208,7 @@ def on_completion(ls: TileLanguageServer, params: types.CompletionParams) -> typ
     document = ls.workspace.get_text_document(uri)
     found = ls.document_index(uri)
     if found is None:
-        analysis = analyze_text(document.source, ls.analysis_options(document.source))
+        analysis = ls.current_analysis(uri)
         index = DocumentIndex(analysis)
     else:
         index = found[0]

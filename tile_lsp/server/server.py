@@ -197,6 +197,22 @@ class TileLanguageServer(LanguageServer):
         text = self.workspace.get_text_document(uri).source
         return state.analyzer.analyze(text, self.analysis_options(text), blocking=False)
 
+    def current_analysis(self, uri: str) -> DocumentAnalysis:
+        """An analysis of the open document's current text: the document's facade for features
+        that need the text as it is now (formatting edits it, completion reads it).
+
+        The cached analysis when its version is the document's; else one made
+        now, in the caller's thread, by the document's incremental analyzer
+        when it is free (only the top-level ops changed since its last
+        analysis are analysed again), else a fresh one.  ``KeyError`` when
+        ``uri`` is not open.
+        """
+        document = self.workspace.get_text_document(uri)
+        snapshot = self.latest_analysis(uri)
+        if snapshot is not None and snapshot.version == document.version and snapshot.analysis.text == document.source:
+            return snapshot.analysis
+        return self.analyze_current_text(uri) or analyze_text(document.source, self.analysis_options(document.source))
+
     def open_uris(self) -> list[str]:
         """URIs of the documents currently open."""
         return list(self._docs)
