@@ -45,9 +45,12 @@ test('the settings section is one the server reads, and every server setting has
 
 test('the stages of Show Lowered IR are those of the lowering pipeline', async () => {
   const { LOWERED_STAGES, DEFAULT_LOWERED_STAGE } = await import('../out/lowering.js');
+  // PIPELINE = PassManager([VerifyInput(), ...]); each pass class declares its name and stage
   const pipeline = repoFile('tile_lsp', 'codegen', 'pipeline.py');
-  const table = pipeline.slice(pipeline.indexOf('PASSES = ('));
-  const passes = [...table.slice(0, table.indexOf('\n)\n')).matchAll(/\("([\w-]+)", "(\w+)"\)/g)].map((m) => ({ pass: m[1], stage: m[2] }));
+  const declared = new Map([...pipeline.matchAll(/class (\w+):[\s\S]*?name: str = "([\w-]+)"\s+stage: str = "(\w+)"/g)]
+    .map((m) => [m[1], { pass: m[2], stage: m[3] }]));
+  const order = pipeline.match(/PIPELINE = PassManager\(\[([^\]]*)\]\)/)[1].match(/\w+(?=\(\))/g);
+  const passes = order.map((cls) => declared.get(cls));
   assert.deepEqual(passes.at(-1).stage, 'ptx');
   assert.deepEqual(LOWERED_STAGES.map(({ pass, stage }) => ({ pass, stage })), passes.slice(0, -1));
   const codegen = repoFile('tile_lsp', 'server', 'codegen.py');
