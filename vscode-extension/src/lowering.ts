@@ -14,7 +14,7 @@ export const SHOW_LOWERED = 'tile.showLowered';
 
 /**
  * The stages tile.showLowered prints as Tile IR, after the pass that produces
- * each (the PASSES table of tile_lsp/codegen/pipeline.py; its last stage,
+ * each (the PIPELINE of tile_lsp/codegen/pipeline.py; its last stage,
  * `ptx`, is Show PTX).  A unit test checks this list against that table.
  */
 export const LOWERED_STAGES: readonly { stage: string; pass: string; detail: string }[] = [
