@@ -508,3 +508,21 @@ def test_the_edited_function_first_falls_back_to_the_order_when_a_unit_fills_the
     got = _diagnostics(inc.analyze(edited, progress=reports.append, first_after=60.0, every=60.0))
     assert reports  # the edited entry was built first and reported
     assert got == _diagnostics(analyze_text(edited))
+
+
+def test_a_function_after_a_unit_that_left_names_is_built_whole(corpus):
+    """A broken entry header leaves values and forward references in the module body's scope.  The
+    entries after it are then built whole, as ``Builder.region`` builds them (names outside stay
+    visible, so redefining one is an error), not statement by statement in a scope of their own:
+    incremental, fresh and entry-whole analyses agree (a case Hypothesis found)."""
+    text = _module(list(KERNELS[:2]))
+    statement = "%4 = mulf %bcast_6, %3  : tile<256xf32>"
+    assert text.count("optimization_hints=") >= 2 and statement in text
+    broken = text.replace("optimization_hints=", "optimxization_hints=", 1).replace(
+        statement, statement.replace("  :", "\n  :"), 1)
+    inc = IncrementalAnalyzer()
+    inc.analyze(text)
+    got = _diagnostics(inc.analyze(broken))
+    assert got == _diagnostics(analyze_text(broken)) == _diagnostics(_entry_whole(broken))
+    second_entry = _entry_lines(broken)[1]
+    assert any("redefinition of SSA value" in d[1] and d[3][0] > second_entry for d in got)

@@ -731,7 +731,10 @@ class _ChunkRun:
             return res
         before = _scope_size(scope)
         res = None
-        if unit.kind == "function":
+        if unit.kind == "function" and clean:
+            # statement by statement only in a clean scope: where an earlier unit left values or
+            # forward references (a broken header), the names outside are visible in the function
+            # (Builder.region: no name shadowing), which its statements, built apart, would not see
             res = self._build_function(unit, block, scope, first, last)
         if res is None:
             res = self._plain(unit, block, scope, first, last)
