@@ -7,10 +7,13 @@ the lowering); it imports nothing of the parser, the builder or the verifier.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from tile_lsp.analysis.ir.core import Module
 from tile_lsp.analysis.ir.diagnostics import Diagnostic
 from tile_lsp.analysis.ir.split import Chunk
+
+if TYPE_CHECKING:  # the IR classes load with the analysis, not with its result types
+    from tile_lsp.analysis.ir.core import Module
 
 
 @dataclass
