@@ -187,3 +187,13 @@ def test_no_source_file_is_over_1200_lines_outside_the_dialect_tables():
             if (n := len(path.read_text(encoding="utf-8").splitlines())) > 1200
             and not (name.startswith("tile_lsp.dialect.") and name.endswith("_ops"))}
     assert long == {}
+
+
+def test_the_ir_layer_imports_only_the_dialect_and_the_grammar_tables():
+    """analysis.ir's invariant (docs/architecture.md): it never parses a text into IR, so of the grammar
+    it may read only the format and lexical tables."""
+    allowed = ("tile_lsp.analysis.ir", "tile_lsp.dialect", "tile_lsp.grammar.formats", "tile_lsp.grammar.lexical")
+    graph = _graph()
+    found = [f"{src} imports {dst}" for src, targets in graph.items() if src.startswith("tile_lsp.analysis.ir")
+             for dst in targets if not any(dst == a or dst.startswith(a + ".") for a in allowed)]
+    assert found == []

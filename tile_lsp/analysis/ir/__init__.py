@@ -2,5 +2,5 @@
 (from :mod:`tile_lsp.dialect`), diagnostics, the printer, number encoding, analysis options.
 
 Architecture invariant: imports only :mod:`tile_lsp.dialect` and :mod:`tile_lsp.grammar`'s
-format tables; it knows nothing of parsing text, verifying or serving an editor.
+format and lexical tables; it never parses a text into IR, verifies or serves an editor.
 """
