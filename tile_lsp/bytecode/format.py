@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
-from tile_lsp.dialect.cuda_tile_ops import BYTECODE_OPCODES
+from tile_lsp.dialect.cuda_tile_ops import BYTECODE_OPCODES, OP_ALIASES
 from tile_lsp.dialect.schema import OpDef
 
 #: The 8 magic bytes every file starts with (``\x7fTileIR\0``).
@@ -159,13 +159,10 @@ def version_text(v: tuple[int, int] | tuple[int, int, int]) -> str:
     return ".".join(str(x) for x in v)
 
 
-#: Operations whose bytecode opcode is shared by another name (same op).
-OPCODE_ALIASES = {"fpowf": "pow"}
-
 #: Opcode -> op name (the ODS name when two names share an opcode).
 OPS_BY_OPCODE: dict[int, str] = {}
 for _name, _code in BYTECODE_OPCODES.items():
-    if "$" in _name or _name in OPCODE_ALIASES:
+    if "$" in _name or _name in OP_ALIASES:
         continue
     OPS_BY_OPCODE.setdefault(_code, _name)
 
