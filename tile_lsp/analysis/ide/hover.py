@@ -30,9 +30,8 @@ from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.ide.opdocs import op_doc, render_markdown
 from tile_lsp.analysis.ir.diagnostics import Position
 from tile_lsp.analysis.ir.core import BlockArgument, Operation, OpResult, Value
-from tile_lsp.dialect import types as T
-
 from tile_lsp.analysis.ide.index import DocumentIndex, Entity, EntityKind, Occurrence, symbol_detail
+from tile_lsp.dialect import types as T
 
 
 def tile_size_bytes(t: T.TileType) -> int | None:
