@@ -14,7 +14,7 @@ from :mod:`tile_lsp.dialect.types`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Iterator, TypeVar
 
 from tile_lsp.analysis.ir.attributes import Attribute
 from tile_lsp.analysis.ir.diagnostics import Range
@@ -24,6 +24,18 @@ from tile_lsp.dialect.types import Type
 
 def _where(rng: Range | None) -> str:
     return f" at {rng.start.line + 1}:{rng.start.character + 1}" if rng is not None else ""
+
+
+_V = TypeVar("_V")
+
+
+def _segment(values: list[_V], segments: dict[str, tuple[int, int]], name: str) -> list[_V]:
+    """The slice of ``values`` that segment ``name`` (``(start, size)`` in ``segments``) covers; ``[]`` if none."""
+    seg = segments.get(name)
+    if seg is None:
+        return []
+    start, size = seg
+    return values[start:start + size]
 
 
 # The IR is a graph (values know their uses, ops their parents): the reprs name an object and its
@@ -174,18 +186,10 @@ class Operation:
 
     def operand_group(self, name: str) -> list[Value]:
         """The operands of ODS operand ``name`` (by the op definition's segments)."""
-        seg = self.operand_segments.get(name)
-        if seg is None:
-            return []
-        start, size = seg
-        return self.operands[start:start + size]
+        return _segment(self.operands, self.operand_segments, name)
 
     def result_group(self, name: str) -> list[OpResult]:
-        seg = self.result_segments.get(name)
-        if seg is None:
-            return []
-        start, size = seg
-        return self.results[start:start + size]
+        return _segment(self.results, self.result_segments, name)
 
     def walk(self) -> Iterator["Operation"]:
         """Pre-order walk of this op and every op nested in its regions.

@@ -937,15 +937,21 @@ def _inbounds(op: Operation) -> str:
     return " inbounds = [" + ", ".join("true" if getattr(v, "value", v) else "false" for v in vals) + "]"
 
 
-def _load_view(p: Printer, op: Operation, indent: int) -> str:
-    view = op.operand_group("view")[0]
-    idx = op.operand_group("index")
-    text = _memsem(op) + f" {p.namer.ref(view)}[" + ", ".join(p.namer.ref(v) for v in idx) + "]"
+def _view_access(p: Printer, op: Operation, view: Value, idx: list[Value], lead: str = "") -> str:
+    """The body of ``load_view_tko``/``store_view_tko`` up to the ``:``: semantics, ``lead`` (the
+    stored tile), ``view[indices]``, token, ``inbounds``, hints and the attribute dictionary."""
+    text = _memsem(op) + f" {lead}{p.namer.ref(view)}[" + ", ".join(p.namer.ref(v) for v in idx) + "]"
     text += _token_clause(p, op) + _inbounds(op)
     hints = _opt_hints_text(op.attr("optimization_hints"))
     if hints:
         text += " optimization_hints = " + hints
-    text += p.attr_dict(op, _VIEW_ELIDED | {"inbounds"}, keyword=True)
+    return text + p.attr_dict(op, _VIEW_ELIDED | {"inbounds"}, keyword=True)
+
+
+def _load_view(p: Printer, op: Operation, indent: int) -> str:
+    view = op.operand_group("view")[0]
+    idx = op.operand_group("index")
+    text = _view_access(p, op, view, idx)
     text += f" : {view.type.short()}{_index_types(idx)} -> " + ", ".join(r.type.short() for r in op.results)
     return text
 
@@ -954,12 +960,7 @@ def _store_view(p: Printer, op: Operation, indent: int) -> str:
     tile = op.operand_group("tile")[0]
     view = op.operand_group("view")[0]
     idx = op.operand_group("index")
-    text = _memsem(op) + f" {p.namer.ref(tile)}, {p.namer.ref(view)}[" + ", ".join(p.namer.ref(v) for v in idx) + "]"
-    text += _token_clause(p, op) + _inbounds(op)
-    hints = _opt_hints_text(op.attr("optimization_hints"))
-    if hints:
-        text += " optimization_hints = " + hints
-    text += p.attr_dict(op, _VIEW_ELIDED | {"inbounds"}, keyword=True)
+    text = _view_access(p, op, view, idx, f"{p.namer.ref(tile)}, ")
     text += f" : {tile.type.short()}, {view.type.short()}{_index_types(idx)} -> " + op.results[0].type.short()
     return text
 

@@ -23,7 +23,7 @@ for it (no second diagnostic).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from tile_lsp.dialect import types as T
 from tile_lsp.dialect.enums import ENUMS
@@ -184,18 +184,9 @@ def type_issue(t: T.Type) -> TypeIssue | None:
     for inner in _nested(t):
         if isinstance(inner, T.CudaTileType) and type_issue(inner) is not None:
             return None
-    if isinstance(t, T.TileType):
-        return tile_issue(t)
-    if isinstance(t, T.PointerType):
-        return pointer_issue(t)
-    if isinstance(t, T.TensorViewType):
-        return tensor_view_issue(t)
-    if isinstance(t, T.PartitionViewType):
-        return partition_view_issue(t)
-    if isinstance(t, T.StridedViewType):
-        return strided_view_issue(t)
-    if isinstance(t, T.GatherScatterViewType):
-        return gather_scatter_view_issue(t)
+    for cls, rule in _TYPE_RULES:
+        if isinstance(t, cls):
+            return rule(t)
     return None
 
 
@@ -311,16 +302,9 @@ def partition_view_like_issue(tile_shape: tuple[int, ...], tv: T.TensorViewType,
                               padding: str | None) -> TypeIssue | None:
     """``verifyPartitionViewLike`` of Types.cpp (partition and strided views)."""
     rank = len(tv.shape)
-    if not tile_shape:
-        return _issue("view_0d")
-    if len(tile_shape) != rank:
-        return _issue("view_rank", tv=rank, tile=len(tile_shape))
-    if len(dim_map) != len(tile_shape):
-        return _issue("dim_map_size", rank=len(tile_shape), size=len(dim_map))
-    if any(d <= 0 for d in tile_shape):
-        return _issue("view_dim_positive", dims=join(tile_shape))
-    if any(d & (d - 1) for d in tile_shape):
-        return _issue("view_dim_pow2", dims=join(tile_shape))
+    issue = _view_shape_issue(tile_shape, rank, dim_map)
+    if issue is not None:
+        return issue
     used: dict[int, int] = {}
     for tile_dim, target in enumerate(dim_map):
         if target < 0:
@@ -330,6 +314,27 @@ def partition_view_like_issue(tile_shape: tuple[int, ...], tv: T.TensorViewType,
         if target in used:
             return _issue("dim_map_twice", dim=target, first=used[target], second=tile_dim)
         used[target] = tile_dim
+    return _view_element_issue(tile_shape, tv, padding)
+
+
+def _view_shape_issue(tile_shape: tuple[int, ...], rank: int,
+                      dim_map: tuple[int, ...] | None = None) -> TypeIssue | None:
+    """The tile shape checks shared by the view verifiers (``dim_map``: its size is checked too)."""
+    if not tile_shape:
+        return _issue("view_0d")
+    if len(tile_shape) != rank:
+        return _issue("view_rank", tv=rank, tile=len(tile_shape))
+    if dim_map is not None and len(dim_map) != len(tile_shape):
+        return _issue("dim_map_size", rank=len(tile_shape), size=len(dim_map))
+    if any(d <= 0 for d in tile_shape):
+        return _issue("view_dim_positive", dims=join(tile_shape))
+    if any(d & (d - 1) for d in tile_shape):
+        return _issue("view_dim_pow2", dims=join(tile_shape))
+    return None
+
+
+def _view_element_issue(tile_shape: tuple[int, ...], tv: T.TensorViewType, padding: str | None) -> TypeIssue | None:
+    """The last checks of the view verifiers: the tile size, then the padding against the element type."""
     if not _unknown(tv.element):
         issue = tile_size_issue(tile_shape, tv.element)
         if issue is not None:
@@ -337,11 +342,8 @@ def partition_view_like_issue(tile_shape: tuple[int, ...], tv: T.TensorViewType,
     return _padding_float(padding, tv.element)
 
 
-def partition_view_issue(t: T.PartitionViewType) -> TypeIssue | None:
-    """``!cuda_tile.partition_view``: parser checks, then ``verifyPartitionViewLike``.
-
-    Source: NVIDIA Types.cpp PartitionViewType::parse / PartitionViewType::verify.
-    """
+def _partition_like_view_issue(t: T.PartitionViewType | T.StridedViewType) -> TypeIssue | None:
+    """The parser checks of a partition or strided view, then ``verifyPartitionViewLike``."""
     for issue in (_tile_dims_i32(t.tile_shape), _padding_keyword(t.padding_value),
                   _tensor_view_param(t.tensor_view)):
         if issue is not None:
@@ -351,19 +353,21 @@ def partition_view_issue(t: T.PartitionViewType) -> TypeIssue | None:
     return partition_view_like_issue(tuple(t.tile_shape), t.tensor_view, _dim_map(t), t.padding_value)
 
 
+def partition_view_issue(t: T.PartitionViewType) -> TypeIssue | None:
+    """``!cuda_tile.partition_view``: parser checks, then ``verifyPartitionViewLike``.
+
+    Source: NVIDIA Types.cpp PartitionViewType::parse / PartitionViewType::verify.
+    """
+    return _partition_like_view_issue(t)
+
+
 def strided_view_issue(t: T.StridedViewType) -> TypeIssue | None:
     """``!cuda_tile.strided_view``: parser checks, ``verifyPartitionViewLike``, traversal strides.
 
     Source: NVIDIA Types.cpp StridedViewType::parse / StridedViewType::verify.
     """
-    for issue in (_tile_dims_i32(t.tile_shape), _padding_keyword(t.padding_value),
-                  _tensor_view_param(t.tensor_view)):
-        if issue is not None:
-            return issue
-    if not isinstance(t.tensor_view, T.TensorViewType):
-        return None
-    issue = partition_view_like_issue(tuple(t.tile_shape), t.tensor_view, _dim_map(t), t.padding_value)
-    if issue is not None:
+    issue = _partition_like_view_issue(t)
+    if issue is not None or not isinstance(t.tensor_view, T.TensorViewType):
         return issue
     if len(t.tile_shape) != len(t.traversal_strides):
         return _issue("traversal_count", rank=len(t.tile_shape), count=len(t.traversal_strides))
@@ -385,21 +389,23 @@ def gather_scatter_view_issue(t: T.GatherScatterViewType) -> TypeIssue | None:
         return None
     shape = tuple(t.tile_shape)
     rank = len(tv.shape)
-    if not shape:
-        return _issue("view_0d")
-    if len(shape) != rank:
-        return _issue("view_rank", tv=rank, tile=len(shape))
-    if any(d <= 0 for d in shape):
-        return _issue("view_dim_positive", dims=join(shape))
-    if any(d & (d - 1) for d in shape):
-        return _issue("view_dim_pow2", dims=join(shape))
+    issue = _view_shape_issue(shape, rank)
+    if issue is not None:
+        return issue
     if t.sparse_dim >= rank:
         return _issue("sparse_dim", rank=rank, dim=t.sparse_dim)
-    if not _unknown(tv.element):
-        issue = tile_size_issue(shape, tv.element)
-        if issue is not None:
-            return issue
-    return _padding_float(t.padding_value, tv.element)
+    return _view_element_issue(shape, tv, t.padding_value)
+
+
+# the rule of each cuda_tile type class, in the order :func:`type_issue` tries them
+_TYPE_RULES: tuple[tuple[type, Callable[[Any], TypeIssue | None]], ...] = (
+    (T.TileType, tile_issue),
+    (T.PointerType, pointer_issue),
+    (T.TensorViewType, tensor_view_issue),
+    (T.PartitionViewType, partition_view_issue),
+    (T.StridedViewType, strided_view_issue),
+    (T.GatherScatterViewType, gather_scatter_view_issue),
+)
 
 
 # ---------------------------------------------------------------------------
@@ -413,26 +419,24 @@ _TYPE_NODES = ("tile_type", "ptr_type", "tensor_view_type", "partition_view_type
                "gather_scatter_view_type")
 
 
-def _start(x: Any) -> int | None:
+def _pos(x: Any, which: str) -> int | None:
+    """Offset ``which`` (``start_pos`` or ``end_pos``) of a token or a tree's meta, ``None`` if unknown."""
     if x is None:
         return None
-    if hasattr(x, "start_pos") and not hasattr(x, "meta"):
-        return x.start_pos
+    if hasattr(x, which) and not hasattr(x, "meta"):
+        return getattr(x, which)
     meta = getattr(x, "meta", None)
     if meta is None or getattr(meta, "empty", True):
         return None
-    return meta.start_pos
+    return getattr(meta, which)
+
+
+def _start(x: Any) -> int | None:
+    return _pos(x, "start_pos")
 
 
 def _end(x: Any) -> int | None:
-    if x is None:
-        return None
-    if hasattr(x, "end_pos") and not hasattr(x, "meta"):
-        return x.end_pos
-    meta = getattr(x, "meta", None)
-    if meta is None or getattr(meta, "empty", True):
-        return None
-    return meta.end_pos
+    return _pos(x, "end_pos")
 
 
 def _skip_space(text: str, pos: int) -> int:

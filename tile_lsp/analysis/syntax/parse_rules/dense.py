@@ -100,20 +100,21 @@ def next_token(ctx: ParseContext, offset: int) -> int:
     return ctx.next_token_offset(offset)
 
 
-def start_of(node: Any) -> int | None:
+def _offset(node: Any, which: str) -> int | None:
+    """Offset ``which`` (``start_pos``/``end_pos``) of a token or a non-empty tree, else ``None``."""
     if isinstance(node, Token):
-        return node.start_pos
+        return getattr(node, which)
     if isinstance(node, Tree) and not getattr(node.meta, "empty", True):
-        return node.meta.start_pos
+        return getattr(node.meta, which)
     return None
+
+
+def start_of(node: Any) -> int | None:
+    return _offset(node, "start_pos")
 
 
 def end_of(node: Any) -> int | None:
-    if isinstance(node, Token):
-        return node.end_pos
-    if isinstance(node, Tree) and not getattr(node.meta, "empty", True):
-        return node.meta.end_pos
-    return None
+    return _offset(node, "end_pos")
 
 
 def emit(ctx: ParseContext, message: str, rng: Range | None, *, prefix: bool = True,

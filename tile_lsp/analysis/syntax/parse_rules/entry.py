@@ -165,6 +165,15 @@ class HintsParser:
             raise HintsSyntaxError(message or f"expected '{p}'", self.tok.start, False)
         return self.take()
 
+    def key(self, message: str, prefix: bool) -> str:
+        """The key the current keyword or string token spells (not taken); else ``message`` is raised."""
+        t = self.tok
+        if t.kind == "ident":
+            return t.text
+        if t.kind == "string":
+            return _unescape(t.text[1:-1])
+        raise HintsSyntaxError(message, t.start, prefix)
+
     def parse(self) -> list[tuple[str, HAttr, int]]:
         self.expect("<")
         entries: list[tuple[str, HAttr, int]] = []
@@ -173,12 +182,7 @@ class HintsParser:
             return entries
         while True:
             key_tok = self.tok
-            if key_tok.kind == "ident":
-                key = key_tok.text
-            elif key_tok.kind == "string":
-                key = _unescape(key_tok.text[1:-1])
-            else:
-                raise HintsSyntaxError("expected valid keyword or string", key_tok.start, True)
+            key = self.key("expected valid keyword or string", True)
             self.take()
             self.expect("=")
             value = self.attribute()
@@ -287,12 +291,7 @@ class HintsParser:
         if not self.is_punct("}"):
             while True:
                 t = self.tok
-                if t.kind == "ident":
-                    name = t.text
-                elif t.kind == "string":
-                    name = _unescape(t.text[1:-1])
-                else:
-                    raise HintsSyntaxError("expected attribute name", t.start, False)
+                name = self.key("expected attribute name", False)
                 if any(k == name for k, _ in entries):
                     raise HintsSyntaxError(f"duplicate key '{name}' in dictionary attribute", t.start, False)
                 self.take()

@@ -271,29 +271,28 @@ def _index_type(ctx: ParseContext) -> Any:
 # ---------------------------------------------------------------------------
 
 
+def _expect_type(ctx: ParseContext, group: str, cls: type | tuple[type, ...], message: str) -> None:
+    """Report ``message`` (``{}``: the type) at the first type written for ``group`` unless it is a ``cls``."""
+    ts = ctx.types.get(group) or []
+    ranges = ctx.type_ranges.get(group) or []
+    if ts and _known(ts[0]) and not isinstance(ts[0], cls):
+        ctx.error(message.format(ts[0]), _point(ranges[0] if ranges else None))
+
+
 @parse_rule("make_partition_view", "make_strided_view", "make_gather_scatter_view")
 def make_view_result_type(ctx: ParseContext) -> None:
     """The written type must be the op's view kind (NVIDIA CudaTile.cpp Make*ViewOp::parse)."""
     cls, keyword = VIEW_RESULT_KINDS[ctx.opdef.name]
-    ts = ctx.types.get("result") or []
-    ranges = ctx.type_ranges.get("result") or []
-    if ts and _known(ts[0]) and not isinstance(ts[0], cls):
-        ctx.error(f"expected '{keyword}' type, but got '{ts[0]}'", _point(ranges[0] if ranges else None))
+    _expect_type(ctx, "result", cls, f"expected '{keyword}' type, but got '{{}}'")
 
 
 @parse_rule("get_tensor_shape")
 def get_tensor_shape_source(ctx: ParseContext) -> None:
     """The source type must be a tensor_view (NVIDIA CudaTile.cpp GetTensorShapeOp::parse)."""
-    ts = ctx.types.get("src") or []
-    ranges = ctx.type_ranges.get("src") or []
-    if ts and _known(ts[0]) and not isinstance(ts[0], T.TensorViewType):
-        ctx.error(f"expected tensor_view, got '{ts[0]}'", _point(ranges[0] if ranges else None))
+    _expect_type(ctx, "src", T.TensorViewType, "expected tensor_view, got '{}'")
 
 
 @parse_rule("get_index_space_shape")
 def get_index_space_shape_source(ctx: ParseContext) -> None:
     """The source type must be a tile view (NVIDIA CudaTile.cpp GetIndexSpaceShapeOp::parse)."""
-    ts = ctx.types.get("src") or []
-    ranges = ctx.type_ranges.get("src") or []
-    if ts and _known(ts[0]) and not isinstance(ts[0], T.TILE_VIEW_TYPES):
-        ctx.error(f"expected tile view, got '{ts[0]}'", _point(ranges[0] if ranges else None))
+    _expect_type(ctx, "src", T.TILE_VIEW_TYPES, "expected tile view, got '{}'")
