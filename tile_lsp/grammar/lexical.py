@@ -32,3 +32,26 @@ def next_token_offset(text: str, offset: int) -> int:
     where MLIR's lexer stands (``getCurrentLocation``) after the token that ends at ``offset``."""
     m = _SKIP_BLANKS.match(text, offset)
     return m.end() if m else offset
+
+
+def comment_start(line: str) -> int | None:
+    """Index of the ``//`` comment in ``line`` (one line), outside string literals; ``None`` when it has none.
+
+    A string runs from its ``"`` to the closing one, ``\\`` escaping the next character; an
+    unterminated string runs to the end of the line.
+    """
+    in_string = False
+    k = 0
+    while k < len(line):
+        ch = line[k]
+        if in_string:
+            if ch == "\\":
+                k += 1
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif line.startswith("//", k):
+            return k
+        k += 1
+    return None

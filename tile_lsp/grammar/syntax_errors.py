@@ -30,6 +30,7 @@ from tile_lsp.dialect.custom_formats import (
 from tile_lsp.dialect.enums import ENUMS
 from tile_lsp.dialect.registry import lookup
 from tile_lsp.grammar.formats import attr_grammar
+from tile_lsp.grammar.lexical import comment_start, next_token_offset
 from tile_lsp.grammar.loader import get_parser
 
 
@@ -125,12 +126,15 @@ def _op_of(value: object) -> str | None:
     return name if "." in name else f"cuda_tile.{name}"
 
 
+def _value_stack(err: UnexpectedInput) -> list:
+    """The parser's value stack at ``err`` (its top last); empty when ``err`` carries no parser."""
+    ip = getattr(err, "interactive_parser", None)
+    return ip.parser_state.value_stack if ip is not None else []
+
+
 def _current_op(err: UnexpectedInput) -> tuple[str, int] | None:
     """Full name of the custom op being parsed at ``err`` and its index on the value stack."""
-    ip = getattr(err, "interactive_parser", None)
-    if ip is None:
-        return None
-    values = ip.parser_state.value_stack
+    values = _value_stack(err)
     for i in range(len(values) - 1, -1, -1):
         value = values[i]
         if isinstance(value, Tree) and value.data in ("operation", "region", "block_label"):
@@ -315,10 +319,7 @@ def _in_hint_dictionary(err: UnexpectedToken, text: str, start: int) -> str | No
     architecture's value as a dictionary attribute, with MLIR's messages
     (``Parser::parseAttributeDict``).
     """
-    ip = getattr(err, "interactive_parser", None)
-    if ip is None:
-        return None
-    values = ip.parser_state.value_stack
+    values = _value_stack(err)
     for i in range(len(values) - 1, -1, -1):
         item = values[i]
         if isinstance(item, Token) and item.type == "LBRACE":
@@ -406,10 +407,7 @@ def _assume_form(err: UnexpectedInput) -> tuple[str, str, list[str]] | None:
     ``form`` is ``div_by``, ``same_elements`` or ``bounded``; ``tokens`` are the types of the
     terminals read since its keyword (``["LESSTHAN", "INT", "COMMA"]``).
     """
-    ip = getattr(err, "interactive_parser", None)
-    if ip is None:
-        return None
-    values = ip.parser_state.value_stack
+    values = _value_stack(err)
     read: list[str] = []
     for i in range(len(values) - 1, -1, -1):
         value = values[i]
@@ -500,10 +498,9 @@ def _dense_element_issue(err: UnexpectedToken, text: str, eof: bool) -> list[Syn
     the end of the text.  Elsewhere the grammar lets the literal be empty and the builder
     reports it (:mod:`tile_lsp.analysis.syntax.parse_rules.dense`).
     """
-    ip = getattr(err, "interactive_parser", None)
-    if not eof or ip is None:
+    if not eof:
         return None
-    values = ip.parser_state.value_stack
+    values = _value_stack(err)
     if not values or not (isinstance(values[-1], Token) and values[-1].type in ("COLON", "LSQB", "COMMA")):
         return None
     i = len(values) - 1
@@ -615,8 +612,7 @@ def _word_read_before_end(err: UnexpectedToken, text: str) -> list[SyntaxIssue] 
     the text; ``parseDenseTypedElementsAttr``) and an assume predicate keyword that names no
     predicate (at the keyword; ``parseAssumePredicate``).  Elsewhere the builder reports them.
     """
-    ip = getattr(err, "interactive_parser", None)
-    values = ip.parser_state.value_stack if ip is not None else []
+    values = _value_stack(err)
     if len(values) < 2 or not isinstance(values[-1], Token) or values[-1].type != "BARE_ID":
         return None
     current = _current_op(err)
@@ -643,30 +639,11 @@ def _end_of_previous_token(text: str, offset: int) -> int:
             i -= 1
             continue
         line_start = text.rfind("\n", 0, i) + 1
-        comment = _comment_start(text[line_start:i])
+        comment = comment_start(text[line_start:i])
         if comment is None:
             break
         i = line_start + comment
     return i
-
-
-def _comment_start(line: str) -> int | None:
-    """Index of a ``//`` comment in ``line`` outside string literals, or ``None``."""
-    in_string = False
-    k = 0
-    while k < len(line):
-        ch = line[k]
-        if in_string:
-            if ch == "\\":
-                k += 1
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif line.startswith("//", k):
-            return k
-        k += 1
-    return None
 
 
 _TYPE_START = re.compile(r"(!cuda_tile\.)?\b(tile|ptr|tensor_view|partition_view|strided_view|gather_scatter_view)<")
@@ -882,22 +859,6 @@ def _unknown_operation(err: UnexpectedToken, text: str, outer_ops: tuple[str, ..
     return issue
 
 
-def _next_token_start(text: str, offset: int) -> int:
-    """Offset of the first token at or after ``offset``: blanks and ``//`` comments skipped
-    (MLIR's ``getCurrentLocation`` after a token was consumed)."""
-    i = offset
-    n = len(text)
-    while i < n:
-        if text[i].isspace():
-            i += 1
-        elif text.startswith("//", i):
-            nl = text.find("\n", i)
-            i = n if nl == -1 else nl
-        else:
-            break
-    return i
-
-
 def _type_prefix(op: str | None, text: str, pos: int) -> str | None:
     """``"custom op 'X' "`` for a short-form type read by custom op X's parser, ``""`` inside a
     ``!cuda_tile.`` type (read by the dialect's type parser), ``None`` for neither."""
@@ -909,10 +870,7 @@ def _type_prefix(op: str | None, text: str, pos: int) -> str | None:
 def _attribute_type(err: UnexpectedInput) -> bool:
     """Whether the type expected at ``err`` is that of an attribute (``0.0 : f32``,
     ``dense<...> : type``), read by MLIR's own type parser rather than NVIDIA's."""
-    ip = getattr(err, "interactive_parser", None)
-    if ip is None:
-        return False
-    values = ip.parser_state.value_stack
+    values = _value_stack(err)
     if len(values) < 2 or not (isinstance(values[-1], Token) and values[-1].type == "COLON"):
         return False
     before = values[-2]
@@ -945,17 +903,14 @@ def _unknown_type(tok: Token, op: str | None, text: str) -> SyntaxIssue | None:
     prefix = _type_prefix(op, text, tok.start_pos)
     if prefix is None:
         return None
-    pos = _next_token_start(text, tok.end_pos)
+    pos = next_token_offset(text, tok.end_pos)
     return SyntaxIssue(f"{prefix}unknown type: {word}", pos, pos)
 
 
 def _open_tensor_view_shape(err: UnexpectedInput) -> bool | None:
     """Inside a ``tensor_view<...>`` type at ``err``: whether it was given a shape (``?x4x...``);
     ``None`` when not inside one."""
-    ip = getattr(err, "interactive_parser", None)
-    if ip is None:
-        return None
-    values = ip.parser_state.value_stack
+    values = _value_stack(err)
     for i in range(len(values) - 1, -1, -1):
         item = values[i]
         if isinstance(item, Token) and str(item) in ("tensor_view", "!cuda_tile.tensor_view"):
@@ -969,8 +924,7 @@ def _open_tensor_view_shape(err: UnexpectedInput) -> bool | None:
 
 def _after_comma(err: UnexpectedInput) -> bool:
     """Whether the token before the error was a ``,`` (in a 0-d tensor_view: after its element type)."""
-    ip = getattr(err, "interactive_parser", None)
-    values = ip.parser_state.value_stack if ip is not None else []
+    values = _value_stack(err)
     return bool(values) and isinstance(values[-1], Token) and values[-1].type == "COMMA"
 
 

@@ -41,7 +41,7 @@ from urllib.parse import unquote, urlparse
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 
-from tile_lsp.server.server import work_done_progress
+from tile_lsp.server.server import command_arguments, work_done_progress
 
 CONVERT_FROM_BYTECODE = "tileir/convertFromBytecode"
 CONVERT_TO_BYTECODE = "tileir/convertToBytecode"
@@ -161,8 +161,7 @@ def register_bytecode_features(server: Any) -> None:
     async def on_compile_with_tileiras(ls: Any, *args: Any) -> dict[str, Any]:
         from tile_lsp import nvidia
 
-        if len(args) == 1 and isinstance(args[0], list):  # pygls versions differ in unpacking
-            args = tuple(args[0])
+        args = command_arguments(args)
         if not args or not isinstance(args[0], str):
             raise JsonRpcInvalidParams("expected arguments [uri, gpuName?]")
         uri = args[0]

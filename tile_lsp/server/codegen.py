@@ -21,17 +21,21 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-
-from tile_lsp.server.server import work_done_progress
+from tile_lsp.server.server import command_arguments, work_done_progress
 
 SHOW_PTX = "tile.showPTX"
 SHOW_LOWERED = "tile.showLowered"
 
 
-def _args(args: tuple) -> list:
-    if len(args) == 1 and isinstance(args[0], list):  # pygls versions differ in unpacking
-        return list(args[0])
-    return list(args)
+def _language(stage: str) -> str:
+    """The ``language`` of a stage's answer: ``ptx`` for the PTX, ``tileir`` for an IR stage."""
+    return "ptx" if stage == "ptx" else "tileir"
+
+
+def _failure(language: str, title: str, message: str, diagnostics: list | None = None) -> dict[str, Any]:
+    """A command's answer when it produced nothing: ``message`` says why."""
+    return {"ok": False, "content": "", "language": language, "title": title, "message": message,
+            "diagnostics": diagnostics or []}
 
 
 def lowering_answer(text: str, stage: str, gpu: str | None, kernel: str | None, title: str) -> dict[str, Any]:
@@ -40,21 +44,19 @@ def lowering_answer(text: str, stage: str, gpu: str | None, kernel: str | None, 
     from tile_lsp.codegen import STAGES, lower_text
 
     if stage not in STAGES:
-        return {"ok": False, "content": "", "language": "tileir", "title": title, "diagnostics": [],
-                "message": f"unknown stage '{stage}' (expected one of {', '.join(STAGES)})"}
+        return _failure("tileir", title, f"unknown stage '{stage}' (expected one of {', '.join(STAGES)})")
     result = lower_text(text, gpu, kernel, file_name=title, stop_after=stage)
     diags = [{"line": d.range.start.line if d.range else 0,
               "character": d.range.start.character if d.range else 0,
               "severity": d.severity.name.lower(), "message": d.message} for d in result.diagnostics]
     errors = [d for d in result.diagnostics if d.severity == Severity.ERROR]
     content = result.stages.get(stage)
-    language = "ptx" if stage == "ptx" else "tileir"
+    language = _language(stage)
     if errors or content is None:
         first = errors[0] if errors else None
         where = f"line {first.range.start.line + 1}: " if first is not None and first.range else ""
         message = f"{where}{first.message}" if first is not None else "the lowering produced nothing"
-        return {"ok": False, "content": "", "language": language, "title": title, "message": message,
-                "diagnostics": diags}
+        return _failure(language, title, message, diags)
     target = result.target.name if result.target else ""
     suffix = ".ptx" if stage == "ptx" else f".{stage}.mlir"
     return {"ok": True, "content": content, "language": language, "title": title + suffix,
@@ -73,8 +75,21 @@ async def _run(ls: Any, uri: str, stage: str, kernel: str | None) -> dict[str, A
             return await asyncio.get_running_loop().run_in_executor(
                 None, lowering_answer, text, stage, gpu, kernel, title)
         except Exception as e:  # noqa: BLE001 - a bug in the lowering must not kill the server
-            return {"ok": False, "content": "", "language": "ptx" if stage == "ptx" else "tileir", "title": title,
-                    "message": f"internal error in the lowering: {e}", "diagnostics": []}
+            return _failure(_language(stage), title, f"internal error in the lowering: {e}")
+
+
+async def _command(ls: Any, args: tuple, stage: str | None) -> dict[str, Any]:
+    """A lowering command's answer for its ``args``: ``[uri, stageName?, kernelName?]``, or
+    ``[uri, kernelName?]`` when the command names the ``stage`` itself."""
+    a = command_arguments(args)
+    if not a or not isinstance(a[0], str):
+        usage = "[uri, kernelName?]" if stage is not None else "[uri, stageName?, kernelName?]"
+        return _failure(_language(stage or ""), "", f"expected arguments {usage}")
+    uri, *options = a + [None, None]  # an argument not given: None
+    if stage is None:
+        given = options.pop(0)
+        stage = given if given else "nv_tileas"
+    return await _run(ls, uri, stage, options[0] or None)
 
 
 def register_codegen_features(server: Any) -> None:
@@ -82,17 +97,8 @@ def register_codegen_features(server: Any) -> None:
 
     @server.command(SHOW_PTX)
     async def on_show_ptx(ls: Any, *args: Any) -> dict[str, Any]:
-        a = _args(args)
-        if not a or not isinstance(a[0], str):
-            return {"ok": False, "content": "", "language": "ptx", "title": "", "diagnostics": [],
-                    "message": "expected arguments [uri, kernelName?]"}
-        return await _run(ls, a[0], "ptx", a[1] if len(a) > 1 and a[1] else None)
+        return await _command(ls, args, "ptx")
 
     @server.command(SHOW_LOWERED)
     async def on_show_lowered(ls: Any, *args: Any) -> dict[str, Any]:
-        a = _args(args)
-        if not a or not isinstance(a[0], str):
-            return {"ok": False, "content": "", "language": "tileir", "title": "", "diagnostics": [],
-                    "message": "expected arguments [uri, stageName?, kernelName?]"}
-        stage = a[1] if len(a) > 1 and a[1] else "nv_tileas"
-        return await _run(ls, a[0], stage, a[2] if len(a) > 2 and a[2] else None)
+        return await _command(ls, args, None)

@@ -15,6 +15,9 @@ analysis (:meth:`~tile_lsp.server.server.TileLanguageServer.document_index`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from lsprotocol import types
 
 from tile_lsp.analysis.ir.diagnostics import Position
@@ -24,56 +27,59 @@ from tile_lsp.server.convert import PositionEncoder
 from tile_lsp.server.server import RequestFailed, TileLanguageServer, guarded
 
 
-def _at(ls: TileLanguageServer, uri: str, position: types.Position) -> tuple[DocumentIndex, PositionEncoder, Position] | None:
-    found = ls.document_index(uri)
-    if found is None:
-        return None
-    index, encoder = found
-    return index, encoder, convert.from_lsp_position(position, encoder)
+def _index_handler(default: Any, position: bool = True) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Make a guarded handler ``(ls, params)`` of a document request from its answer.
+
+    The answer is called as ``answer(params, index, encoder, pos)``: the document's
+    index and position encoder, and the request's position converted (without
+    ``pos`` when ``position`` is false).  While the document has no analysis
+    yet the request is answered ``default``.
+    """
+
+    def decorate(answer: Callable[..., Any]) -> Callable[..., Any]:
+        def handler(ls: TileLanguageServer, params: Any) -> Any:
+            found = ls.document_index(params.text_document.uri)
+            if found is None:
+                return default
+            index, encoder = found
+            if not position:
+                return answer(params, index, encoder)
+            return answer(params, index, encoder, convert.from_lsp_position(params.position, encoder))
+
+        handler.__name__, handler.__qualname__, handler.__doc__ = answer.__name__, answer.__qualname__, answer.__doc__
+        return guarded(default=default)(handler)
+
+    return decorate
 
 
-@guarded(default=[])
-def on_definition(ls: TileLanguageServer, params: types.DefinitionParams) -> list[types.Location]:
+@_index_handler(default=[])
+def on_definition(params: types.DefinitionParams, index: DocumentIndex, encoder: PositionEncoder,
+                  pos: Position) -> list[types.Location]:
     """``textDocument/definition``: where the name under the cursor is defined."""
-    uri = params.text_document.uri
-    found = _at(ls, uri, params.position)
-    if found is None:
-        return []
-    index, encoder, pos = found
-    return convert.to_lsp_locations(uri, index.definition(pos), encoder)
+    return convert.to_lsp_locations(params.text_document.uri, index.definition(pos), encoder)
 
 
-@guarded(default=[])
-def on_references(ls: TileLanguageServer, params: types.ReferenceParams) -> list[types.Location]:
+@_index_handler(default=[])
+def on_references(params: types.ReferenceParams, index: DocumentIndex, encoder: PositionEncoder,
+                  pos: Position) -> list[types.Location]:
     """``textDocument/references``: every occurrence of the name under the cursor."""
-    uri = params.text_document.uri
-    found = _at(ls, uri, params.position)
-    if found is None:
-        return []
-    index, encoder, pos = found
     ranges = index.references(pos, include_declaration=params.context.include_declaration)
-    return convert.to_lsp_locations(uri, ranges, encoder)
+    return convert.to_lsp_locations(params.text_document.uri, ranges, encoder)
 
 
-@guarded(default=[])
-def on_document_highlight(ls: TileLanguageServer, params: types.DocumentHighlightParams) -> list[types.DocumentHighlight]:
+@_index_handler(default=[])
+def on_document_highlight(params: types.DocumentHighlightParams, index: DocumentIndex, encoder: PositionEncoder,
+                          pos: Position) -> list[types.DocumentHighlight]:
     """``textDocument/documentHighlight``: definitions (write) and uses (read) of the name."""
-    found = _at(ls, params.text_document.uri, params.position)
-    if found is None:
-        return []
-    index, encoder, pos = found
     return convert.to_lsp_highlights(index.highlights(pos), encoder)
 
 
-@guarded(default=None)
-def on_hover(ls: TileLanguageServer, params: types.HoverParams) -> types.Hover | None:
+@_index_handler(default=None)
+def on_hover(params: types.HoverParams, index: DocumentIndex, encoder: PositionEncoder,
+             pos: Position) -> types.Hover | None:
     """``textDocument/hover``: Markdown from :func:`tile_lsp.analysis.ide.hover.hover_markdown`."""
-    found = _at(ls, params.text_document.uri, params.position)
-    if found is None:
-        return None
     from tile_lsp.analysis.ide.hover import hover_markdown
 
-    index, encoder, pos = found
     text = hover_markdown(index, pos)
     if text is None:
         return None
@@ -84,13 +90,10 @@ def on_hover(ls: TileLanguageServer, params: types.HoverParams) -> types.Hover |
     )
 
 
-@guarded(default=None)
-def on_prepare_rename(ls: TileLanguageServer, params: types.PrepareRenameParams) -> types.PrepareRenamePlaceholder | None:
+@_index_handler(default=None)
+def on_prepare_rename(params: types.PrepareRenameParams, index: DocumentIndex, encoder: PositionEncoder,
+                      pos: Position) -> types.PrepareRenamePlaceholder | None:
     """``textDocument/prepareRename``: the renamed range, or a refusal with its reason."""
-    found = _at(ls, params.text_document.uri, params.position)
-    if found is None:
-        return None
-    index, encoder, pos = found
     try:
         prep = index.prepare_rename(pos)
     except RenameError as exc:
@@ -98,38 +101,28 @@ def on_prepare_rename(ls: TileLanguageServer, params: types.PrepareRenameParams)
     return types.PrepareRenamePlaceholder(range=encoder.range(prep.range), placeholder=prep.placeholder)
 
 
-@guarded(default=None)
-def on_rename(ls: TileLanguageServer, params: types.RenameParams) -> types.WorkspaceEdit | None:
+@_index_handler(default=None)
+def on_rename(params: types.RenameParams, index: DocumentIndex, encoder: PositionEncoder,
+              pos: Position) -> types.WorkspaceEdit | None:
     """``textDocument/rename``: edits of every occurrence; refused names answer ``RequestFailed``."""
-    uri = params.text_document.uri
-    found = _at(ls, uri, params.position)
-    if found is None:
-        return None
-    index, encoder, pos = found
     try:
         edits = index.rename(pos, params.new_name)
     except RenameError as exc:
         raise RequestFailed(str(exc)) from None
-    return types.WorkspaceEdit(changes={uri: convert.to_lsp_text_edits(edits, encoder)})
+    return types.WorkspaceEdit(changes={params.text_document.uri: convert.to_lsp_text_edits(edits, encoder)})
 
 
-@guarded(default=[])
-def on_document_symbol(ls: TileLanguageServer, params: types.DocumentSymbolParams) -> list[types.DocumentSymbol]:
+@_index_handler(default=[], position=False)
+def on_document_symbol(params: types.DocumentSymbolParams, index: DocumentIndex,
+                       encoder: PositionEncoder) -> list[types.DocumentSymbol]:
     """``textDocument/documentSymbol``: modules, entries, globals, functions (a namespace per chunk)."""
-    found = ls.document_index(params.text_document.uri)
-    if found is None:
-        return []
-    index, encoder = found
     return [convert.to_lsp_document_symbol(s, encoder) for s in index.document_symbols()]
 
 
-@guarded(default=[])
-def on_selection_range(ls: TileLanguageServer, params: types.SelectionRangeParams) -> list[types.SelectionRange]:
+@_index_handler(default=[], position=False)
+def on_selection_range(params: types.SelectionRangeParams, index: DocumentIndex,
+                       encoder: PositionEncoder) -> list[types.SelectionRange]:
     """``textDocument/selectionRange``: name, enclosing ops and regions, chunk (innermost first)."""
-    found = ls.document_index(params.text_document.uri)
-    if found is None:
-        return []
-    index, encoder = found
     out: list[types.SelectionRange] = []
     for lsp_pos in params.positions:
         pos = convert.from_lsp_position(lsp_pos, encoder)
@@ -140,13 +133,11 @@ def on_selection_range(ls: TileLanguageServer, params: types.SelectionRangeParam
     return out
 
 
-@guarded(default=[])
-def on_folding_range(ls: TileLanguageServer, params: types.FoldingRangeParams) -> list[types.FoldingRange]:
+@_index_handler(default=[], position=False)
+def on_folding_range(params: types.FoldingRangeParams, index: DocumentIndex,
+                     encoder: PositionEncoder) -> list[types.FoldingRange]:
     """``textDocument/foldingRange``: regions, chunks of split files, comment blocks."""
-    found = ls.document_index(params.text_document.uri)
-    if found is None:
-        return []
-    return [convert.to_lsp_folding_range(f) for f in found[0].folding_ranges()]
+    return [convert.to_lsp_folding_range(f) for f in index.folding_ranges()]
 
 
 @guarded(default=[])

@@ -576,6 +576,14 @@ async def work_done_progress(ls: LanguageServer, title: str, message: str):
             ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
 
 
+def command_arguments(args: tuple) -> list:
+    """The arguments of a ``workspace/executeCommand`` handler called with ``*args``: pygls versions
+    differ in unpacking them (one list, or each argument apart)."""
+    if len(args) == 1 and isinstance(args[0], list):
+        return list(args[0])
+    return list(args)
+
+
 def internal_error_diagnostic(exc: BaseException) -> types.Diagnostic:
     """The diagnostic published when the analysis of a document crashed."""
     zero = types.Position(line=0, character=0)

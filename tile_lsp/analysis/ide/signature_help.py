@@ -55,7 +55,7 @@ from tile_lsp.grammar.formats import (
     Var,
     parse_format,
 )
-from tile_lsp.grammar.lexical import STRING
+from tile_lsp.grammar.lexical import STRING, comment_start
 
 #: How each ``custom<X>(args)`` directive reads in a signature: a format string in MLIR's
 #: declarative syntax, ``{0}``, ``{1}``... standing for the directive's arguments.  A
@@ -609,21 +609,8 @@ def _tokenize(text: str) -> list[_Tok]:
 
 def _strip_comment(line: str) -> str:
     """``line`` without its ``//`` comment (strings are respected)."""
-    in_str = False
-    i = 0
-    while i < len(line):
-        c = line[i]
-        if in_str:
-            if c == "\\":
-                i += 1
-            elif c == '"':
-                in_str = False
-        elif c == '"':
-            in_str = True
-        elif line.startswith("//", i):
-            return line[:i]
-        i += 1
-    return line
+    start = comment_start(line)
+    return line if start is None else line[:start]
 
 
 # ---------------------------------------------------------------------------
