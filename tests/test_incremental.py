@@ -156,11 +156,11 @@ def test_units_equal_whole_parse_with_errors_in_ir(corpus):
 
 
 def _navigation(analysis, lines: list[str]) -> list:
-    """Definition, references and hover at every SSA name on a sample of lines."""
+    """Definition, references and hover at every SSA name, symbol and alias on a sample of lines."""
     index = DocumentIndex(analysis)
     out = []
     for n in range(0, len(lines), 7):
-        for m in re.finditer(r"[%@][A-Za-z0-9_$.\-]+", lines[n]):
+        for m in re.finditer(r"[%@#!][A-Za-z0-9_$.\-]+", lines[n]):
             pos = Position(n, m.start() + 1)
             out.append((n, m.start(), index.definition(pos), index.references(pos), hover_markdown(index, pos)))
     return out

@@ -252,3 +252,61 @@ cuda_tile.module @m {
     assert spans[-1][0] == 0  # the whole chunk
     for inner, outer in zip(ranges, ranges[1:]):
         assert outer.start <= inner.start and inner.end <= outer.end and inner != outer
+
+
+# -- the builder's spans: aliases and types the IR keeps no range for ---------------------
+
+DI_TEXT = (
+    '#file = #cuda_tile.di_file<"k.py" in "/src/">\n'                                          # 0
+    '#cu = #cuda_tile.di_compile_unit<file = #file>\n'                                          # 1
+    "// #file and #cu in a comment are not uses\n"                                              # 2
+    "cuda_tile.module @m {\n"                                                                   # 3
+    '  entry @e(%p: !cuda_tile.tile<!cuda_tile.ptr<f32>>) {\n'                                  # 4
+    "    // CHECK: addf %x, %y : tile<f32>\n"                                                   # 5
+    "    return loc(#cu)\n"                                                                     # 6
+    "  }\n"
+    "}\n"
+)
+
+
+def test_alias_uses_inside_debug_info_bodies_and_locations():
+    index = DocumentIndex(analyze_text(DI_TEXT))
+    assert index.references(P(0, 2)) == [R(0, 0, 5), R(1, 40, 45)]   # #file in the di_compile_unit body
+    assert index.references(P(6, 16)) == [R(1, 0, 3), R(6, 15, 18)]  # loc(#cu); the comment is not a use
+    assert index.definition(P(1, 42)) == [R(0, 0, 5)]
+
+
+def test_type_hover_reads_the_types_as_parsed_not_the_line():
+    index = DocumentIndex(analyze_text(DI_TEXT))
+    # a tile of pointers written with both dialect prefixes
+    assert hover_markdown(index, P(4, 20)).startswith("`tile<ptr<f32>>`")
+    # a type in a comment inside the op is nothing
+    assert hover_markdown(index, P(5, 35)) is None
+
+
+MOVED = (
+    "!t = !cuda_tile.tile<i32>\n"        # 0
+    '#a = loc("k.py":1:2)\n'              # 1
+    "cuda_tile.module @m {\n"             # 2
+    "  entry @e() {\n"                    # 3
+    "    return\n"                        # 4
+    "  }\n"                               # 5
+    "  entry @f(%x: !t) {\n"              # 6
+    "    %0 = addi %x, %x : !t\n"         # 7
+    "    return loc(#a)\n"                # 8
+    "  }\n"
+    "}\n"
+)
+
+
+def test_alias_spans_move_with_a_reused_unit():
+    from tile_lsp.analysis.incremental.document import IncrementalAnalyzer
+
+    inc = IncrementalAnalyzer()
+    inc.analyze(MOVED)
+    moved = inc.analyze(MOVED.replace("    return\n", "    return\n\n", 1))  # @f moves down a line
+    assert inc.last_stats[0] >= 1  # @f is reused, not rebuilt
+    index = DocumentIndex(moved)
+    assert index.references(P(0, 1)) == [R(0, 0, 2), R(7, 15, 17), R(8, 23, 25)]
+    assert index.references(P(1, 1)) == [R(1, 0, 2), R(9, 15, 17)]
+    assert hover_markdown(index, P(8, 24)).startswith("type alias `!t`")

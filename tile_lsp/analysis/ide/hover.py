@@ -24,7 +24,6 @@ Feature: hover - ``textDocument/hover``; VS Code: the pointer resting on a name.
 
 from __future__ import annotations
 
-import re
 
 from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.ide.opdocs import op_doc, render_markdown
@@ -376,40 +375,18 @@ def alias_markdown(entity: Entity) -> str:
     return f"attribute alias `{entity.name}` = `{target}`"
 
 
-_TYPE_AT = re.compile(r"(?:!cuda_tile\.)?tile<[^<>]*(?:<[^<>]*>[^<>]*)*>")
-
-
-def _types_of(op: Operation):
-    yield from (v.type for v in op.operands)
-    yield from (r.type for r in op.results)
-    for region in op.regions:
-        for block in region.blocks:
-            yield from (a.type for a in block.arguments)
-    for attr in (*op.properties.values(), *op.attributes.values()):
-        if isinstance(attr, A.TypeAttr):
-            t = attr.value
-            yield t
-            if isinstance(t, T.FunctionType):
-                yield from t.inputs
-                yield from t.results
-        elif getattr(attr, "type", None) is not None and isinstance(attr.type, T.Type):
-            yield attr.type
-
-
 def _type_under(index: DocumentIndex, pos: Position) -> T.Type | None:
-    """The tile type written under ``pos`` inside an op, matched against that op's types."""
+    """The tile type written under ``pos`` inside an op: the innermost of the op's tile-type spans
+    (:class:`~tile_lsp.analysis.ir.core.Span`) that holds it."""
     op = index.op_at(pos)
-    if op is None or pos.line >= index.source.line_count:
+    if op is None:
         return None
-    line = index.source.line_text(pos.line)
-    col = index.source.offset(pos) - index.source.line_starts[pos.line]
-    for m in _TYPE_AT.finditer(line):
-        if m.start() <= col <= m.end():
-            written = re.sub(r"\s+", "", m.group(0)).removeprefix("!cuda_tile.")
-            for t in _types_of(op):
-                if isinstance(t, T.TileType) and re.sub(r"\s+", "", t.short()) == written:
-                    return t
-    return None
+    found = None
+    for span in op.spans:
+        if span.kind == "type" and span.range.start <= pos <= span.range.end:
+            if found is None or span.range.start >= found.range.start:
+                found = span
+    return found.type if found is not None else None
 
 
 def hover_markdown(index: DocumentIndex, pos: Position) -> str | None:

@@ -18,15 +18,14 @@ Each ``// -----`` chunk is its own scope: entities never cross chunks.
 Because the builder recovers from syntax errors, the index covers every op
 that parsed, so the features keep working while the text is being edited.
 
-Where the IR records no range, the index derives it:
+Where the IR objects hold no range, the index reads the builder's span table:
 
-* alias definitions and uses (``#loc = ...``, ``!t``, ``loc(#loc)``) are
-  found by a lexical scan of the chunk (comments and strings skipped) for
-  the names the module defines (the builder keeps no alias ranges, and it
-  replaces ``loc(#alias)`` by its target);
-* the type under the cursor (for hover) is matched on the text of the op
-  that contains it, against the types of that op's operands, results and
-  block arguments.
+* alias definitions and uses (``#loc = ...``, ``!t``, ``loc(#loc)``) come
+  from the spans the builder recorded (:class:`~tile_lsp.analysis.ir.core.Span`,
+  MLIR's ``AsmParserState``): the IR itself keeps no range for them, and
+  the builder replaces ``loc(#alias)`` by its target;
+* the type under the cursor (for hover) is the tile-type span of the op
+  that contains it.
 
 Successor uses of block labels (``cf.br ^bb1``) carry no range in the IR, so
 a block's references are its label only.
@@ -38,6 +37,7 @@ from __future__ import annotations
 
 import bisect
 import enum
+import itertools
 import re
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
@@ -45,9 +45,9 @@ from typing import Iterable, Iterator
 from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.api import ChunkAnalysis, DocumentAnalysis
 from tile_lsp.analysis.ir.diagnostics import Position, Range, SourceText
-from tile_lsp.analysis.ir.core import Block, Module, Operation, Value
+from tile_lsp.analysis.ir.core import Block, Module, Operation, Span, Value
 from tile_lsp.dialect import types as T
-from tile_lsp.grammar.lexical import BARE_ID, LINE_COMMENT, STRING
+from tile_lsp.grammar.lexical import BARE_ID, STRING
 
 
 class EntityKind(enum.Enum):
@@ -259,16 +259,6 @@ def _quote_symbol(name: str) -> str:
     if re.fullmatch(BARE_ID, name):
         return "@" + name
     return '@"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-_ALIAS_TOKEN = re.compile(LINE_COMMENT + '|' + STRING + r'|([#!])([A-Za-z_][A-Za-z0-9_$.]*)')
-
-
-def _alias_tokens(text: str) -> Iterator[tuple[str, str, int, int]]:
-    """``(sigil, name, start, end)`` of each ``#name``/``!name`` outside comments and strings."""
-    for m in _ALIAS_TOKEN.finditer(text):
-        if m.group(1):
-            yield m.group(1), m.group(2), m.start(), m.end()
 
 
 # -- the index ------------------------------------------------------------------
@@ -686,25 +676,29 @@ class _ChunkIndexer:
         entity.add(edit, False, edit, op=op)
 
     def collect_aliases(self) -> None:
-        """Alias definitions and uses, from the chunk's text (the IR keeps no ranges for them)."""
+        """Alias definitions and uses, from the builder's spans (:class:`~tile_lsp.analysis.ir.core.Span`)."""
         if not self.module.type_aliases and not self.module.attr_aliases:
             return
         maps = {"!": (EntityKind.TYPE_ALIAS, self.module.type_aliases),
                 "#": (EntityKind.ATTR_ALIAS, self.module.attr_aliases)}
         entities: dict[tuple[str, str], Entity] = {}
-        text = self.chunk.chunk.text
-        base = self.chunk.chunk.start_offset
-        source = self.index.source
-        for sigil, name, start, end in _alias_tokens(text):
-            kind, table = maps[sigil]
-            if name not in table:
+        for span in sorted(self.alias_spans(), key=lambda s: s.range.start):
+            kind, table = maps[span.kind]
+            if span.name not in table:
                 continue
-            entity = entities.get((sigil, name))
+            entity = entities.get((span.kind, span.name))
             if entity is None:
-                entity = entities[(sigil, name)] = self.new(kind, sigil + name, target=table[name], scope=self.module)
-            line_start = text.rfind("\n", 0, start) + 1
-            is_def = not text[line_start:start].strip() and re.match(r"\s*=", text[end:]) is not None
-            entity.add(source.range(base + start, base + end), is_def)
+                entity = entities[(span.kind, span.name)] = self.new(
+                    kind, span.kind + span.name, target=table[span.name], scope=self.module)
+            entity.add(span.range, span.definition)
+
+    def alias_spans(self) -> Iterator[Span]:
+        """The alias spans of the chunk: those outside every op (the whole chunk's, or its units'),
+        then each op's."""
+        units = getattr(self.chunk, "units", None)
+        outside = [s for unit in units for s in unit.spans] if units else self.module.spans
+        spans = itertools.chain(outside, (s for op in self.module.walk() for s in op.spans))
+        return (s for s in spans if s.kind != "type")
 
 
 def _lookup(ops: list[Operation], name: str) -> Operation | None:

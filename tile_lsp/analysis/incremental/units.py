@@ -70,6 +70,8 @@ class UnitResult:
     verify: list[Diagnostic] | None = None
     verify_key: tuple | None = None
     aliases: tuple = ()
+    #: an alias unit's spans outside every op (its definition, the aliases its value names)
+    spans: list = field(default_factory=list)
     children: list[UnitResult] = field(default_factory=list)
     # a container's own verification: before its children, and after them
     head: list[Diagnostic] = field(default_factory=list)
@@ -118,6 +120,11 @@ def _shift_range(r: Range | None, delta: int) -> Range | None:
     if r is None:
         return None
     return Range(Position(r.start.line + delta, r.start.character), Position(r.end.line + delta, r.end.character))
+
+
+def _shift_spans(spans, delta: int) -> list:
+    """``spans`` (:class:`~tile_lsp.analysis.ir.core.Span`) moved down by ``delta`` lines."""
+    return [dataclasses.replace(s, range=_shift_range(s.range, delta)) for s in spans]
 
 
 def _shift_diagnostics(diags: list[Diagnostic], delta: int, first: int, last: int) -> list[Diagnostic]:
@@ -176,6 +183,8 @@ class _Shifter:
             inner.operand_ranges = [_shift_range(r, d) for r in inner.operand_ranges]
             if inner.part_ranges:
                 inner.part_ranges = {k: _shift_range(r, d) for k, r in inner.part_ranges.items()}
+            if inner.spans:
+                inner.spans = tuple(_shift_spans(inner.spans, d))
             for v in inner.operands:
                 if v is not None:
                     self.value(v)
@@ -429,7 +438,7 @@ class _ChunkRun:
         ``outer_ops``: the ops whose regions hold ``text`` (see :func:`tile_lsp.grammar.parse.parse`).
 
         Returns ``(ops, syntax issues, build diagnostics, aliases defined,
-        the ParseResult)``.
+        the ParseResult, the spans outside every op)``.
         """
         from tile_lsp.analysis.syntax.builder import Builder
         from tile_lsp.grammar.parse import parse
@@ -459,7 +468,7 @@ class _ChunkRun:
                     if defined is not None:
                         aliases.append(defined)
         build = without_recovery_cascades(builder.diagnostics, result, text, self.source, base)
-        return ops, issues, build, tuple(aliases), result
+        return ops, issues, build, tuple(aliases), result, builder.spans
 
     def _build_container(self, unit: Unit, block, scope, first: int, last: int,
                          allow_focus: bool = True) -> UnitResult:
@@ -616,7 +625,7 @@ class _ChunkRun:
                 continue
             # while the user types, the statements rebuilt are the one edited and the users of what it
             # renamed, typed again on the next keystroke: their parses are kept a while
-            s_ops, issues, build, aliases, parsed = self._parse_build(s_text, stmt.start, body, inner,
+            s_ops, issues, build, aliases, parsed, _ = self._parse_build(s_text, stmt.start, body, inner,
                                                                       cache=old_fn is not None,
                                                                       outer_ops=(fn.name,))
             if aliases or not _statement_parse_ok(s_text, parsed, s_ops, issues, s_first):
@@ -752,10 +761,10 @@ class _ChunkRun:
 
     def _plain(self, unit: Unit, block, scope, first: int, last: int) -> UnitResult:
         text = self.chunk.text[unit.start:unit.end]
-        ops, issues, build, aliases, _ = self._parse_build(text, unit.start, block, scope,
-                                                           outer_ops=_outer_ops(block))
+        ops, issues, build, aliases, _, spans = self._parse_build(text, unit.start, block, scope,
+                                                                  outer_ops=_outer_ops(block))
         kind = "op" if unit.kind == "container" else unit.kind
-        res = UnitResult(text, kind, first, last, ops, issues, build, aliases=aliases)
+        res = UnitResult(text, kind, first, last, ops, issues, build, aliases=aliases, spans=spans)
         res.uses_locations = "loc(" in text
         if unit.kind == "function":
             res.head_text = _signature(self.chunk.text[unit.start:unit.header_end],
@@ -780,6 +789,7 @@ class _ChunkRun:
             shifter.op(op)
         old.issues = _shift_diagnostics(old.issues, delta, old.first_line, old.last_line)
         old.build = _shift_diagnostics(old.build, delta, old.first_line, old.last_line)
+        old.spans = _shift_spans(old.spans, delta)
         if old.verify is not None:
             if old.uses_locations:
                 old.verify = None  # file locations are shown at fixed lines: verify again

@@ -14,7 +14,7 @@ from :mod:`tile_lsp.dialect.types`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator, TypeVar
+from typing import Iterator, Literal, TypeVar
 
 from tile_lsp.analysis.ir.attributes import Attribute
 from tile_lsp.analysis.ir.diagnostics import Range
@@ -36,6 +36,33 @@ def _segment(values: list[_V], segments: dict[str, tuple[int, int]], name: str) 
         return []
     start, size = seg
     return values[start:start + size]
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A name or type written in the text whose range the IR keeps nowhere else.
+
+    The builder records them while it parses, as MLIR's ``AsmParserState``
+    (``mlir/include/mlir/AsmParser/AsmParserState.h``) records alias
+    definitions and uses: ``kind`` is
+
+    * ``"!"``: a type alias, defined (``!t = ...``, ``definition``) or used (``!t``);
+    * ``"#"``: an attribute alias, defined or used (``#a``, ``loc(#a)``, and
+      ``#a`` inside a ``#cuda_tile.di_*<...>`` body);
+    * ``"type"``: a tile type as written (``tile<4xi32>``, ``!cuda_tile.tile<...>``), with
+      the :class:`~tile_lsp.dialect.types.Type` it denotes in ``type``.
+
+    ``name`` is an alias' name without its sigil (a use of a name that no
+    alias defines is recorded too: the reader decides).  An op's spans are in
+    :attr:`Operation.spans` (those written in its own text, not its nested
+    ops'); the ones outside any op (alias definitions) in :attr:`Module.spans`.
+    """
+
+    kind: Literal["!", "#", "type"]
+    range: Range
+    name: str = ""
+    definition: bool = False
+    type: Type | None = None
 
 
 # The IR is a graph (values know their uses, ops their parents): the reprs name an object and its
@@ -166,6 +193,8 @@ class Operation:
     result_segments: dict[str, tuple[int, int]] = field(default_factory=dict)
     # set when building the op already reported an error (its verifiers are skipped)
     invalid: bool = False
+    # alias uses and tile types written in the op's own text (:class:`Span`), in text order
+    spans: tuple[Span, ...] = ()
 
     @property
     def dialect(self) -> str:
@@ -231,6 +260,8 @@ class Module:
     type_aliases: dict[str, Type] = field(default_factory=dict)
     # first and last 0-based line of the chunk in its document (file locations are relative to it)
     line_span: tuple[int, int] | None = None
+    # the :class:`Span` s written outside every op (alias definitions), in text order
+    spans: list[Span] = field(default_factory=list)
 
     def walk(self) -> Iterator[Operation]:
         for op in self.body.operations:

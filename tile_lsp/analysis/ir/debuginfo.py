@@ -524,6 +524,8 @@ class _Parser:
         self.i = 0
         self.resolve = resolve
         self.errors: list[tuple[str, int]] = []
+        #: ``(name, start, end)`` of each ``#alias`` read, offsets in ``text``
+        self.aliases_read: list[tuple[str, int, int]] = []
 
     # -- tokens ----------------------------------------------------------------
 
@@ -756,6 +758,7 @@ class _Parser:
         name = t.text[1:]
         trailing = self.at("<") and self.tok.start == t.end
         if "." not in name and not trailing:
+            self.aliases_read.append((name, t.start, t.end))
             value = self.resolve(name)
             if value is _UNDEFINED:
                 raise self.wrong_token(f"undefined symbol alias id '{name}'")
@@ -946,11 +949,14 @@ class DebugInfoDecoder:
 
     # -- errors ----------------------------------------------------------------
 
-    def check(self, attr: A.DialectAttr) -> list[tuple[str, int]]:
+    def check(self, attr: A.DialectAttr, aliases_read: list[tuple[str, int, int]] | None = None,
+              ) -> list[tuple[str, int]]:
         """MLIR's parse errors for ``attr`` as ``(message, offset in "<body>")``.
 
         Aliases are those currently in the table: called while building,
         before ``attr``'s own alias is added, that is what MLIR sees.
+        ``aliases_read``, when given, gets ``(name, start, end)`` (offsets in
+        ``"<body>"``) of each ``#alias`` the body names, up to where parsing stopped.
         """
         if attr.dialect != "cuda_tile" or attr.mnemonic not in DI_MNEMONICS or attr.body is None:
             return []
@@ -961,6 +967,9 @@ class DebugInfoDecoder:
             return []
         except _Fail:
             return parser.errors
+        finally:
+            if aliases_read is not None:
+                aliases_read.extend(parser.aliases_read)
         self._cache[id(attr)] = (attr, value)
         return []
 
@@ -982,18 +991,26 @@ def decode_attribute(attr: A.Attribute, aliases: Mapping[str, A.Attribute] | Non
     return DebugInfoDecoder(aliases or {}).value(attr)
 
 
-def check_attribute(attr: A.Attribute, module: Any) -> list[tuple[str, Range | None]]:
+def check_attribute(attr: A.Attribute, module: Any, aliases: list[tuple[str, Range]] | None = None,
+                    ) -> list[tuple[str, Range | None]]:
     """Parse errors of a ``#cuda_tile.di_*`` attribute as MLIR reports them, with their positions.
 
     Meant for the builder, right after it builds a ``dialect_attr`` (an alias
     definition, an attribute value or a ``loc(#cuda_tile.di_loc<...>)``),
     before adding it to ``module.attr_aliases``: each ``(message, range)``
     is a parse error (several for one failure, as MLIR emits them).  Empty
-    for valid attributes and for non-debug-info ones.
+    for valid attributes and for non-debug-info ones.  ``aliases``, when
+    given, gets ``(name, range)`` of each ``#alias`` the body names (the
+    builder's span table).
     """
     if not isinstance(attr, A.DialectAttr):
         return []
-    errors = decoder_for(module).check(attr)
+    read: list[tuple[str, int, int]] | None = [] if aliases is not None else None
+    errors = decoder_for(module).check(attr, read)
+    for name, start, end in read or ():
+        at = body_offset_range(attr, start - 1)
+        if at is not None:
+            aliases.append((name, Range(at.start, Position(at.start.line, at.start.character + end - start))))
     return [(msg, body_offset_range(attr, off - 1)) for msg, off in errors]
 
 

@@ -24,10 +24,11 @@ from lark import Token, Tree
 
 from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.ir.diagnostics import Diagnostic, Note, Range, Severity, SourceText
-from tile_lsp.analysis.ir.core import Block, BlockArgument, Module, OpResult, Operation, Region, Use, Value
+from tile_lsp.analysis.ir.core import Block, BlockArgument, Module, OpResult, Operation, Region, Span, Use, Value
 from tile_lsp.analysis.ir.limits import MAX_BOUND_RESULTS, parse_uint64
 from tile_lsp.dialect import types as T
 from tile_lsp.analysis.syntax.parse_rules import PARSE_RULES, ParseContext, run_parse_rules
+from tile_lsp.analysis.syntax.segments import op_segments, segment_sizes
 from tile_lsp.analysis.syntax.parse_rules.views import CUSTOM_ENUM_KEYWORDS
 from tile_lsp.analysis.syntax.types_attrs import (
     TypeAttributeReader,
@@ -173,6 +174,9 @@ class Builder(TypeAttributeReader):
         self._type_depth = 0
         self._outermost_bang = False
         self._custom_op: str | None = None  # the custom-form op whose format is being bound
+        #: where the :class:`~tile_lsp.analysis.ir.core.Span` s read now go: the op being built's
+        #: own list while it is built, else the top level's (the module's)
+        self.spans: list[Span] = self.module.spans
 
     # -- ranges and diagnostics ------------------------------------------------
 
@@ -271,8 +275,11 @@ class Builder(TypeAttributeReader):
             return None
         tok = item.children[0]
         name = str(tok)[1:]
+        rng = self.rng(tok)
+        if rng is not None:
+            self.spans.append(Span(sigil, rng, name, definition=True))
         if name in table:
-            self.error(f"redefinition of {kind} alias id '{name}'", self.rng(tok), "parse.alias")
+            self.error(f"redefinition of {kind} alias id '{name}'", rng, "parse.alias")
         table[name] = self.attribute(item.children[1]) if sigil == "#" else self.generic_type(item.children[1])
         return sigil, name
 
@@ -372,6 +379,18 @@ class Builder(TypeAttributeReader):
     # -- operations ----------------------------------------------------------------
 
     def operation(self, tree: Tree, block: Block, scope: Scope) -> Operation | None:
+        """Build the op of an ``operation`` tree into ``block`` (``None`` when it cannot be built),
+        with the spans of its own text (:attr:`Operation.spans`)."""
+        outer, self.spans = self.spans, []
+        try:
+            op = self._operation(tree, block, scope)
+        finally:
+            mine, self.spans = self.spans, outer
+        if op is not None and mine:
+            op.spans = tuple(mine)
+        return op
+
+    def _operation(self, tree: Tree, block: Block, scope: Scope) -> Operation | None:
         results_tree, body, loc_tree = tree.children
         bound: list[tuple[str, int, Any]] = []  # (name, count, node)
         if results_tree is not None:
@@ -520,9 +539,9 @@ class Builder(TypeAttributeReader):
         seg_attr = op.properties.get("operandSegmentSizes") or op.attributes.get("operandSegmentSizes")
         sizes: list[int] | None = None
         if isinstance(seg_attr, A.DenseArrayAttr):
-            sizes = _segment_sizes(seg_attr, len(opdef.operands), len(op.operands))
-        op.operand_segments = _segments(opdef.operands, len(op.operands), sizes)
-        op.result_segments = _segments(opdef.results, len(op.results), None)
+            sizes = segment_sizes(seg_attr, len(opdef.operands), len(op.operands))
+        op.operand_segments = op_segments(opdef.operands, len(op.operands), sizes)
+        op.result_segments = op_segments(opdef.results, len(op.results), None)
 
     # -- custom form -----------------------------------------------------------------
 
@@ -592,8 +611,8 @@ class Builder(TypeAttributeReader):
             return
         seg = parts.attrs.get("operandSegmentSizes") or parts.props.get("operandSegmentSizes")
         # sizes that do not describe the operands: the verifier reports the attribute
-        sizes = _segment_sizes(seg, len(opdef.operands), n) if isinstance(seg, A.DenseArrayAttr) else None
-        for name, (start, size) in _segments(opdef.operands, n, sizes).items():
+        sizes = segment_sizes(seg, len(opdef.operands), n) if isinstance(seg, A.DenseArrayAttr) else None
+        for name, (start, size) in op_segments(opdef.operands, n, sizes).items():
             parts.operands[name] = uses[start:start + size]
 
     def finish_custom_op(self, op: Operation, opdef: OpDef, parts: _OpParts, bound, scope: Scope,
@@ -1049,7 +1068,7 @@ class Builder(TypeAttributeReader):
                 k += n
         if "__results__" in parts.types:
             ts = parts.types.pop("__results__")
-            for name, (start, size) in _segments(opdef.results, len(ts), None).items():
+            for name, (start, size) in op_segments(opdef.results, len(ts), None).items():
                 parts.types.setdefault(name, ts[start:start + size])
 
     # -- regions --------------------------------------------------------------------
@@ -1147,42 +1166,9 @@ def _children(tree: Tree | None) -> list:
     return [c for c in tree.children if c is None or isinstance(c, Tree)]
 
 
-def _segments(defs, count: int, sizes: list[int] | None) -> dict[str, tuple[int, int]]:
-    out: dict[str, tuple[int, int]] = {}
-    if sizes is not None and len(sizes) == len(defs):
-        start = 0
-        for d, n in zip(defs, sizes):
-            out[d.name] = (start, n)
-            start += n
-        return out
-    fixed = sum(1 for d in defs if d.kind == "single")
-    var = [d for d in defs if d.kind != "single"]
-    extra = max(count - fixed, 0)
-    start = 0
-    for d in defs:
-        if d.kind == "single":
-            n = 1
-        elif len(var) == 1:
-            n = extra
-        else:
-            n = min(1, extra) if d.kind == "optional" else 0
-            extra -= n
-        out[d.name] = (start, n)
-        start += n
-    return out
-
-
 #: an escape in a string token; group 1 is set for one MLIR's lexer rejects (anything but a
 #: backslash, a double quote, ``n``, ``t`` or two hex digits after the backslash)
 _ESCAPE = re.compile(r'\\(?:[\\"nt]|[0-9a-fA-F]{2}|(.|\Z))', re.S)
-
-
-def _segment_sizes(attr: A.DenseArrayAttr, groups: int, count: int) -> list[int] | None:
-    """``operandSegmentSizes`` as integers when it describes ``count`` values in ``groups`` groups, else None."""
-    sizes = [v for v in attr.values if isinstance(v, int) and not isinstance(v, bool)]
-    if len(sizes) != len(attr.values) or len(sizes) != groups or any(v < 0 for v in sizes) or sum(sizes) != count:
-        return None
-    return sizes
 
 
 def _q(t: T.Type) -> str:

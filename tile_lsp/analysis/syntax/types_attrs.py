@@ -19,6 +19,7 @@ from lark import Token, Tree
 
 from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.ir import debuginfo
+from tile_lsp.analysis.ir.core import Span
 from tile_lsp.analysis.ir.diagnostics import Diagnostic, Range, Severity
 from tile_lsp.dialect import types as T
 from tile_lsp.analysis.syntax.parse_rules.dense import start_of
@@ -30,6 +31,13 @@ from tile_lsp.grammar.syntax_errors import wrong_token_offset
 
 class TypeAttributeReader:
     """Types, attributes, dense values and locations of a parse tree (see the module docstring)."""
+
+    def _span(self, kind: str, node: Any, name: str = "", type: T.Type | None = None) -> None:
+        """Record a :class:`~tile_lsp.analysis.ir.core.Span` of ``node`` (a token or subtree)
+        where the op being built keeps its spans (nothing for a node without a position)."""
+        rng = self.rng(node)
+        if rng is not None:
+            self.spans.append(Span(kind, rng, name, type=type))
 
     def type_ranges(self, node: Any) -> list[Range | None]:
         """Ranges of the types of a type or type-list subtree, in order."""
@@ -118,7 +126,9 @@ class TypeAttributeReader:
         if d == "scalar_type":
             return T.element_type(str(c[0])) or (T.NoneType() if str(c[0]) == "none" else T.OpaqueType(str(c[0])))
         if d == "tile_type":
-            return T.TileType(_dims(c[0]), self.type(c[1]))
+            tile = T.TileType(_dims(c[0]), self.type(c[1]))
+            self._span("type", node, type=tile)
+            return tile
         if d == "ptr_type":
             return T.PointerType(self.type(c[0]))
         if d == "token_type":
@@ -150,6 +160,7 @@ class TypeAttributeReader:
             return ts[0] if len(ts) == 1 else T.OpaqueType(self.slice(node))
         if d == "type_alias":
             name = str(c[0])[1:]
+            self._span("!", c[0], name)
             if self._check_cuda_tile_mnemonic(c[0]) and name == "cuda_tile.":
                 return T.UNKNOWN
             t = self.module.type_aliases.get(name)
@@ -250,6 +261,7 @@ class TypeAttributeReader:
             return A.DenseArrayAttr(et, vals, range=rng)
         if d == "attr_alias":
             name = str(c[0])[1:]
+            self._span("#", c[0], name)
             target = self.module.attr_aliases.get(name)
             if target is None and "." in name:
                 # `#dialect.name` without a body is a dialect attribute, not an alias
@@ -265,7 +277,9 @@ class TypeAttributeReader:
             if dialect == "cuda_tile" and self._report_attr_issues(c[0], mnemonic, c[1]):
                 return attr
             # debug-info attributes are parsed by their own (generated) parsers
-            errors = debuginfo.check_attribute(attr, self.module)
+            aliases: list[tuple[str, Range]] = []
+            errors = debuginfo.check_attribute(attr, self.module, aliases)
+            self.spans.extend(Span("#", where, name) for name, where in aliases)
             for k, (message, where) in enumerate(errors):
                 self.error(message, where, "parse.debuginfo", fatal=k == len(errors) - 1)
             return attr
@@ -344,6 +358,7 @@ class TypeAttributeReader:
             return A.LocationAttr("unknown", range=rng)
         if d == "alias_loc":
             name = str(c[0])[1:]
+            self._span("#", c[0], name)
             if not deferred and name not in self.module.attr_aliases:
                 self.error(f"undefined symbol alias id '{name}'", self._after_token(c[0]), "parse.alias")
             return A.LocationAttr("alias", alias=name, range=rng)
