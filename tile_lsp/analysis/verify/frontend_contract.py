@@ -249,19 +249,34 @@ def _diag(op: Operation, severity: Severity, text: str) -> Diagnostic:
     return Diagnostic(severity, text, op_location(op), "frontend-contract", [])
 
 
+def _attribute_kind_issue(name: str, kind: str, a, mod: Operation | None) -> str | None:
+    """The message for attribute ``name`` of :data:`LAUNCH_ATTRIBUTES` / :data:`NVVM_HINTS` kind ``kind``
+    holding ``a``, else ``None``: ``int`` a positive integer, ``int3`` three of them, ``unit``
+    (``nvvm.blocksareclusters``) only with the module's ``tt.cluster_dim`` absent or (1, 1, 1)."""
+    if kind == "int":
+        v = _int_value(a)
+        return msg("launch_int", name=name, value=_text(a)) if v is None or v <= 0 else None
+    if kind == "int3":
+        vs = _int_values(a)
+        bad = vs is None or len(vs) != 3 or any(v <= 0 for v in vs)
+        return msg("launch_int3", name=name, value=_text(a)) if bad else None
+    dims = _int_values(mod.attr("tt.cluster_dim")) if mod is not None and mod.attr("tt.cluster_dim") else None
+    return msg("blocksareclusters") if dims is not None and dims != [1, 1, 1] else None
+
+
+def _check_attribute_kinds(op: Operation, table: dict[str, str], mod: Operation | None,
+                           out: list[Diagnostic]) -> None:
+    """An error on ``op`` for each attribute of ``table`` (name -> kind) it holds with a value of the wrong kind."""
+    for name, kind in table.items():
+        a = op.attr(name)
+        if a is not None:
+            issue = _attribute_kind_issue(name, kind, a, mod)
+            if issue is not None:
+                out.append(_diag(op, Severity.ERROR, issue))
+
+
 def _check_launch_attributes(mod: Operation, out: list[Diagnostic]) -> None:
-    for name, kind in LAUNCH_ATTRIBUTES.items():
-        a = mod.attr(name)
-        if a is None:
-            continue
-        if kind == "int":
-            v = _int_value(a)
-            if v is None or v <= 0:
-                out.append(_diag(mod, Severity.ERROR, msg("launch_int", name=name, value=_text(a))))
-        else:
-            vs = _int_values(a)
-            if vs is None or len(vs) != 3 or any(v <= 0 for v in vs):
-                out.append(_diag(mod, Severity.ERROR, msg("launch_int3", name=name, value=_text(a))))
+    _check_attribute_kinds(mod, LAUNCH_ATTRIBUTES, mod, out)
     fields = {n.split(".", 1)[1] for n in LAUNCH_ATTRIBUTES}
     for name in list(mod.attributes):
         ns, _, field = name.partition(".")
@@ -287,18 +302,7 @@ def _check_compute_capability(mod: Operation | None, anchor: Operation, out: lis
 
 
 def _check_function_attributes(fn: Operation, mod: Operation | None, out: list[Diagnostic]) -> None:
-    for name, kind in NVVM_HINTS.items():
-        a = fn.attr(name)
-        if a is None:
-            continue
-        if kind == "int":
-            v = _int_value(a)
-            if v is None or v <= 0:
-                out.append(_diag(fn, Severity.ERROR, msg("launch_int", name=name, value=_text(a))))
-        else:
-            dims = _int_values(mod.attr("tt.cluster_dim")) if mod is not None and mod.attr("tt.cluster_dim") else None
-            if dims is not None and dims != [1, 1, 1]:
-                out.append(_diag(fn, Severity.ERROR, msg("blocksareclusters")))
+    _check_attribute_kinds(fn, NVVM_HINTS, mod, out)
     for name in SYNTHESIZED:
         if fn.attr(name) is not None:
             out.append(_diag(fn, Severity.WARNING, msg("synthesized", name=name)))

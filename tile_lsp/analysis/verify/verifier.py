@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterator
 
 from tile_lsp.analysis.ir.diagnostics import Diagnostic, Note, Range, Severity
 from tile_lsp.analysis.ir.core import Module, Operation, SymbolTable, Value
@@ -52,26 +52,25 @@ _RULES: dict[str, list[tuple[str, RuleFn]]] = {}
 _REGION_RULES: dict[str, list[tuple[str, RuleFn]]] = {}
 
 
-def rule(*op_names: str, code: str | None = None):
-    """Register ``fn(op, ctx)`` as an own rule of each op in ``op_names`` (full names)."""
+def _registering(table: dict[str, list[tuple[str, RuleFn]]], op_names: tuple[str, ...], code: str | None):
+    """A decorator appending ``(code or fn.__name__, fn)`` to ``table``'s list of each op in ``op_names``."""
 
     def deco(fn: RuleFn) -> RuleFn:
         for name in op_names:
-            _RULES.setdefault(name, []).append((code or fn.__name__, fn))
+            table.setdefault(name, []).append((code or fn.__name__, fn))
         return fn
 
     return deco
+
+
+def rule(*op_names: str, code: str | None = None):
+    """Register ``fn(op, ctx)`` as an own rule of each op in ``op_names`` (full names)."""
+    return _registering(_RULES, op_names, code)
 
 
 def region_rule(*op_names: str, code: str | None = None):
     """Register a rule run after the op's nested operations (MLIR ``verifyRegions``)."""
-
-    def deco(fn: RuleFn) -> RuleFn:
-        for name in op_names:
-            _REGION_RULES.setdefault(name, []).append((code or fn.__name__, fn))
-        return fn
-
-    return deco
+    return _registering(_REGION_RULES, op_names, code)
 
 
 @dataclass
@@ -108,6 +107,16 @@ def op_location(op: Operation) -> Range | None:
     """Where MLIR reports an op's diagnostics: the start of its name."""
     r = op.name_range or op.range
     return Range(r.start, r.start) if r else None
+
+
+def post_order(op: Operation) -> Iterator[Operation]:
+    """MLIR's default ``Operation::walk`` order (``mlir/IR/Visitors.h``, ``WalkOrder::PostOrder``):
+    the ops nested in ``op``'s regions, each after its own nested ops, then ``op`` itself."""
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                yield from post_order(inner)
+    yield op
 
 
 # ---------------------------------------------------------------------------

@@ -216,6 +216,22 @@ def _dims(shape) -> str:
     return ", ".join(str(d) for d in shape)
 
 
+def _check_dim_match(op: Operation, ctx: VerifyContext, a: tuple[str, tuple[int, ...], int],
+                     b: tuple[str, tuple[int, ...], int], lead: str = "") -> None:
+    """Report NVIDIA's "dim I of A (x) and dim J of B (y) must match" when the two dimensions differ.
+
+    ``a`` and ``b`` are ``(operand name, shape, dim index)``; ``lead`` goes
+    before "shape error" (``" "`` where NVIDIA's message starts with a space).
+    Stops verifying ``op`` (:meth:`VerifyContext.op_error`) on a mismatch.
+    Source: NVIDIA CudaTile.cpp ``verifyMmaShapes`` / ``MmaFScaledOp::verify``.
+    """
+    (a_name, a_shape, i), (b_name, b_shape, j) = a, b
+    if a_shape[i] != b_shape[j]:
+        ctx.op_error(op, f"{lead}shape error: dim {i} of {a_name} ({a_shape[i]}) and dim {j} of {b_name} "
+                         f"({b_shape[j]}) must match, but got {a_name} shape ({_dims(a_shape)}) and {b_name} "
+                         f"shape ({_dims(b_shape)})")
+
+
 def _tile(op: Operation, name: str) -> T.TileType | None:
     vals = op.operand_group(name)
     t = vals[0].type if vals else None
@@ -237,23 +253,13 @@ def check_mma_shapes(op: Operation, ctx: VerifyContext) -> bool:
     ls, rs, as_ = lhs.shape, rhs.shape, acc.shape
     batched = int(lhs.rank == 3)
     if batched:
-        if ls[0] != rs[0]:
-            ctx.op_error(op, f"shape error: dim 0 of lhs ({ls[0]}) and dim 0 of rhs ({rs[0]}) must match, "
-                             f"but got lhs shape ({_dims(ls)}) and rhs shape ({_dims(rs)})")
-        if ls[0] != as_[0]:
-            ctx.op_error(op, f"shape error: dim 0 of lhs ({ls[0]}) and dim 0 of acc ({as_[0]}) must match, "
-                             f"but got lhs shape ({_dims(ls)}) and acc shape ({_dims(as_)})")
+        _check_dim_match(op, ctx, ("lhs", ls, 0), ("rhs", rs, 0))
+        _check_dim_match(op, ctx, ("lhs", ls, 0), ("acc", as_, 0))
     row, col = batched, batched + 1
     # these three messages start with a space in NVIDIA's code: "op  shape error"
-    if ls[col] != rs[row]:
-        ctx.op_error(op, f" shape error: dim {col} of lhs ({ls[col]}) and dim {row} of rhs ({rs[row]}) must "
-                         f"match, but got lhs shape ({_dims(ls)}) and rhs shape ({_dims(rs)})")
-    if ls[row] != as_[row]:
-        ctx.op_error(op, f" shape error: dim {row} of lhs ({ls[row]}) and dim {row} of acc ({as_[row]}) must "
-                         f"match, but got lhs shape ({_dims(ls)}) and acc shape ({_dims(as_)})")
-    if rs[col] != as_[col]:
-        ctx.op_error(op, f" shape error: dim {col} of rhs ({rs[col]}) and dim {col} of acc ({as_[col]}) must "
-                         f"match, but got rhs shape ({_dims(rs)}) and acc shape ({_dims(as_)})")
+    _check_dim_match(op, ctx, ("lhs", ls, col), ("rhs", rs, row), lead=" ")
+    _check_dim_match(op, ctx, ("lhs", ls, row), ("acc", as_, row), lead=" ")
+    _check_dim_match(op, ctx, ("rhs", rs, col), ("acc", as_, col), lead=" ")
     return True
 
 
@@ -293,22 +299,11 @@ def mmaf_scaled_types(op: Operation, ctx: VerifyContext) -> None:
     batched = int(lhs.rank == 3)
     row, col = batched, batched + 1
     if batched:
-        if l[0] != lsc[0]:
-            ctx.op_error(op, f"shape error: dim 0 of lhs ({l[0]}) and dim 0 of lhs_scale ({lsc[0]}) must match, "
-                             f"but got lhs shape ({_dims(l)}) and lhs_scale shape ({_dims(lsc)})")
-        if r[0] != rsc[0]:
-            ctx.op_error(op, f"shape error: dim 0 of rhs ({r[0]}) and dim 0 of rhs_scale ({rsc[0]}) must match, "
-                             f"but got rhs shape ({_dims(r)}) and rhs_scale shape ({_dims(rsc)})")
-    if l[row] != lsc[row]:
-        ctx.op_error(op, f"shape error: dim {row} of lhs ({l[row]}) and dim {row} of lhs_scale ({lsc[row]}) "
-                         f"must match, but got lhs shape ({_dims(l)}) and lhs_scale shape ({_dims(lsc)})")
-    if r[col] != rsc[col]:
-        ctx.op_error(op, f"shape error: dim {col} of rhs ({r[col]}) and dim {col} of rhs_scale ({rsc[col]}) "
-                         f"must match, but got rhs shape ({_dims(r)}) and rhs_scale shape ({_dims(rsc)})")
-    if lsc[col] != rsc[row]:
-        ctx.op_error(op, f"shape error: dim {col} of lhs_scale ({lsc[col]}) and dim {row} of rhs_scale "
-                         f"({rsc[row]}) must match, but got lhs_scale shape ({_dims(lsc)}) and rhs_scale "
-                         f"shape ({_dims(rsc)})")
+        _check_dim_match(op, ctx, ("lhs", l, 0), ("lhs_scale", lsc, 0))
+        _check_dim_match(op, ctx, ("rhs", r, 0), ("rhs_scale", rsc, 0))
+    _check_dim_match(op, ctx, ("lhs", l, row), ("lhs_scale", lsc, row))
+    _check_dim_match(op, ctx, ("rhs", r, col), ("rhs_scale", rsc, col))
+    _check_dim_match(op, ctx, ("lhs_scale", lsc, col), ("rhs_scale", rsc, row))
     el, scale = str(lhs.element), str(ls_t.element)
     if scale == "f8E4M3FN" and el != "f4E2M1FN":
         ctx.op_error(op, f"unsupported combination of element types. Scale type '{scale}' expects lhs and rhs "

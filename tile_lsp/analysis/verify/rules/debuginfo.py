@@ -26,7 +26,7 @@ from __future__ import annotations
 from tile_lsp.analysis.ir import debuginfo as D
 from tile_lsp.analysis.ir.diagnostics import Note, Range
 from tile_lsp.analysis.ir.core import Operation
-from tile_lsp.analysis.verify.verifier import VerifyContext, op_location, region_rule, rule
+from tile_lsp.analysis.verify.verifier import VerifyContext, op_location, post_order, region_rule, rule
 
 #: the function ops that run NVIDIA's ``verifyFuncDebugInfo`` / ``verifyFuncBodyDebugInfo``
 FUNCTION_DEBUG_INFO_OPS = ("cuda_tile.entry",)
@@ -108,22 +108,13 @@ def function_debug_info(op: Operation, ctx: VerifyContext) -> None:
                 op_prefix=True)
 
 
-def _post_order(op: Operation):
-    """``Operation::walk`` order: nested operations before their parent."""
-    for region in op.regions:
-        for block in region.blocks:
-            for child in block.operations:
-                yield from _post_order(child)
-    yield op
-
-
 @region_rule(*FUNCTION_DEBUG_INFO_OPS)
 def function_body_debug_info(op: Operation, ctx: VerifyContext) -> None:
     """NVIDIA CudaTile.cpp ``DebugInfoVerifier::verifyFuncBody`` (rules 3, 4), first failing op only."""
     dec = D.decoder_for(ctx.module)
     fn_di = D.get_di_loc(dec.location(op.location))
     fn_subprogram = D.get_subprogram(fn_di.scope) if fn_di is not None else None
-    for inner in _post_order(op):
+    for inner in post_order(op):
         loc = dec.location(inner.location)
         di_loc = D.get_di_loc(loc)
         subprogram = D.get_subprogram(di_loc.scope) if di_loc is not None else None

@@ -163,16 +163,32 @@ def _mask_shape_differs(op: Operation, other: T.Type | None) -> bool:
             and tuple(mask.shape) != tuple(other.shape))
 
 
+def _check_pointee(op: Operation, ctx: VerifyContext, value_name: str) -> tuple[T.Type, T.TileType] | None:
+    """The pointee of ``pointers`` and the tile type of operand ``value_name``, after reporting (and
+    stopping at) a known pointee that differs from the tile's known element type; ``None`` when either
+    is missing or not a tile of pointers / a tile (nothing to check).
+
+    Source: NVIDIA CudaTile.cpp ``AtomicRMWTkoOp::verify`` / ``AtomicCASTkoOp::verify``.
+    """
+    pointee = _pointee(_operand_type(op, "pointers"))
+    value = _operand_type(op, value_name)
+    if pointee is None or not isinstance(value, T.TileType):
+        return None
+    element = value.element
+    if T.UNKNOWN not in (pointee, element) and pointee != element:
+        ctx.op_error(op, f"expected pointee type ('{pointee}') to match element type of '{value_name}' "
+                         f"('{element}')")
+    return pointee, value
+
+
 @rule("cuda_tile.atomic_rmw_tko")
 def atomic_rmw(op: Operation, ctx: VerifyContext) -> None:
     """Pointee = element of ``arg``, mask shape, RMW mode types, ordering (NVIDIA AtomicRMWTkoOp::verify)."""
-    pointee = _pointee(_operand_type(op, "pointers"))
-    arg = _operand_type(op, "arg")
-    if pointee is None or not isinstance(arg, T.TileType):
+    types = _check_pointee(op, ctx, "arg")
+    if types is None:
         return
+    _, arg = types
     element = arg.element
-    if T.UNKNOWN not in (pointee, element) and pointee != element:
-        ctx.op_error(op, f"expected pointee type ('{pointee}') to match element type of 'arg' ('{element}')")
     if _mask_shape_differs(op, arg):
         ctx.op_error(op, "failed to verify that all of {pointers, arg, mask} have same shape")
     message = rmw_mode_issue(enum_case(op, "mode", "AtomicRMWMode"), element)
@@ -185,15 +201,13 @@ def atomic_rmw(op: Operation, ctx: VerifyContext) -> None:
 @rule("cuda_tile.atomic_cas_tko")
 def atomic_cas(op: Operation, ctx: VerifyContext) -> None:
     """Pointee = element of ``val``, 32/64-bit int or float, mask shape, ordering (NVIDIA AtomicCASTkoOp::verify)."""
-    pointee = _pointee(_operand_type(op, "pointers"))
-    val = _operand_type(op, "val")
-    if pointee is None or not isinstance(val, T.TileType):
+    types = _check_pointee(op, ctx, "val")
+    if types is None:
         return
+    pointee, val = types
     element = val.element
     if T.UNKNOWN in (pointee, element):
         return
-    if pointee != element:
-        ctx.op_error(op, f"expected pointee type ('{pointee}') to match element type of 'val' ('{element}')")
     if int_or_float_width(element) not in (32, 64):
         ctx.op_error(op, "expect only float or integer types with 32 or 64 bit")
     if _mask_shape_differs(op, val):

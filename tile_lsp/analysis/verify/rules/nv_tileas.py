@@ -21,6 +21,7 @@ from __future__ import annotations
 from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.ir.core import BlockArgument, Operation, OpResult, Value
 from tile_lsp.analysis.verify.rules import nv_tileas_traits  # noqa: F401  (trait checks register first: they run first)
+from tile_lsp.analysis.verify.rules.nv_tileas_traits import shape_of
 from tile_lsp.analysis.verify.verifier import VerifyContext, rule
 from tile_lsp.dialect import nv_tileas_types as NT
 from tile_lsp.dialect import types as T
@@ -219,18 +220,6 @@ def element_of(t) -> T.Type | None:
         return t.element
     if isinstance(t, (T.IntegerType, T.FloatType)):
         return t
-    return None
-
-
-def shape_of(t) -> tuple | None:
-    """Shape of a tile, tiled_view or async value of a tile, else ``None``."""
-    d = NT.decode_type(t)
-    if isinstance(d, NT.TiledViewType):
-        return d.shape
-    if isinstance(d, NT.AsyncValueType):
-        return shape_of(d.payload)
-    if isinstance(t, T.TileType):
-        return t.shape
     return None
 
 

@@ -132,6 +132,23 @@ def kind_word_context(op: Operation) -> MP.KindWordContext:
                               collector_a=collector in COLLECTOR_A_USE_OR_FILL)
 
 
+def _read_carrier(op: Operation, ctx: VerifyContext, name: str, attr, decode, not_carried: str):
+    """``decode(attr)`` for the carrier attribute ``name`` of ``op`` (``attr``, present), e.g.
+    :func:`~tile_lsp.analysis.ir.decoders.kind_word_of`.  A ``CarrierError`` is reported as
+    :data:`CARRIER_MESSAGES` ``unreadable``, a ``None`` (the attribute carries no value) as
+    ``not_carried``, both at the attribute with :meth:`VerifyContext.op_error` (which stops
+    verifying ``op``); returns ``None`` then.  Messages: tile-lsp's (spec 001 carriers)."""
+    rng = getattr(attr, "range", None)
+    try:
+        value = decode(attr)
+    except D.CarrierError as e:
+        ctx.op_error(op, CARRIER_MESSAGES["unreadable"].format(name=name, detail=e), rng=rng)
+        return None
+    if value is None:
+        ctx.op_error(op, CARRIER_MESSAGES[not_carried].format(name=name, text=attr), rng=rng)
+    return value
+
+
 @rule(*(P + n for n in MMA_OPS), code="tcgen05-kind-word")
 def verify_tcgen05_kind_word(op: Operation, ctx: VerifyContext) -> None:
     """The 13-rule kind-word ladder (spec 001) on the op's ``tcgen05_kind``, fail-first."""
@@ -139,13 +156,8 @@ def verify_tcgen05_kind_word(op: Operation, ctx: VerifyContext) -> None:
     if attr is None:
         return
     rng = getattr(attr, "range", None)
-    try:
-        word = D.kind_word_of(attr)
-    except D.CarrierError as e:
-        ctx.op_error(op, CARRIER_MESSAGES["unreadable"].format(name="tcgen05_kind", detail=e), rng=rng)
-        return
+    word = _read_carrier(op, ctx, "tcgen05_kind", attr, D.kind_word_of, "not_a_word")
     if word is None:
-        ctx.op_error(op, CARRIER_MESSAGES["not_a_word"].format(text=attr), rng=rng)
         return
     message = MP.verify_kind_word(word, kind_word_context(op))
     if message is not None:
@@ -160,13 +172,8 @@ def verify_umma_layouts(op: Operation, ctx: VerifyContext) -> None:
         if attr is None:
             continue
         rng = getattr(attr, "range", None)
-        try:
-            layout = D.umma_layout_of(attr)
-        except D.CarrierError as e:
-            ctx.op_error(op, CARRIER_MESSAGES["unreadable"].format(name=name, detail=e), rng=rng)
-            return
+        layout = _read_carrier(op, ctx, name, attr, D.umma_layout_of, "not_a_layout")
         if layout is None:
-            ctx.op_error(op, CARRIER_MESSAGES["not_a_layout"].format(name=name, text=attr), rng=rng)
             return
         values = op.operand_group(operand)
         element = _element(values[0].type) if values else None

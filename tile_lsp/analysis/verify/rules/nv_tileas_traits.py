@@ -77,22 +77,20 @@ def _encoding(t) -> str | None:
     return d.memory_space if isinstance(d, NT.TiledViewType) else None
 
 
-def _shape(t):
+def view_payload_field(t, field: str):
+    """``field`` (``"shape"`` or ``"element"``) of a tiled_view, of a tile, or of the payload of an
+    async value of either; ``None`` for any other type (never raises)."""
     d = NT.decode_type(t)
     if isinstance(d, NT.TiledViewType):
-        return d.shape
+        return getattr(d, field)
     if isinstance(d, NT.AsyncValueType):
-        return _shape(d.payload)
-    return t.shape if isinstance(t, T.TileType) else None
+        return view_payload_field(d.payload, field)
+    return getattr(t, field) if isinstance(t, T.TileType) else None
 
 
-def _element(t):
-    d = NT.decode_type(t)
-    if isinstance(d, NT.TiledViewType):
-        return d.element
-    if isinstance(d, NT.AsyncValueType):
-        return _element(d.payload)
-    return t.element if isinstance(t, T.TileType) else None
+def shape_of(t) -> tuple | None:
+    """Shape of a tile, tiled_view or async value of a tile, else ``None``."""
+    return view_payload_field(t, "shape")
 
 
 def _value_types(op: Operation, results: bool = True) -> list:
@@ -131,7 +129,7 @@ def _check_same_shape(with_results: bool) -> Callable:
     def check(op: Operation, ctx: VerifyContext) -> None:
         shaped = [t for t in _value_types(op, with_results) if isinstance(NT.decode_type(t), NT.TiledViewType)
                   or isinstance(t, T.TileType)]
-        if not _same([_shape(t) for t in shaped]):
+        if not _same([shape_of(t) for t in shaped]):
             ctx.op_error(op, TRAIT_MESSAGES["same_shape"])
     return check
 
@@ -209,7 +207,7 @@ def _check_padding(op: Operation, ctx: VerifyContext) -> None:
 def _check_element_type(op: Operation, ctx: VerifyContext) -> None:
     views = [NT.decode_type(t) for t in _value_types(op)]
     views = [v for v in views if isinstance(v, NT.TiledViewType)]
-    tiles = [_element(t) for t in _value_types(op) if isinstance(t, T.TileType)
+    tiles = [view_payload_field(t, "element") for t in _value_types(op) if isinstance(t, T.TileType)
              or isinstance(NT.decode_type(t), NT.AsyncValueType)]
     if views and any(e is not None and e != views[0].element for e in tiles):
         ctx.op_error(op, TRAIT_MESSAGES["element_type"])

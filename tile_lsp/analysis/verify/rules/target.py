@@ -55,7 +55,7 @@ from tile_lsp.analysis.verify.frontend_contract import msg as contract_message
 from tile_lsp.analysis.ir.core import Operation
 from tile_lsp.analysis.verify.layers import MESSAGES as LAYER_MESSAGES
 from tile_lsp.analysis.verify.layers import kernel_parameter_bytes, parameter_space_limit
-from tile_lsp.analysis.verify.verifier import VerifyContext, rule
+from tile_lsp.analysis.verify.verifier import VerifyContext, post_order, rule
 from tile_lsp.dialect import targets
 from tile_lsp.dialect import types as T
 from tile_lsp.dialect.registry import all_ops
@@ -224,15 +224,6 @@ def contained_types(t: object):
             yield from contained_types(value)
 
 
-def _post_order(op: Operation):
-    """MLIR's default ``Operation::walk`` order: nested ops before the op holding them."""
-    for region in op.regions:
-        for block in region.blocks:
-            for inner in block.operations:
-                yield from _post_order(inner)
-    yield op
-
-
 def _atomic_element(op: Operation) -> str | None:
     vals = op.operand_group("arg" if op.name == "cuda_tile.atomic_rmw_tko" else "value")
     t = vals[0].type if vals else None
@@ -248,7 +239,7 @@ def refused_by_tileiras(op: Operation, sm: int) -> tuple[Operation, str] | None:
     atomic_ops = {name for row in targets.UNSUPPORTED_ATOMICS for name in row.ops}
     from tile_lsp.analysis.verify.rules.memory import enum_case
 
-    for inner in _post_order(op):
+    for inner in post_order(op):
         if bad_types:
             for value in (*inner.operands, *inner.results):
                 for t in contained_types(getattr(value, "type", None)):
