@@ -407,3 +407,18 @@ def test_ptx_of_every_target_is_accepted():
         result = lower_text(KERNEL, gpu)
         ok, log = run_ptxas(result.ptx, gpu)
         assert ok, (gpu, log)
+
+
+def test_lowering_the_callers_analysis_gives_the_same_stages_and_leaves_its_ir():
+    from tile_lsp.analysis.api import analyze_text
+    from tile_lsp.analysis.ir.printer import print_module
+
+    analysis = analyze_text(KERNEL)
+    printed = print_module(analysis.chunks[0].module)
+    given = lower_text(KERNEL, "sm_80", file_name="scale.mlir", analysis=analysis)
+    fresh = lower_text(KERNEL, "sm_80", file_name="scale.mlir")
+    assert given.ok and given.stages == fresh.stages
+    assert print_module(analysis.chunks[0].module) == printed
+    # an analysis of another text is not used
+    other = lower_text(KERNEL, "sm_80", file_name="scale.mlir", analysis=analyze_text("cuda_tile.module @x {\n}\n"))
+    assert other.stages == fresh.stages

@@ -227,3 +227,41 @@ def test_split_chunks_are_independent_scopes():
     assert len(analysis.chunks) == 2
     assert analysis.diagnostics == []
     assert analysis.chunks[1].module.body.operations[0].range.start.line == 3
+
+
+def test_clone_is_a_separate_ir_with_the_same_text():
+    from tile_lsp.analysis.ir.printer import print_module
+
+    text = (
+        "cuda_tile.module @m {\n"
+        "  entry @e(%a: tile<i32>, %b: tile<i32>) {\n"
+        "    %s = addi %a, %b : tile<i32>\n"
+        "    %r = for %i in (%a to %b, step %a) : tile<i32> iter_values(%acc = %s) -> (tile<i32>) {\n"
+        "      %n = addi %acc, %i : tile<i32>\n"
+        "      continue %n : tile<i32>\n"
+        "    }\n"
+        "    return\n"
+        "  }\n"
+        "}\n"
+    )
+    analysis = analyze_text(text)
+    assert analysis.diagnostics == []
+    module = analysis.chunks[0].module
+    copy = module.clone()
+    assert print_module(copy) == print_module(module)
+    originals = {id(x) for op in module.walk() for x in (op, *op.results, *op.regions)}
+    assert not any(id(x) in originals for op in copy.walk() for x in (op, *op.results, *op.regions))
+    for op in copy.walk():
+        assert op.parent is not None and op.parent.operations.count(op) == 1
+        for index, value in enumerate(op.operands):
+            assert id(value) not in originals
+            assert [u.index for u in value.uses if u.owner is op].count(index) == 1
+    # a rewrite of the copy leaves the original as it was
+    printed = print_module(module)
+    entry = copy.body.operations[0].regions[0].blocks[0].operations[0]
+    body = entry.regions[0].blocks[0]
+    body.operations[0].attributes["tile_lsp.mark"] = A.UnitAttr()
+    body.operations[0].results[0].uses.clear()
+    del body.operations[1]
+    assert print_module(module) == printed
+    assert [len(r.uses) for r in module.walk() for r in r.results if r.name == "%s"] == [1]

@@ -110,3 +110,21 @@ async def test_show_ptx_reports_work_done_progress(client: LanguageClient):
     begin, end = reports[0][0], reports[0][-1]
     assert begin.message == "lowering to ptx" and not begin.cancellable
     assert isinstance(end, types.WorkDoneProgressEnd) and end.message == "done"
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_show_lowered_leaves_the_documents_ir_as_it_is(client: LanguageClient):
+    """The lowering rewrites a clone of the editor's IR: the same request answers the same twice,
+    and the hover still sees the cuda_tile op the lowering turned into nv_tileas.tiled_load."""
+    uri = "file:///ws/scale.mlir"
+    _open(client, uri, KERNEL)
+    params = types.ExecuteCommandParams(command="tile.showLowered", arguments=[uri, "nv_tileas"])
+    first = _plain(await client.workspace_execute_command_async(params))
+    assert first["ok"] is True and "nv_tileas.tiled_load" in first["content"]
+    second = _plain(await client.workspace_execute_command_async(params))
+    assert second["content"] == first["content"]
+    assert first["content"] == lower_text(KERNEL, None, file_name="scale.mlir", stop_after="nv_tileas").stages[
+        "nv_tileas"]
+    hover = await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=6, character=20)))
+    assert hover is not None and "cuda_tile.load_view_tko" in hover.contents.value

@@ -14,12 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from tile_lsp.analysis.ir.diagnostics import Diagnostic, Range, Severity
 from tile_lsp.analysis.ir.core import Module, Operation
 from tile_lsp.codegen.ptx import LoweringError
 from tile_lsp.codegen.target import Target
+
+if TYPE_CHECKING:
+    from tile_lsp.analysis.incremental.results import DocumentAnalysis
 
 
 @dataclass
@@ -68,13 +71,16 @@ class LoweringState:
     ``module``, ``entries`` (the ``cuda_tile.entry`` ops lowered) and
     ``plans`` (entry id -> :class:`~tile_lsp.codegen.layouts.KernelPlan`) are
     filled by the passes that compute them; ``result`` is what the caller
-    gets (its ``target`` set by the first pass).
+    gets (its ``target`` set by the first pass).  ``analysis``: an analysis of
+    ``text`` the caller already has (the editor's); the first pass lowers a
+    clone of its IR instead of analysing the text again.
     """
 
     text: str
     file_name: str
     gpu_name: str | None
     kernel: str | None
+    analysis: DocumentAnalysis | None = None
     result: LoweringResult = field(default_factory=lambda: LoweringResult(None))
     module: Module | None = None
     entries: list[Operation] = field(default_factory=list)

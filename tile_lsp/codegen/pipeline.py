@@ -30,10 +30,14 @@ language server.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from tile_lsp.analysis.ir.diagnostics import Diagnostic, Severity
 from tile_lsp.codegen.passes import KernelInfo, LoweringResult, LoweringState, PassManager
 from tile_lsp.codegen.target import TargetError, parse_gpu_name
+
+if TYPE_CHECKING:
+    from tile_lsp.analysis.incremental.results import DocumentAnalysis
 
 __all__ = ["PASSES", "PIPELINE", "STAGES", "KernelInfo", "LoweringResult", "lower_text"]
 
@@ -45,7 +49,12 @@ __all__ = ["PASSES", "PIPELINE", "STAGES", "KernelInfo", "LoweringResult", "lowe
 @dataclass(frozen=True)
 class VerifyInput:
     """``verify-input``: parse and verify the text (:func:`tile_lsp.analysis.api.analyze_text`) and
-    choose the target (``gpu_name``, else the module's compute capability, else sm_90); any error stops."""
+    choose the target (``gpu_name``, else the module's compute capability, else sm_90); any error stops.
+
+    With the caller's analysis of the same text (``LoweringState.analysis``, one chunk: the
+    editor's), its diagnostics are the input's and the passes rewrite a clone of its IR
+    (:meth:`~tile_lsp.analysis.ir.core.Module.clone`): the text is not parsed again and the
+    editor's IR stays as it is."""
 
     name: str = "verify-input"
     stage: str = "cuda_tile"
@@ -56,9 +65,14 @@ class VerifyInput:
         from tile_lsp.analysis.ir.printer import print_module
         from tile_lsp.codegen import legalize
 
-        analysis = analyze_text(state.text, AnalysisOptions())
+        given = state.analysis
+        if given is not None and given.text == state.text and len(given.chunks) == 1:
+            analysis = given
+            module = given.chunks[0].module.clone() if given.chunks[0].module is not None else None
+        else:
+            analysis = analyze_text(state.text, AnalysisOptions())
+            module = analysis.chunks[0].module if analysis.chunks else None
         errors = [d for d in analysis.diagnostics if d.severity == Severity.ERROR]
-        module = analysis.chunks[0].module if analysis.chunks else None
         try:
             state.result.target = parse_gpu_name(state.gpu_name or legalize.module_target(module))
         except TargetError as e:
@@ -161,12 +175,15 @@ STAGES = PIPELINE.stages
 
 
 def lower_text(text: str, gpu_name: str | None = None, kernel: str | None = None,
-               file_name: str = "input.mlir", stop_after: str | None = None) -> LoweringResult:
+               file_name: str = "input.mlir", stop_after: str | None = None,
+               analysis: DocumentAnalysis | None = None) -> LoweringResult:
     """Lower the cuda_tile module in ``text`` to PTX for ``gpu_name`` (``sm_XX``).
 
     ``gpu_name`` ``None``: the module's compute capability
     (``nv_tileaa.compute_capability`` / ``tile_lsp.target``), else sm_90.
     ``kernel``: lower only that entry.  ``stop_after``: a :data:`STAGES` name.
-    Never raises for bad input: problems are diagnostics.
+    ``analysis``: the caller's analysis of ``text`` (the language server's of the
+    document), lowered without parsing the text again (see :class:`VerifyInput`); its errors
+    stop the lowering.  Never raises for bad input: problems are diagnostics.
     """
-    return PIPELINE.run(LoweringState(text, file_name, gpu_name, kernel), stop_after)
+    return PIPELINE.run(LoweringState(text, file_name, gpu_name, kernel, analysis=analysis), stop_after)

@@ -95,17 +95,21 @@ def convert_from_bytecode(uri: str) -> tuple[str, str]:
     return text, f"{data[8]}.{data[9]}"
 
 
-def convert_to_bytecode(text: str, version: str | None = None) -> bytes:
+def convert_to_bytecode(text: str, version: str | None = None, analysis: Any = None) -> bytes:
     """Bytecode of the one module in ``text`` (Tile IR ``version``, default the newest).
 
-    Raises :class:`BytecodeRequestFailed` on analysis errors, content with no bytecode
+    ``analysis``: the document's analysis of ``text`` (a
+    :class:`~tile_lsp.analysis.api.DocumentAnalysis` of one chunk), written as it is
+    (the writer only reads the IR); else ``text`` is analysed here.  Raises
+    :class:`BytecodeRequestFailed` on analysis errors, content with no bytecode
     form, or an unknown version.
     """
     from tile_lsp.analysis.api import analyze_text
     from tile_lsp.analysis.ir.diagnostics import Severity
     from tile_lsp.bytecode.writer import BytecodeWriteError, write_bytecode
 
-    analysis = analyze_text(text)
+    if analysis is None or analysis.text != text or len(analysis.chunks) != 1:
+        analysis = analyze_text(text)
     errors = [d for d in analysis.diagnostics if d.severity == Severity.ERROR]
     if errors:
         d = errors[0]
@@ -154,7 +158,11 @@ def register_bytecode_features(server: Any) -> None:
             raise JsonRpcInvalidParams("tileVersion must be a string such as \"13.1\"")
         text = _document_text(ls, uri)
         version = version or versions.get(uri_path(uri))
-        data = await asyncio.get_running_loop().run_in_executor(None, convert_to_bytecode, text, version)
+
+        def convert() -> bytes:
+            return convert_to_bytecode(text, version, ls.current_analysis(uri))
+
+        data = await asyncio.get_running_loop().run_in_executor(None, convert)
         return {"output": base64.b64encode(data).decode("ascii")}
 
     @server.command(COMPILE_WITH_TILEIRAS)

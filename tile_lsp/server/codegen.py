@@ -13,7 +13,9 @@ first lowering error, with its line) and ``diagnostics`` lists all of them
 (``{"line", "character", "severity", "message"}``, 0-based).  The target is
 the ``targetGpu`` setting, else the module's compute capability, else sm_90.
 Work-done progress is reported when the client supports it.  The lowering
-itself is :func:`tile_lsp.codegen.lower_text`; nothing here re-derives it.
+itself is :func:`tile_lsp.codegen.lower_text`, given the document's analysis
+(:meth:`~tile_lsp.server.server.TileLanguageServer.current_analysis`): the
+text is not parsed again, and an error the editor shows stops the lowering.
 """
 
 from __future__ import annotations
@@ -38,14 +40,16 @@ def _failure(language: str, title: str, message: str, diagnostics: list | None =
             "diagnostics": diagnostics or []}
 
 
-def lowering_answer(text: str, stage: str, gpu: str | None, kernel: str | None, title: str) -> dict[str, Any]:
-    """The command's answer for ``text`` (see the module docstring)."""
+def lowering_answer(text: str, stage: str, gpu: str | None, kernel: str | None, title: str,
+                    analysis: Any = None) -> dict[str, Any]:
+    """The command's answer for ``text`` (see the module docstring); ``analysis``: the document's
+    analysis of ``text`` (a :class:`~tile_lsp.analysis.api.DocumentAnalysis`), lowered as it is."""
     from tile_lsp.analysis.ir.diagnostics import Severity
     from tile_lsp.codegen import STAGES, lower_text
 
     if stage not in STAGES:
         return _failure("tileir", title, f"unknown stage '{stage}' (expected one of {', '.join(STAGES)})")
-    result = lower_text(text, gpu, kernel, file_name=title, stop_after=stage)
+    result = lower_text(text, gpu, kernel, file_name=title, stop_after=stage, analysis=analysis)
     diags = [{"line": d.range.start.line if d.range else 0,
               "character": d.range.start.character if d.range else 0,
               "severity": d.severity.name.lower(), "message": d.message} for d in result.diagnostics]
@@ -70,10 +74,15 @@ async def _run(ls: Any, uri: str, stage: str, kernel: str | None) -> dict[str, A
     # the targetGpu setting, else the workspace's configuration (TileLanguageServer.target_gpu)
     target = getattr(ls, "target_gpu", None)
     gpu = target[0] if isinstance(target, tuple) else getattr(getattr(ls, "settings", None), "target_gpu", None)
+
+    def answer() -> dict[str, Any]:
+        # the open document's own analysis (the editor's, or one made now): the lowering clones its IR
+        analysis = ls.current_analysis(uri) if uri in ls.open_uris() else None
+        return lowering_answer(text, stage, gpu, kernel, title, analysis)
+
     async with work_done_progress(ls, "tile-lsp lowering", f"lowering to {stage}"):
         try:
-            return await asyncio.get_running_loop().run_in_executor(
-                None, lowering_answer, text, stage, gpu, kernel, title)
+            return await asyncio.get_running_loop().run_in_executor(None, answer)
         except Exception as e:  # noqa: BLE001 - a bug in the lowering must not kill the server
             return _failure(_language(stage), title, f"internal error in the lowering: {e}")
 

@@ -13,6 +13,7 @@ from :mod:`tile_lsp.dialect.types`.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Iterator, Literal, TypeVar
 
@@ -267,8 +268,75 @@ class Module:
         for op in self.body.operations:
             yield from op.walk()
 
+    def clone(self) -> "Module":
+        """A copy of the module's IR that a pass may rewrite without touching this one.
+
+        As MLIR's ``Operation::clone`` with an ``IRMapping``
+        (``mlir/lib/IR/Operation.cpp``): every operation, region, block and
+        value is new, operands and successors point into the copy, and
+        attributes and types are shared (no pass changes one in place: MLIR
+        uniques them).  Two walks, as ``Region::cloneInto``: the structure
+        first, then the operands, so that a use before its definition in
+        the block list (a successor, a forward reference) maps too.  A value
+        the module uses without defining it gets one stand-in, so the
+        original's use lists never change.  Cost: linear in the number of ops.
+        """
+        cloner = _Cloner()
+        body = cloner.block(self.body, None)
+        cloner.link()
+        return Module(body, dict(self.attr_aliases), dict(self.type_aliases), self.line_span, list(self.spans))
+
     def __repr__(self) -> str:
         return f"<Module of {len(self.body.operations)} top-level operations>"
+
+
+class _Cloner:
+    """The two walks of :meth:`Module.clone`: ``block`` copies the structure, ``link`` the operands."""
+
+    def __init__(self) -> None:
+        self.values: dict[int, Value] = {}
+        self.blocks: dict[int, Block] = {}
+        self.pairs: list[tuple[Operation, Operation]] = []
+
+    def block(self, block: Block, region: Region | None) -> Block:
+        new = Block(block.label, [], [], region, block.range, block.label_range)
+        self.blocks[id(block)] = new
+        for arg in block.arguments:
+            copy = BlockArgument(arg.name, arg.type, arg.range, owner=new, index=arg.index)
+            self.values[id(arg)] = copy
+            new.arguments.append(copy)
+        new.operations = [self.op(op, new) for op in block.operations]
+        return new
+
+    def op(self, op: Operation, parent: Block) -> Operation:
+        new = dataclasses.replace(
+            op, operands=[], operand_ranges=list(op.operand_ranges), results=[],
+            attributes=dict(op.attributes), properties=dict(op.properties), regions=[], successors=[],
+            parent=parent, part_ranges=dict(op.part_ranges), operand_segments=dict(op.operand_segments),
+            result_segments=dict(op.result_segments))
+        for r in op.results:
+            copy = OpResult(r.name, r.type, r.range, owner=new, index=r.index)
+            self.values[id(r)] = copy
+            new.results.append(copy)
+        for region in op.regions:
+            copy = Region([], new, region.range)
+            copy.blocks = [self.block(b, copy) for b in region.blocks]
+            new.regions.append(copy)
+        self.pairs.append((op, new))
+        return new
+
+    def link(self) -> None:
+        for old, new in self.pairs:
+            for index, value in enumerate(old.operands):
+                if value is not None:
+                    rng = old.operand_ranges[index] if index < len(old.operand_ranges) else None
+                    mapped = self.values.get(id(value))
+                    if mapped is None:  # defined nowhere in the module: a stand-in of its own
+                        mapped = self.values[id(value)] = Value(value.name, value.type, value.range)
+                    mapped.uses.append(Use(new, index, rng))
+                    value = mapped
+                new.operands.append(value)
+            new.successors = [self.blocks.get(id(b), b) for b in old.successors]
 
 
 class SymbolTable:
