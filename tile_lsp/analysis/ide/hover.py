@@ -383,8 +383,8 @@ def _type_under(index: DocumentIndex, pos: Position) -> T.Type | None:
         return None
     found = None
     for span in op.spans:
-        if span.kind == "type" and span.range.start <= pos <= span.range.end:
-            if found is None or span.range.start >= found.range.start:
+        if span.kind == "type" and span.contains(pos):
+            if found is None or (span.line, span.character) >= (found.line, found.character):
                 found = span
     return found.type if found is not None else None
 

@@ -682,7 +682,7 @@ class _ChunkIndexer:
         maps = {"!": (EntityKind.TYPE_ALIAS, self.module.type_aliases),
                 "#": (EntityKind.ATTR_ALIAS, self.module.attr_aliases)}
         entities: dict[tuple[str, str], Entity] = {}
-        for span in sorted(self.alias_spans(), key=lambda s: s.range.start):
+        for span in sorted(self.alias_spans(), key=lambda s: (s.line, s.character)):
             kind, table = maps[span.kind]
             if span.name not in table:
                 continue

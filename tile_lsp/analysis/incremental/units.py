@@ -124,7 +124,7 @@ def _shift_range(r: Range | None, delta: int) -> Range | None:
 
 def _shift_spans(spans, delta: int) -> list:
     """``spans`` (:class:`~tile_lsp.analysis.ir.core.Span`) moved down by ``delta`` lines."""
-    return [dataclasses.replace(s, range=_shift_range(s.range, delta)) for s in spans]
+    return [s.moved(delta) for s in spans]
 
 
 def _shift_diagnostics(diags: list[Diagnostic], delta: int, first: int, last: int) -> list[Diagnostic]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Iterator, Literal, TypeVar
 
 from tile_lsp.analysis.ir.attributes import Attribute
-from tile_lsp.analysis.ir.diagnostics import Range
+from tile_lsp.analysis.ir.diagnostics import Position, Range
 from tile_lsp.dialect.schema import OpDef
 from tile_lsp.dialect.types import Type
 
@@ -60,10 +60,33 @@ class Span:
     """
 
     kind: Literal["!", "#", "type"]
-    range: Range
+    # the range as plain numbers (a big file holds one span per tile type written: no Range objects)
+    line: int
+    character: int
+    end_line: int
+    end_character: int
     name: str = ""
     definition: bool = False
     type: Type | None = None
+
+    @staticmethod
+    def of(kind: Literal["!", "#", "type"], rng: Range, name: str = "", definition: bool = False,
+           type: Type | None = None) -> "Span":
+        """The span of ``kind`` over ``rng``."""
+        return Span(kind, rng.start.line, rng.start.character, rng.end.line, rng.end.character, name,
+                    definition, type)
+
+    @property
+    def range(self) -> Range:
+        return Range(Position(self.line, self.character), Position(self.end_line, self.end_character))
+
+    def contains(self, pos: Position) -> bool:
+        """Whether ``pos`` is in the span, its ends included (where a hover still points at it)."""
+        return (self.line, self.character) <= (pos.line, pos.character) <= (self.end_line, self.end_character)
+
+    def moved(self, lines: int) -> "Span":
+        """The span ``lines`` lines further down."""
+        return dataclasses.replace(self, line=self.line + lines, end_line=self.end_line + lines)
 
 
 # The IR is a graph (values know their uses, ops their parents): the reprs name an object and its

@@ -277,7 +277,7 @@ class Builder(TypeAttributeReader):
         name = str(tok)[1:]
         rng = self.rng(tok)
         if rng is not None:
-            self.spans.append(Span(sigil, rng, name, definition=True))
+            self.spans.append(Span.of(sigil, rng, name, definition=True))
         if name in table:
             self.error(f"redefinition of {kind} alias id '{name}'", rng, "parse.alias")
         table[name] = self.attribute(item.children[1]) if sigil == "#" else self.generic_type(item.children[1])
