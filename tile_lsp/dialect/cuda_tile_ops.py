@@ -51,6 +51,9 @@ Conventions of this table (beyond ``schema.py``):
   the declarative formats are described in :data:`CUSTOM_DIRECTIVES`.
 * ``type_inference`` also covers the custom-syntax ops (where the C++ parser
   takes each unprinted type from).
+* The ops of one family (element-wise unary and binary ops, ``make_*_view``,
+  ``pow``/``fpowf``) are built by small factories, and attributes several ops
+  declare alike are shared constants; both are defined above the table.
 """
 
 from __future__ import annotations
@@ -132,69 +135,128 @@ TYPE_TRANSFORMS: dict[str, str] = {
 }
 
 # ---------------------------------------------------------------------------
+# Parts shared by several ops
+# ---------------------------------------------------------------------------
+# Attributes that several ops declare alike (Ops.td, too, describes them once:
+# ``rounding_mode_desc``, ``flush_to_zero_desc``, ``overflow_desc``, ...).
+
+ROUNDING_MODE = AttrDef("rounding_mode", "enum:RoundingMode", doc="Rounding applied to the result; `rounding<mode>` in the text, nearest_even when left out.")
+FLUSH_TO_ZERO = AttrDef("flush_to_zero", "unit", optional=True, doc="When set, subnormal inputs and results become zero.")
+OVERFLOW = AttrDef("overflow", "enum:IntegerOverflow", optional=True, default="none", doc="Wrap-around promise the compiler may exploit (`none` makes no promise).")
+SIGNEDNESS = AttrDef("signedness", "enum:Signedness", doc="Whether the integer elements are read as `signed` or `unsigned`.")
+PROPAGATE_NAN = AttrDef("propagate_nan", "unit", optional=True, doc="When set, a NaN in either input makes the element NaN; otherwise the other input wins.")
+OPTIMIZATION_HINTS = AttrDef("optimization_hints", "opt_hints", optional=True, doc="Per-architecture tuning hints for this access (keyed by sm_XX).")
+INBOUNDS = AttrDef("inbounds", "dense_bool_array", optional=True, doc="Per index dimension, a promise that the access stays inside the view, printed `inbounds = [true, ...]` (INFERRED from 13.4 bytecode).")
+#: The attributes of a function (``entry``, ``testing$func``) after its ``sym_name``.
+FUNCTION_SIGNATURE = (
+    AttrDef("function_type", "type", doc="Signature of the kernel: argument types and (empty) result types."),
+    AttrDef("arg_attrs", "array", optional=True, doc="Per-argument attribute dictionaries (not used by Tile IR today)."),
+    AttrDef("res_attrs", "array", optional=True, doc="Per-result attribute dictionaries (not used by Tile IR today)."),
+)
+
+# Assembly formats of the element-wise ops: one per set of attributes.
+UNARY_FORMAT = "$source attr-dict `:` custom<CudaTileType>(type($result))"
+UNARY_FTZ_FORMAT = "$source (`flush_to_zero` $flush_to_zero^)? attr-dict `:` custom<CudaTileType>(type($result))"
+BINARY_FORMAT = "$lhs `,` $rhs attr-dict `:` custom<CudaTileType>(type($result))"
+BINARY_OVERFLOW_FORMAT = "$lhs `,` $rhs (`overflow` `` $overflow^)? attr-dict `:` custom<CudaTileType>(type($result))"
+BINARY_ROUNDING_FORMAT = ("$lhs `,` $rhs custom<IEEERoundingMode>($rounding_mode) (`flush_to_zero` $flush_to_zero^)? attr-dict "
+                          "`:` custom<CudaTileType>(type($result))")
+BINARY_SIGNEDNESS_FORMAT = "$lhs `,` $rhs custom<Signedness>($signedness) attr-dict `:` custom<CudaTileType>(type($result))"
+BINARY_NAN_FORMAT = ("$lhs `,` $rhs oilist(`flush_to_zero` $flush_to_zero | `propagate_nan` $propagate_nan) attr-dict "
+                     "`:` custom<CudaTileType>(type($result))")
+
+#: ``operand_docs`` of :func:`_elementwise_binary` for the ops that divide and for the shifts.
+DIVISION_DOCS = ("Numerator.", "Denominator; same type as `lhs`.")
+SHIFT_DOCS = ("Bits to shift.", "Shift distance per element, same type as `lhs`.")
+
+
+def _memory_ordering(allowed: str, *, optional_scope: bool = True) -> tuple[AttrDef, AttrDef]:
+    """The ``memory_ordering_semantics`` and ``memory_scope`` attributes of a memory access that admits the
+    orderings ``allowed``; the scope is optional where weak accesses go without one."""
+    return (
+        AttrDef("memory_ordering_semantics", "enum:MemoryOrderingSemantics", doc=f"Memory ordering of the access; allowed here: {allowed}."),
+        AttrDef("memory_scope", "enum:MemoryScope", optional=optional_scope, doc="Which threads the access must be coherent with (tl_blk, device or sys); absent for weak accesses."),
+    )
+
+
+def _elementwise_unary(name: str, since: str, opcode: int, tile: TypeConstraint, summary: str, *, result_doc: str,
+                       attributes: tuple[AttrDef, ...] = (), format: str = UNARY_FORMAT,
+                       traits: tuple[str, ...] = ("Pure", "AllTypesMatch<source, result>")) -> OpDef:
+    """An element-wise op on one tile ``source`` of the type ``tile``; its ``result`` has the type of ``source``."""
+    return OpDef(
+        name=name, since=since, opcode=opcode, summary=summary,
+        operands=(OperandDef("source", tile, doc="Input values, transformed element by element."),),
+        attributes=attributes,
+        results=(ResultDef("result", tile, doc=result_doc),),
+        traits=traits, format=format,
+        type_inference={"source": "result"},
+    )
+
+
+def _elementwise_binary(name: str, since: str, opcode: int, tile: TypeConstraint, summary: str, *, result_doc: str,
+                        operand_docs: tuple[str, str] = ("Left operand.", "Right operand; same type as `lhs`."),
+                        attributes: tuple[AttrDef, ...] = (), format: str = BINARY_FORMAT,
+                        traits: tuple[str, ...] = ("Pure", "AllTypesMatch<lhs, rhs, result>")) -> OpDef:
+    """An element-wise op on two tiles ``lhs`` and ``rhs`` of the type ``tile``; its ``result`` has their type."""
+    lhs_doc, rhs_doc = operand_docs
+    return OpDef(
+        name=name, since=since, opcode=opcode, summary=summary,
+        operands=(OperandDef("lhs", tile, doc=lhs_doc), OperandDef("rhs", tile, doc=rhs_doc)),
+        attributes=attributes,
+        results=(ResultDef("result", tile, doc=result_doc),),
+        traits=traits, format=format,
+        type_inference={"lhs": "result", "rhs": "result"},
+    )
+
+
+def _tile_view_op(name: str, since: str, opcode: int, view: TypeConstraint, summary: str, *, result_doc: str,
+                  tensor_view_since: str | None = None) -> OpDef:
+    """A ``make_*_view`` op: views its operand ``tensor_view`` as tiles, a result of the view type ``view``."""
+    return OpDef(
+        name=name, since=since, opcode=opcode, summary=summary,
+        operands=(OperandDef("tensor_view", TENSOR_VIEW, doc="Tensor view being tiled.", since=tensor_view_since),),
+        results=(ResultDef("result", view, doc=result_doc),),
+        traits=("Pure", "OpAsmOpInterface"),
+        format=None,
+        type_inference={"tensor_view": "tensor_view_of(result)"},
+    )
+
+
+def _float_power(name: str, since: str, opcode: int, summary: str) -> OpDef:
+    """Ops.td PowOp under the name ``name`` (``pow``; ``fpowf`` in the 13.5 printer): a float base raised to a
+    float exponent of its type."""
+    return OpDef(
+        name=name, since=since, opcode=opcode, summary=summary,
+        operands=(
+            OperandDef("source", BASE_FLOAT_TILE, doc="Base."),
+            OperandDef("exponent", BASE_FLOAT_TILE, doc="Float power, same type as the base."),
+        ),
+        results=(ResultDef("result", BASE_FLOAT_TILE, doc="source ** exponent per element."),),
+        traits=("Pure", "AllTypesMatch<result, source, exponent>", "AllRanksMatch<source, exponent, result>"),
+        format="$source `,` $exponent attr-dict `:` custom<CudaTileType>(type($result))",
+        type_inference={"source": "result", "exponent": "result"},
+    )
+
+
+# ---------------------------------------------------------------------------
 # The ops
 # ---------------------------------------------------------------------------
 
 OPS: tuple[OpDef, ...] = (
-    OpDef(
-        name="absf", since="13.1", opcode=0x0,
-        summary="Absolute value of each element of a float tile.",
-        operands=(OperandDef("source", BASE_FLOAT_TILE, doc="Input values, transformed element by element."),),
-        results=(ResultDef("result", BASE_FLOAT_TILE, doc="|x| for each element x of `source`."),),
-        traits=("Pure", "SameOperandsAndResultShape", "AllTypesMatch<source, result>"),
-        format="$source attr-dict `:` custom<CudaTileType>(type($result))",
-        type_inference={"source": "result"},
-    ),
-    OpDef(
-        name="absi", since="13.1", opcode=0x1,
-        summary="Absolute value of each element of an integer tile.",
-        operands=(OperandDef("source", INT_TILE, doc="Input values, transformed element by element."),),
-        results=(ResultDef("result", INT_TILE, doc="|x| for each element x of `source`."),),
-        traits=("Pure", "SameOperandsAndResultShape", "AllTypesMatch<source, result>"),
-        format="$source attr-dict `:` custom<CudaTileType>(type($result))",
-        type_inference={"source": "result"},
-    ),
-    OpDef(
-        name="addi", since="13.1", opcode=0x3,
-        summary="Adds two integer tiles element by element.",
-        operands=(
-            OperandDef("lhs", INT_TILE, doc="Left operand."),
-            OperandDef("rhs", INT_TILE, doc="Right operand; same type as `lhs`."),
-        ),
-        attributes=(AttrDef("overflow", "enum:IntegerOverflow", optional=True, default="none", doc="Wrap-around promise the compiler may exploit (`none` makes no promise)."),),
-        results=(ResultDef("result", INT_TILE, doc="Element-wise lhs + rhs (wraps modulo 2^width)."),),
-        traits=("Pure", "AllTypesMatch<lhs, rhs, result>"),
-        format="$lhs `,` $rhs (`overflow` `` $overflow^)? attr-dict `:` custom<CudaTileType>(type($result))",
-        type_inference={"lhs": "result", "rhs": "result"},
-    ),
-    OpDef(
-        name="addf", since="13.1", opcode=0x2,
-        summary="Adds two float tiles element by element.",
-        operands=(
-            OperandDef("lhs", BASE_FLOAT_TILE, doc="Left operand."),
-            OperandDef("rhs", BASE_FLOAT_TILE, doc="Right operand; same type as `lhs`."),
-        ),
-        attributes=(
-            AttrDef("rounding_mode", "enum:RoundingMode", doc="Rounding applied to the result; `rounding<mode>` in the text, nearest_even when left out."),
-            AttrDef("flush_to_zero", "unit", optional=True, doc="When set, subnormal inputs and results become zero."),
-        ),
-        results=(ResultDef("result", BASE_FLOAT_TILE, doc="Element-wise lhs + rhs."),),
-        traits=("Pure", "AllTypesMatch<lhs, rhs, result>"),
-        format="$lhs `,` $rhs custom<IEEERoundingMode>($rounding_mode) (`flush_to_zero` $flush_to_zero^)? attr-dict `:` custom<CudaTileType>(type($result))",
-        type_inference={"lhs": "result", "rhs": "result"},
-    ),
-    OpDef(
-        name="andi", since="13.1", opcode=0x4,
-        summary="Bitwise AND of two integer tiles, element by element.",
-        operands=(
-            OperandDef("lhs", INT_TILE, doc="Left operand."),
-            OperandDef("rhs", INT_TILE, doc="Right operand; same type as `lhs`."),
-        ),
-        results=(ResultDef("result", INT_TILE, doc="Element-wise lhs & rhs."),),
-        traits=("Pure", "AllTypesMatch<lhs, rhs, result>"),
-        format="$lhs `,` $rhs attr-dict `:` custom<CudaTileType>(type($result))",
-        type_inference={"lhs": "result", "rhs": "result"},
-    ),
+    _elementwise_unary("absf", "13.1", 0x0, BASE_FLOAT_TILE, "Absolute value of each element of a float tile.",
+                       result_doc="|x| for each element x of `source`.",
+                       traits=("Pure", "SameOperandsAndResultShape", "AllTypesMatch<source, result>")),
+    _elementwise_unary("absi", "13.1", 0x1, INT_TILE, "Absolute value of each element of an integer tile.",
+                       result_doc="|x| for each element x of `source`.",
+                       traits=("Pure", "SameOperandsAndResultShape", "AllTypesMatch<source, result>")),
+    _elementwise_binary("addi", "13.1", 0x3, INT_TILE, "Adds two integer tiles element by element.",
+                        result_doc="Element-wise lhs + rhs (wraps modulo 2^width).", attributes=(OVERFLOW,),
+                        format=BINARY_OVERFLOW_FORMAT),
+    _elementwise_binary("addf", "13.1", 0x2, BASE_FLOAT_TILE, "Adds two float tiles element by element.",
+                        result_doc="Element-wise lhs + rhs.", attributes=(ROUNDING_MODE, FLUSH_TO_ZERO),
+                        format=BINARY_ROUNDING_FORMAT),
+    _elementwise_binary("andi", "13.1", 0x4, INT_TILE, "Bitwise AND of two integer tiles, element by element.",
+                        result_doc="Element-wise lhs & rhs."),
     OpDef(
         name="assert", since="13.1", opcode=0x5,
         summary="Stops the kernel with the given message unless every condition element is true.",
@@ -245,10 +307,7 @@ OPS: tuple[OpDef, ...] = (
             OperandDef("mask", I1_TILE, "optional", doc="Optional i1 tile; elements with false are skipped."),
             OperandDef("token", TOKEN, "optional", doc="Optional token this access must be ordered after."),
         ),
-        attributes=(
-            AttrDef("memory_ordering_semantics", "enum:MemoryOrderingSemantics", doc="Memory ordering of the access; allowed here: relaxed, acquire, release, acq_rel."),
-            AttrDef("memory_scope", "enum:MemoryScope", doc="Which threads the access must be coherent with (tl_blk, device or sys); absent for weak accesses."),
-        ),
+        attributes=_memory_ordering("relaxed, acquire, release, acq_rel", optional_scope=False),
         results=(
             ResultDef("result", ANY_TILE, doc="Values found in memory before the operation."),
             ResultDef("result_token", TOKEN, doc="Token that completes once the access has happened."),
@@ -267,8 +326,7 @@ OPS: tuple[OpDef, ...] = (
             OperandDef("token", TOKEN, "optional", doc="Optional token this access must be ordered after."),
         ),
         attributes=(
-            AttrDef("memory_ordering_semantics", "enum:MemoryOrderingSemantics", doc="Memory ordering of the access; allowed here: relaxed, acquire, release, acq_rel."),
-            AttrDef("memory_scope", "enum:MemoryScope", doc="Which threads the access must be coherent with (tl_blk, device or sys); absent for weak accesses."),
+            *_memory_ordering("relaxed, acquire, release, acq_rel", optional_scope=False),
             AttrDef("mode", "enum:AtomicRMWMode", doc="How the stored value and `arg` are combined (add, max, xchg, ...)."),
         ),
         results=(
@@ -326,24 +384,10 @@ OPS: tuple[OpDef, ...] = (
         traits=("Pure", "AllRanksMatch<lhs, rhs, result>", "AllElementTypeMatch<lhs, rhs, result>"),
         format="$lhs `,` $rhs `dim` `=` $dim attr-dict `:` custom<CudaTileType>(type($lhs)) `,` custom<CudaTileType>(type($rhs)) `->` custom<CudaTileType>(type($result))",
     ),
-    OpDef(
-        name="cos", since="13.1", opcode=0x12,
-        summary="Cosine of each element of a float tile (radians).",
-        operands=(OperandDef("source", BASE_FLOAT_TILE, doc="Input values, transformed element by element."),),
-        results=(ResultDef("result", BASE_FLOAT_TILE, doc="cos(x) per element (radians)."),),
-        traits=("Pure", "AllTypesMatch<source, result>"),
-        format="$source attr-dict `:` custom<CudaTileType>(type($result))",
-        type_inference={"source": "result"},
-    ),
-    OpDef(
-        name="cosh", since="13.1", opcode=0x13,
-        summary="Hyperbolic cosine of each element of a float tile.",
-        operands=(OperandDef("source", BASE_FLOAT_TILE, doc="Input values, transformed element by element."),),
-        results=(ResultDef("result", BASE_FLOAT_TILE, doc="cosh(x) per element."),),
-        traits=("Pure", "AllTypesMatch<source, result>"),
-        format="$source attr-dict `:` custom<CudaTileType>(type($result))",
-        type_inference={"source": "result"},
-    ),
+    _elementwise_unary("cos", "13.1", 0x12, BASE_FLOAT_TILE, "Cosine of each element of a float tile (radians).",
+                       result_doc="cos(x) per element (radians)."),
+    _elementwise_unary("cosh", "13.1", 0x13, BASE_FLOAT_TILE, "Hyperbolic cosine of each element of a float tile.",
+                       result_doc="cosh(x) per element."),
     OpDef(
         name="break", since="13.1", opcode=0xa,
         summary="Leaves the enclosing loop, handing values to the loop's results.",
@@ -351,15 +395,8 @@ OPS: tuple[OpDef, ...] = (
         traits=("ReturnLike", "Terminator", "ParentOneOf<if, loop>"),
         format="attr-dict ($operands^ `:` custom<CudaTileType>(type($operands)))?",
     ),
-    OpDef(
-        name="ceil", since="13.1", opcode=0xd,
-        summary="Rounds each float element up to an integral value.",
-        operands=(OperandDef("source", BASE_FLOAT_TILE, doc="Input values, transformed element by element."),),
-        results=(ResultDef("result", BASE_FLOAT_TILE, doc="Smallest integral value not below each element, still a float."),),
-        traits=("Pure", "AllTypesMatch<source, result>"),
-        format="$source attr-dict `:` custom<CudaTileType>(type($result))",
-        type_inference={"source": "result"},
-    ),
+    _elementwise_unary("ceil", "13.1", 0xd, BASE_FLOAT_TILE, "Rounds each float element up to an integral value.",
+                       result_doc="Smallest integral value not below each element, still a float."),
     OpDef(
         name="cmpf", since="13.1", opcode=0xe,
         summary="Compares two float tiles element by element into an i1 tile.",
@@ -385,7 +422,7 @@ OPS: tuple[OpDef, ...] = (
         ),
         attributes=(
             AttrDef("comparison_predicate", "enum:ComparisonPredicate", doc="Relation tested: equal, less_than, greater_than, ..."),
-            AttrDef("signedness", "enum:Signedness", doc="Whether the integer elements are read as `signed` or `unsigned`."),
+            SIGNEDNESS,
         ),
         results=(ResultDef("result", I1_TILE, doc="i1 tile, true where the relation holds."),),
         traits=("Pure", "AllTypesMatch<lhs, rhs>", "TypesMatchWith<lhs, result, i1_like>"),
@@ -426,38 +463,17 @@ OPS: tuple[OpDef, ...] = (
         format=None,
         type_inference={"result": "splat_rank(src)"},
     ),
-    OpDef(
-        name="divf", since="13.1", opcode=0x14,
-        summary="Divides two float tiles element by element.",
-        operands=(
-            OperandDef("lhs", BASE_FLOAT_TILE, doc="Numerator."),
-            OperandDef("rhs", BASE_FLOAT_TILE, doc="Denominator; same type as `lhs`."),
-        ),
-        attributes=(
-            AttrDef("rounding_mode", "enum:RoundingMode", doc="Rounding applied to the result; `rounding<mode>` in the text, nearest_even when left out."),
-            AttrDef("flush_to_zero", "unit", optional=True, doc="When set, subnormal inputs and results become zero."),
-        ),
-        results=(ResultDef("result", BASE_FLOAT_TILE, doc="Element-wise quotient lhs / rhs."),),
-        traits=("Pure", "AllTypesMatch<lhs, rhs, result>"),
-        format="$lhs `,` $rhs custom<DivFOpRoundingMode>($rounding_mode) (`flush_to_zero` $flush_to_zero^)? attr-dict `:` custom<CudaTileType>(type($result))",
-        type_inference={"lhs": "result", "rhs": "result"},
-    ),
-    OpDef(
-        name="divi", since="13.1", opcode=0x15,
-        summary="Divides two integer tiles element by element, rounding in the chosen direction.",
-        operands=(
-            OperandDef("lhs", INT_TILE, doc="Numerator."),
-            OperandDef("rhs", INT_TILE, doc="Denominator; same type as `lhs`."),
-        ),
-        attributes=(
-            AttrDef("signedness", "enum:Signedness", doc="Whether the integer elements are read as `signed` or `unsigned`."),
-            AttrDef("rounding", "enum:RoundingMode", optional=True, default="zero", doc="Direction of the quotient's rounding: zero (default), positive_inf or negative_inf."),
-        ),
-        results=(ResultDef("result", INT_TILE, doc="Element-wise integer quotient, rounded as `rounding` says."),),
-        traits=("NoMemoryEffect", "AllTypesMatch<lhs, rhs, result>"),
-        format="$lhs `,` $rhs custom<Signedness>($signedness) (`rounding` `` $rounding^)? attr-dict `:` custom<CudaTileType>(type($result))",
-        type_inference={"lhs": "result", "rhs": "result"},
-    ),
+    _elementwise_binary("divf", "13.1", 0x14, BASE_FLOAT_TILE, "Divides two float tiles element by element.",
+                        result_doc="Element-wise quotient lhs / rhs.", operand_docs=DIVISION_DOCS,
+                        attributes=(ROUNDING_MODE, FLUSH_TO_ZERO),
+                        format="$lhs `,` $rhs custom<DivFOpRoundingMode>($rounding_mode) (`flush_to_zero` $flush_to_zero^)? attr-dict `:` custom<CudaTileType>(type($result))"),
+    _elementwise_binary("divi", "13.1", 0x15, INT_TILE,
+                        "Divides two integer tiles element by element, rounding in the chosen direction.",
+                        result_doc="Element-wise integer quotient, rounded as `rounding` says.",
+                        operand_docs=DIVISION_DOCS,
+                        attributes=(SIGNEDNESS, AttrDef("rounding", "enum:RoundingMode", optional=True, default="zero", doc="Direction of the quotient's rounding: zero (default), positive_inf or negative_inf.")),
+                        format="$lhs `,` $rhs custom<Signedness>($signedness) (`rounding` `` $rounding^)? attr-dict `:` custom<CudaTileType>(type($result))",
+                        traits=("NoMemoryEffect", "AllTypesMatch<lhs, rhs, result>")),
     OpDef(
         name="mmaf", since="13.1", opcode=0x49,
         summary="Float matrix multiply of two tiles added to an accumulator tile.",
@@ -516,31 +532,17 @@ OPS: tuple[OpDef, ...] = (
         format="$source `[` $indices `]` attr-dict `:` custom<CudaTileType>(type($source)) `->` custom<CudaTileType>(type($result))",
         type_inference={"indices": "scalar_i32_tile"},
     ),
-    OpDef(
-        name="exp", since="13.1", opcode=0x17,
-        summary="Element-wise natural exponential.",
-        operands=(OperandDef("source", BASE_FLOAT_TILE, doc="Input values, transformed element by element."),),
-        attributes=(AttrDef("rounding_mode", "enum:RoundingMode", optional=True, default="full", doc="Rounding applied to the result; `rounding<mode>` in the text, full when left out.", since="13.3"),),
-        results=(ResultDef("result", BASE_FLOAT_TILE, doc="e raised to each element."),),
-        traits=("Pure", "AllTypesMatch<source, result>"),
-        format="$source custom<ExpOpRoundingMode>($rounding_mode) attr-dict `:` custom<CudaTileType>(type($result))",
-        type_inference={"source": "result"},
-    ),
-    OpDef(
-        name="exp2", since="13.1", opcode=0x18,
-        summary="Element-wise base-2 exponential.",
-        operands=(OperandDef("source", BASE_FLOAT_TILE, doc="Input values, transformed element by element."),),
-        attributes=(AttrDef("flush_to_zero", "unit", optional=True, doc="When set, subnormal inputs and results become zero."),),
-        results=(ResultDef("result", BASE_FLOAT_TILE, doc="2 raised to each element."),),
-        traits=("Pure", "AllTypesMatch<source, result>"),
-        format="$source (`flush_to_zero` $flush_to_zero^)? attr-dict `:` custom<CudaTileType>(type($result))",
-        type_inference={"source": "result"},
-    ),
+    _elementwise_unary("exp", "13.1", 0x17, BASE_FLOAT_TILE, "Element-wise natural exponential.",
+                       result_doc="e raised to each element.",
+                       attributes=(AttrDef("rounding_mode", "enum:RoundingMode", optional=True, default="full", doc="Rounding applied to the result; `rounding<mode>` in the text, full when left out.", since="13.3"),),
+                       format="$source custom<ExpOpRoundingMode>($rounding_mode) attr-dict `:` custom<CudaTileType>(type($result))"),
+    _elementwise_unary("exp2", "13.1", 0x18, BASE_FLOAT_TILE, "Element-wise base-2 exponential.",
+                       result_doc="2 raised to each element.", attributes=(FLUSH_TO_ZERO,), format=UNARY_FTZ_FORMAT),
     OpDef(
         name="exti", since="13.1", opcode=0x25,
         summary="Widens integer elements by sign or zero extension.",
         operands=(OperandDef("from", INT_OR_I4_TILE, doc="Narrow integer tile."),),
-        attributes=(AttrDef("signedness", "enum:Signedness", doc="Whether the integer elements are read as `signed` or `unsigned`."),),
+        attributes=(SIGNEDNESS,),
         results=(ResultDef("to", INT_OR_I4_TILE, doc="Wider integer tile of the same shape."),),
         traits=("Pure", "AllShapesMatch<from, to>"),
         format="$from custom<Signedness>($signedness) attr-dict `:` custom<CudaTileType>(type($from)) `->` custom<CudaTileType>(type($to))",
@@ -561,15 +563,8 @@ OPS: tuple[OpDef, ...] = (
         format=None,
         type_inference={"lowerBound": "for_iv_type", "upperBound": "for_iv_type", "step": "for_iv_type", "initValues": "resultValues"},
     ),
-    OpDef(
-        name="floor", since="13.1", opcode=0x27,
-        summary="Rounds each float element down to an integral value.",
-        operands=(OperandDef("source", BASE_FLOAT_TILE, doc="Input values, transformed element by element."),),
-        results=(ResultDef("result", BASE_FLOAT_TILE, doc="Largest integral value not above each element, still a float."),),
-        traits=("Pure", "AllTypesMatch<source, result>"),
-        format="$source attr-dict `:` custom<CudaTileType>(type($result))",
-        type_inference={"source": "result"},
-    ),
+    _elementwise_unary("floor", "13.1", 0x27, BASE_FLOAT_TILE, "Rounds each float element down to an integral value.",
+                       result_doc="Largest integral value not above each element, still a float."),
     OpDef(
         name="fma", since="13.1", opcode=0x28,
         summary="Fused multiply-add of three float tiles, element by element.",
@@ -578,10 +573,7 @@ OPS: tuple[OpDef, ...] = (
             OperandDef("rhs", BASE_FLOAT_TILE, doc="Second factor."),
             OperandDef("acc", BASE_FLOAT_TILE, doc="Addend."),
         ),
-        attributes=(
-            AttrDef("rounding_mode", "enum:RoundingMode", doc="Rounding applied to the result; `rounding<mode>` in the text, nearest_even when left out."),
-            AttrDef("flush_to_zero", "unit", optional=True, doc="When set, subnormal inputs and results become zero."),
-        ),
+        attributes=(ROUNDING_MODE, FLUSH_TO_ZERO),
         results=(ResultDef("result", BASE_FLOAT_TILE, doc="lhs * rhs + acc with a single rounding."),),
         traits=("Pure", "AllTypesMatch<lhs, rhs, acc, result>"),
         format="$lhs `,` $rhs `,` $acc custom<IEEERoundingMode>($rounding_mode) (`flush_to_zero` $flush_to_zero^)? attr-dict `:` custom<CudaTileType>(type($result))",
@@ -601,7 +593,7 @@ OPS: tuple[OpDef, ...] = (
         summary="Converts float elements to integers.",
         operands=(OperandDef("from", FLOAT_TILE, doc="Float tile to convert."),),
         attributes=(
-            AttrDef("signedness", "enum:Signedness", doc="Whether the integer elements are read as `signed` or `unsigned`."),
+            SIGNEDNESS,
             AttrDef("rounding_mode", "enum:RoundingMode", doc="Rounding applied to the result; `rounding<mode>` in the text, nearest_int_to_zero when left out."),
         ),
         results=(ResultDef("to", INT_TILE, doc="Integer tile of the same shape."),),
@@ -613,9 +605,7 @@ OPS: tuple[OpDef, ...] = (
         summary="Defines a kernel entry point.",
         attributes=(
             AttrDef("sym_name", "symbol_name", doc="Kernel name."),
-            AttrDef("function_type", "type", doc="Signature of the kernel: argument types and (empty) result types."),
-            AttrDef("arg_attrs", "array", optional=True, doc="Per-argument attribute dictionaries (not used by Tile IR today)."),
-            AttrDef("res_attrs", "array", optional=True, doc="Per-result attribute dictionaries (not used by Tile IR today)."),
+            *FUNCTION_SIGNATURE,
             AttrDef("optimization_hints", "opt_hints", optional=True, doc="Per-architecture launch hints (num_cta_in_cga, occupancy, ...)."),
         ),
         regions=(RegionDef("body", "single_block"),),
@@ -708,7 +698,7 @@ OPS: tuple[OpDef, ...] = (
         name="trunci", since="13.1", opcode=0x6b,
         summary="Narrows integer elements by dropping their high bits.",
         operands=(OperandDef("from", INT_OR_I4_TILE, doc="Wide integer tile."),),
-        attributes=(AttrDef("overflow", "enum:IntegerOverflow", optional=True, default="none", doc="Wrap-around promise the compiler may exploit (`none` makes no promise)."),),
+        attributes=(OVERFLOW,),
         results=(ResultDef("to", INT_OR_I4_TILE, doc="Narrower integer tile of the same shape (high bits dropped)."),),
         traits=("Pure", "AllShapesMatch<from, to>"),
         format="$from (`overflow` `` $overflow^)? attr-dict `:` custom<CudaTileType>(type($from)) `->` custom<CudaTileType>(type($to))",
@@ -717,10 +707,7 @@ OPS: tuple[OpDef, ...] = (
         name="itof", since="13.1", opcode=0x3b,
         summary="Converts integer elements to floats.",
         operands=(OperandDef("from", INT_TILE, doc="Integer tile to convert."),),
-        attributes=(
-            AttrDef("signedness", "enum:Signedness", doc="Whether the integer elements are read as `signed` or `unsigned`."),
-            AttrDef("rounding_mode", "enum:RoundingMode", doc="Rounding applied to the result; `rounding<mode>` in the text, nearest_even when left out."),
-        ),
+        attributes=(SIGNEDNESS, ROUNDING_MODE),
         results=(ResultDef("to", FLOAT_TILE, doc="Float tile of the same shape."),),
         traits=("Pure", "AllShapesMatch<from, to>"),
         format="$from custom<Signedness>($signedness) custom<IEEERoundingMode>($rounding_mode) attr-dict `:` custom<CudaTileType>(type($from)) `->` custom<CudaTileType>(type($to))",
@@ -733,12 +720,7 @@ OPS: tuple[OpDef, ...] = (
             OperandDef("index", variadic_of(INT_TILE), "variadic", doc="Position of the tile in the view's tile grid, one scalar per dimension."),
             OperandDef("token", TOKEN, "optional", doc="Optional token this read must be ordered after."),
         ),
-        attributes=(
-            AttrDef("memory_ordering_semantics", "enum:MemoryOrderingSemantics", doc="Memory ordering of the access; allowed here: weak, relaxed, acquire."),
-            AttrDef("memory_scope", "enum:MemoryScope", optional=True, doc="Which threads the access must be coherent with (tl_blk, device or sys); absent for weak accesses."),
-            AttrDef("optimization_hints", "opt_hints", optional=True, doc="Per-architecture tuning hints for this access (keyed by sm_XX)."),
-            AttrDef("inbounds", "dense_bool_array", optional=True, doc="Per index dimension, a promise that the access stays inside the view, printed `inbounds = [true, ...]` (INFERRED from 13.4 bytecode)."),
-        ),
+        attributes=(*_memory_ordering("weak, relaxed, acquire"), OPTIMIZATION_HINTS, INBOUNDS),
         results=(
             ResultDef("tile", ANY_TILE, doc="Loaded tile, shaped as the view's tile."),
             ResultDef("result_token", TOKEN, doc="Token that completes once the read has happened."),
@@ -756,11 +738,7 @@ OPS: tuple[OpDef, ...] = (
             OperandDef("paddingValue", NUMBER_TILE, "optional", doc="Optional value used for masked-off elements."),
             OperandDef("token", TOKEN, "optional", doc="Optional token this read must be ordered after."),
         ),
-        attributes=(
-            AttrDef("memory_ordering_semantics", "enum:MemoryOrderingSemantics", doc="Memory ordering of the access; allowed here: weak, relaxed, acquire."),
-            AttrDef("memory_scope", "enum:MemoryScope", optional=True, doc="Which threads the access must be coherent with (tl_blk, device or sys); absent for weak accesses."),
-            AttrDef("optimization_hints", "opt_hints", optional=True, doc="Per-architecture tuning hints for this access (keyed by sm_XX)."),
-        ),
+        attributes=(*_memory_ordering("weak, relaxed, acquire"), OPTIMIZATION_HINTS),
         results=(
             ResultDef("result", ANY_TILE, doc="Values read (or padding)."),
             ResultDef("result_token", TOKEN, doc="Token that completes once the read has happened."),
@@ -769,24 +747,10 @@ OPS: tuple[OpDef, ...] = (
         format="$memory_ordering_semantics ($memory_scope^)? $source (`,` $mask^)? (`,` $paddingValue^)? (`token` `` `=` `` $token^)? (`optimization_hints` `=` $optimization_hints^)? attr-dict `:` custom<CudaTileType>(type($source)) (`,` custom<CudaTileType>(type($mask))^)? (`,` custom<CudaTileType>(type($paddingValue))^)? `->` custom<CudaTileType>(type($result)) `,` custom<CudaTileType>(type($result_token))",
         type_inference={"token": "token"},
     ),
-    OpDef(
-        name="log", since="13.1", opcode=0x3f,
-        summary="Natural logarithm of each element of a float tile.",
-        operands=(OperandDef("source", BASE_FLOAT_TILE, doc="Input values, transformed element by element."),),
-        results=(ResultDef("result", BASE_FLOAT_TILE, doc="Natural logarithm of each element."),),
-        traits=("Pure", "AllTypesMatch<source, result>"),
-        format="$source attr-dict `:` custom<CudaTileType>(type($result))",
-        type_inference={"source": "result"},
-    ),
-    OpDef(
-        name="log2", since="13.1", opcode=0x40,
-        summary="Base-2 logarithm of each element of a float tile.",
-        operands=(OperandDef("source", BASE_FLOAT_TILE, doc="Input values, transformed element by element."),),
-        results=(ResultDef("result", BASE_FLOAT_TILE, doc="Base-2 logarithm of each element."),),
-        traits=("Pure", "AllTypesMatch<source, result>"),
-        format="$source attr-dict `:` custom<CudaTileType>(type($result))",
-        type_inference={"source": "result"},
-    ),
+    _elementwise_unary("log", "13.1", 0x3f, BASE_FLOAT_TILE, "Natural logarithm of each element of a float tile.",
+                       result_doc="Natural logarithm of each element."),
+    _elementwise_unary("log2", "13.1", 0x40, BASE_FLOAT_TILE, "Base-2 logarithm of each element of a float tile.",
+                       result_doc="Base-2 logarithm of each element."),
     OpDef(
         name="loop", since="13.1", opcode=0x41,
         summary="Loop that repeats until a break, with loop-carried values.",
@@ -809,64 +773,18 @@ OPS: tuple[OpDef, ...] = (
         format=None,
         type_inference={"base": "scalar_ptr_to_elem(result)"},
     ),
-    OpDef(
-        name="maxf", since="13.1", opcode=0x45,
-        summary="Element-wise maximum of two float tiles.",
-        operands=(
-            OperandDef("lhs", BASE_FLOAT_TILE, doc="Left operand."),
-            OperandDef("rhs", BASE_FLOAT_TILE, doc="Right operand; same type as `lhs`."),
-        ),
-        attributes=(
-            AttrDef("propagate_nan", "unit", optional=True, doc="When set, a NaN in either input makes the element NaN; otherwise the other input wins."),
-            AttrDef("flush_to_zero", "unit", optional=True, doc="When set, subnormal inputs and results become zero."),
-        ),
-        results=(ResultDef("result", BASE_FLOAT_TILE, doc="Element-wise larger of lhs and rhs."),),
-        traits=("Pure", "AllTypesMatch<lhs, rhs, result>"),
-        format="$lhs `,` $rhs oilist(`flush_to_zero` $flush_to_zero | `propagate_nan` $propagate_nan) attr-dict `:` custom<CudaTileType>(type($result))",
-        type_inference={"lhs": "result", "rhs": "result"},
-    ),
-    OpDef(
-        name="maxi", since="13.1", opcode=0x46,
-        summary="Element-wise maximum of two integer tiles.",
-        operands=(
-            OperandDef("lhs", INT_TILE, doc="Left operand."),
-            OperandDef("rhs", INT_TILE, doc="Right operand; same type as `lhs`."),
-        ),
-        attributes=(AttrDef("signedness", "enum:Signedness", doc="Whether the integer elements are read as `signed` or `unsigned`."),),
-        results=(ResultDef("result", INT_TILE, doc="Element-wise larger of lhs and rhs under the chosen signedness."),),
-        traits=("Pure", "AllTypesMatch<lhs, rhs, result>"),
-        format="$lhs `,` $rhs custom<Signedness>($signedness) attr-dict `:` custom<CudaTileType>(type($result))",
-        type_inference={"lhs": "result", "rhs": "result"},
-    ),
-    OpDef(
-        name="minf", since="13.1", opcode=0x47,
-        summary="Element-wise minimum of two float tiles.",
-        operands=(
-            OperandDef("lhs", BASE_FLOAT_TILE, doc="Left operand."),
-            OperandDef("rhs", BASE_FLOAT_TILE, doc="Right operand; same type as `lhs`."),
-        ),
-        attributes=(
-            AttrDef("propagate_nan", "unit", optional=True, doc="When set, a NaN in either input makes the element NaN; otherwise the other input wins."),
-            AttrDef("flush_to_zero", "unit", optional=True, doc="When set, subnormal inputs and results become zero."),
-        ),
-        results=(ResultDef("result", BASE_FLOAT_TILE, doc="Element-wise smaller of lhs and rhs."),),
-        traits=("Pure", "AllTypesMatch<lhs, rhs, result>"),
-        format="$lhs `,` $rhs oilist(`flush_to_zero` $flush_to_zero | `propagate_nan` $propagate_nan) attr-dict `:` custom<CudaTileType>(type($result))",
-        type_inference={"lhs": "result", "rhs": "result"},
-    ),
-    OpDef(
-        name="mini", since="13.1", opcode=0x48,
-        summary="Element-wise minimum of two integer tiles.",
-        operands=(
-            OperandDef("lhs", INT_TILE, doc="Left operand."),
-            OperandDef("rhs", INT_TILE, doc="Right operand; same type as `lhs`."),
-        ),
-        attributes=(AttrDef("signedness", "enum:Signedness", doc="Whether the integer elements are read as `signed` or `unsigned`."),),
-        results=(ResultDef("result", INT_TILE, doc="Element-wise smaller of lhs and rhs under the chosen signedness."),),
-        traits=("Pure", "AllTypesMatch<lhs, rhs, result>"),
-        format="$lhs `,` $rhs custom<Signedness>($signedness) attr-dict `:` custom<CudaTileType>(type($result))",
-        type_inference={"lhs": "result", "rhs": "result"},
-    ),
+    _elementwise_binary("maxf", "13.1", 0x45, BASE_FLOAT_TILE, "Element-wise maximum of two float tiles.",
+                        result_doc="Element-wise larger of lhs and rhs.", attributes=(PROPAGATE_NAN, FLUSH_TO_ZERO),
+                        format=BINARY_NAN_FORMAT),
+    _elementwise_binary("maxi", "13.1", 0x46, INT_TILE, "Element-wise maximum of two integer tiles.",
+                        result_doc="Element-wise larger of lhs and rhs under the chosen signedness.",
+                        attributes=(SIGNEDNESS,), format=BINARY_SIGNEDNESS_FORMAT),
+    _elementwise_binary("minf", "13.1", 0x47, BASE_FLOAT_TILE, "Element-wise minimum of two float tiles.",
+                        result_doc="Element-wise smaller of lhs and rhs.", attributes=(PROPAGATE_NAN, FLUSH_TO_ZERO),
+                        format=BINARY_NAN_FORMAT),
+    _elementwise_binary("mini", "13.1", 0x48, INT_TILE, "Element-wise minimum of two integer tiles.",
+                        result_doc="Element-wise smaller of lhs and rhs under the chosen signedness.",
+                        attributes=(SIGNEDNESS,), format=BINARY_SIGNEDNESS_FORMAT),
     OpDef(
         name="module", since="13.1", opcode=0x4b,
         summary="Top-level container of kernels and globals.",
@@ -878,35 +796,13 @@ OPS: tuple[OpDef, ...] = (
         traits=("IsolatedFromAbove", "OpAsmOpInterface", "NoRegionArguments", "SingleBlock", "SymbolTable", "NoTerminator", "RegionKindInterface", "HasOnlyGraphRegion"),
         format="$sym_name attr-dict-with-keyword $body",
     ),
-    OpDef(
-        name="mulf", since="13.1", opcode=0x4c,
-        summary="Multiplies two float tiles element by element.",
-        operands=(
-            OperandDef("lhs", BASE_FLOAT_TILE, doc="Left operand."),
-            OperandDef("rhs", BASE_FLOAT_TILE, doc="Right operand; same type as `lhs`."),
-        ),
-        attributes=(
-            AttrDef("rounding_mode", "enum:RoundingMode", doc="Rounding applied to the result; `rounding<mode>` in the text, nearest_even when left out."),
-            AttrDef("flush_to_zero", "unit", optional=True, doc="When set, subnormal inputs and results become zero."),
-        ),
-        results=(ResultDef("result", BASE_FLOAT_TILE, doc="Element-wise lhs * rhs."),),
-        traits=("Pure", "AllTypesMatch<lhs, rhs, result>"),
-        format="$lhs `,` $rhs custom<IEEERoundingMode>($rounding_mode) (`flush_to_zero` $flush_to_zero^)? attr-dict `:` custom<CudaTileType>(type($result))",
-        type_inference={"lhs": "result", "rhs": "result"},
-    ),
-    OpDef(
-        name="muli", since="13.1", opcode=0x4e,
-        summary="Multiplies two integer tiles element by element (low half of the product).",
-        operands=(
-            OperandDef("lhs", INT_TILE, doc="Left operand."),
-            OperandDef("rhs", INT_TILE, doc="Right operand; same type as `lhs`."),
-        ),
-        attributes=(AttrDef("overflow", "enum:IntegerOverflow", optional=True, default="none", doc="Wrap-around promise the compiler may exploit (`none` makes no promise)."),),
-        results=(ResultDef("result", INT_TILE, doc="Low `width` bits of lhs * rhs per element."),),
-        traits=("Pure", "AllTypesMatch<lhs, rhs, result>"),
-        format="$lhs `,` $rhs (`overflow` `` $overflow^)? attr-dict `:` custom<CudaTileType>(type($result))",
-        type_inference={"lhs": "result", "rhs": "result"},
-    ),
+    _elementwise_binary("mulf", "13.1", 0x4c, BASE_FLOAT_TILE, "Multiplies two float tiles element by element.",
+                        result_doc="Element-wise lhs * rhs.", attributes=(ROUNDING_MODE, FLUSH_TO_ZERO),
+                        format=BINARY_ROUNDING_FORMAT),
+    _elementwise_binary("muli", "13.1", 0x4e, INT_TILE,
+                        "Multiplies two integer tiles element by element (low half of the product).",
+                        result_doc="Low `width` bits of lhs * rhs per element.", attributes=(OVERFLOW,),
+                        format=BINARY_OVERFLOW_FORMAT),
     OpDef(
         name="mulhii", since="13.1", opcode=0x4d,
         summary="High half of the double-width product of two integer tiles, element by element.",
@@ -919,25 +815,12 @@ OPS: tuple[OpDef, ...] = (
         format="$x `,` $y attr-dict `:` custom<CudaTileType>(type($result))",
         type_inference={"x": "result", "y": "result"},
     ),
-    OpDef(
-        name="negi", since="13.1", opcode=0x50,
-        summary="Negates each element of an integer tile.",
-        operands=(OperandDef("source", INT_TILE, doc="Input values, transformed element by element."),),
-        attributes=(AttrDef("overflow", "enum:IntegerOverflow", optional=True, default="none", doc="Wrap-around promise the compiler may exploit (`none` makes no promise).", since="13.2"),),
-        results=(ResultDef("result", INT_TILE, doc="-x for each element x (two's complement)."),),
-        traits=("Pure", "AllTypesMatch<source, result>"),
-        format="$source (`overflow` `` $overflow^)? attr-dict `:` custom<CudaTileType>(type($result))",
-        type_inference={"source": "result"},
-    ),
-    OpDef(
-        name="negf", since="13.1", opcode=0x4f,
-        summary="Negates each element of a float tile.",
-        operands=(OperandDef("source", BASE_FLOAT_TILE, doc="Input values, transformed element by element."),),
-        results=(ResultDef("result", BASE_FLOAT_TILE, doc="-x for each element x."),),
-        traits=("Pure", "AllTypesMatch<source, result>"),
-        format="$source attr-dict `:` custom<CudaTileType>(type($result))",
-        type_inference={"source": "result"},
-    ),
+    _elementwise_unary("negi", "13.1", 0x50, INT_TILE, "Negates each element of an integer tile.",
+                       result_doc="-x for each element x (two's complement).",
+                       attributes=(AttrDef("overflow", "enum:IntegerOverflow", optional=True, default="none", doc="Wrap-around promise the compiler may exploit (`none` makes no promise).", since="13.2"),),
+                       format="$source (`overflow` `` $overflow^)? attr-dict `:` custom<CudaTileType>(type($result))"),
+    _elementwise_unary("negf", "13.1", 0x4f, BASE_FLOAT_TILE, "Negates each element of a float tile.",
+                       result_doc="-x for each element x."),
     OpDef(
         name="make_token", since="13.1", opcode=0x44,
         summary="Creates a fresh ordering token that depends on nothing.",
@@ -973,18 +856,7 @@ OPS: tuple[OpDef, ...] = (
         traits=("Pure", "AllElementTypeMatch<source, result>", "AllRanksMatch<source, result>"),
         format="$source $permutation attr-dict `:` custom<CudaTileType>(type($source)) `->` custom<CudaTileType>(type($result))",
     ),
-    OpDef(
-        name="pow", since="13.1", opcode=0x54,
-        summary="Element-wise float power: base raised to exponent.",
-        operands=(
-            OperandDef("source", BASE_FLOAT_TILE, doc="Base."),
-            OperandDef("exponent", BASE_FLOAT_TILE, doc="Float power, same type as the base."),
-        ),
-        results=(ResultDef("result", BASE_FLOAT_TILE, doc="source ** exponent per element."),),
-        traits=("Pure", "AllTypesMatch<result, source, exponent>", "AllRanksMatch<source, exponent, result>"),
-        format="$source `,` $exponent attr-dict `:` custom<CudaTileType>(type($result))",
-        type_inference={"source": "result", "exponent": "result"},
-    ),
+    _float_power("pow", "13.1", 0x54, "Element-wise float power: base raised to exponent."),
     OpDef(
         name="print_tko", since="13.1", opcode=0x55,
         summary="Prints a printf-style message with tile arguments (token-ordered).",
@@ -1027,19 +899,10 @@ OPS: tuple[OpDef, ...] = (
         traits=("InferTypeOpAdaptor", "OpAsmOpInterface", "RecursiveMemoryEffects", "SameOperandsShape", "SingleBlockImplicitTerminator<yield>"),
         format="$operands attr-dict ` ` `dim` `` `=` `` $dim `identities` `` `=` `` $identities `:` custom<CudaTileType>(type($operands)) `->` custom<CudaTileType>(type($results)) custom<ArgumentRegion>($body)",
     ),
-    OpDef(
-        name="remi", since="13.1", opcode=0x5a,
-        summary="Remainder of dividing two integer tiles, element by element.",
-        operands=(
-            OperandDef("lhs", INT_TILE, doc="Numerator."),
-            OperandDef("rhs", INT_TILE, doc="Denominator; same type as `lhs`."),
-        ),
-        attributes=(AttrDef("signedness", "enum:Signedness", doc="Whether the integer elements are read as `signed` or `unsigned`."),),
-        results=(ResultDef("result", INT_TILE, doc="Element-wise integer remainder of lhs / rhs."),),
-        traits=("Pure", "AllTypesMatch<result, lhs, rhs>", "AllShapesMatch<result, lhs, rhs>"),
-        format="$lhs `,` $rhs custom<Signedness>($signedness) attr-dict `:` custom<CudaTileType>(type($result))",
-        type_inference={"lhs": "result", "rhs": "result"},
-    ),
+    _elementwise_binary("remi", "13.1", 0x5a, INT_TILE, "Remainder of dividing two integer tiles, element by element.",
+                        result_doc="Element-wise integer remainder of lhs / rhs.", operand_docs=DIVISION_DOCS,
+                        attributes=(SIGNEDNESS,), format=BINARY_SIGNEDNESS_FORMAT,
+                        traits=("Pure", "AllTypesMatch<result, lhs, rhs>", "AllShapesMatch<result, lhs, rhs>")),
     OpDef(
         name="reshape", since="13.1", opcode=0x5b,
         summary="Gives a tile a new shape with the same number of elements.",
@@ -1082,50 +945,16 @@ OPS: tuple[OpDef, ...] = (
         format="$cond `,` $val_if_true `,` $val_if_false attr-dict `:` custom<CudaTileType>(type($cond)) `,` custom<CudaTileType>(type($result))",
         type_inference={"val_if_true": "result", "val_if_false": "result"},
     ),
-    OpDef(
-        name="shli", since="13.1", opcode=0x60,
-        summary="Shifts integer elements left.",
-        operands=(
-            OperandDef("lhs", INT_TILE, doc="Bits to shift."),
-            OperandDef("rhs", INT_TILE, doc="Shift distance per element, same type as `lhs`."),
-        ),
-        attributes=(AttrDef("overflow", "enum:IntegerOverflow", optional=True, default="none", doc="Wrap-around promise the compiler may exploit (`none` makes no promise)."),),
-        results=(ResultDef("result", INT_TILE, doc="lhs shifted left by rhs bits, per element."),),
-        traits=("Pure", "AllTypesMatch<lhs, rhs, result>"),
-        format="$lhs `,` $rhs (`overflow` `` $overflow^)? attr-dict `:` custom<CudaTileType>(type($result))",
-        type_inference={"lhs": "result", "rhs": "result"},
-    ),
-    OpDef(
-        name="shri", since="13.1", opcode=0x61,
-        summary="Shifts integer elements right (arithmetic or logical).",
-        operands=(
-            OperandDef("lhs", INT_TILE, doc="Bits to shift."),
-            OperandDef("rhs", INT_TILE, doc="Shift distance per element, same type as `lhs`."),
-        ),
-        attributes=(AttrDef("signedness", "enum:Signedness", doc="Whether the integer elements are read as `signed` or `unsigned`."),),
-        results=(ResultDef("result", INT_TILE, doc="lhs shifted right by rhs bits, per element."),),
-        traits=("Pure", "AllTypesMatch<lhs, rhs, result>"),
-        format="$lhs `,` $rhs custom<Signedness>($signedness) attr-dict `:` custom<CudaTileType>(type($result))",
-        type_inference={"lhs": "result", "rhs": "result"},
-    ),
-    OpDef(
-        name="sin", since="13.1", opcode=0x62,
-        summary="Sine of each element of a float tile (radians).",
-        operands=(OperandDef("source", BASE_FLOAT_TILE, doc="Input values, transformed element by element."),),
-        results=(ResultDef("result", BASE_FLOAT_TILE, doc="sin(x) per element (radians)."),),
-        traits=("Pure", "AllTypesMatch<source, result>"),
-        format="$source attr-dict `:` custom<CudaTileType>(type($result))",
-        type_inference={"source": "result"},
-    ),
-    OpDef(
-        name="sinh", since="13.1", opcode=0x63,
-        summary="Hyperbolic sine of each element of a float tile.",
-        operands=(OperandDef("source", BASE_FLOAT_TILE, doc="Input values, transformed element by element."),),
-        results=(ResultDef("result", BASE_FLOAT_TILE, doc="sinh(x) per element."),),
-        traits=("Pure", "AllTypesMatch<source, result>"),
-        format="$source attr-dict `:` custom<CudaTileType>(type($result))",
-        type_inference={"source": "result"},
-    ),
+    _elementwise_binary("shli", "13.1", 0x60, INT_TILE, "Shifts integer elements left.",
+                        result_doc="lhs shifted left by rhs bits, per element.", operand_docs=SHIFT_DOCS,
+                        attributes=(OVERFLOW,), format=BINARY_OVERFLOW_FORMAT),
+    _elementwise_binary("shri", "13.1", 0x61, INT_TILE, "Shifts integer elements right (arithmetic or logical).",
+                        result_doc="lhs shifted right by rhs bits, per element.", operand_docs=SHIFT_DOCS,
+                        attributes=(SIGNEDNESS,), format=BINARY_SIGNEDNESS_FORMAT),
+    _elementwise_unary("sin", "13.1", 0x62, BASE_FLOAT_TILE, "Sine of each element of a float tile (radians).",
+                       result_doc="sin(x) per element (radians)."),
+    _elementwise_unary("sinh", "13.1", 0x63, BASE_FLOAT_TILE, "Hyperbolic sine of each element of a float tile.",
+                       result_doc="sinh(x) per element."),
     OpDef(
         name="store_ptr_tko", since="13.1", opcode=0x65,
         summary="Scatters a tile to memory through a tile of pointers (token-ordered).",
@@ -1135,11 +964,7 @@ OPS: tuple[OpDef, ...] = (
             OperandDef("mask", I1_TILE, "optional", doc="Optional i1 tile; false elements are not written."),
             OperandDef("token", TOKEN, "optional", doc="Optional token this write must be ordered after."),
         ),
-        attributes=(
-            AttrDef("memory_ordering_semantics", "enum:MemoryOrderingSemantics", doc="Memory ordering of the access; allowed here: weak, relaxed, release."),
-            AttrDef("memory_scope", "enum:MemoryScope", optional=True, doc="Which threads the access must be coherent with (tl_blk, device or sys); absent for weak accesses."),
-            AttrDef("optimization_hints", "opt_hints", optional=True, doc="Per-architecture tuning hints for this access (keyed by sm_XX)."),
-        ),
+        attributes=(*_memory_ordering("weak, relaxed, release"), OPTIMIZATION_HINTS),
         results=(ResultDef("result_token", TOKEN, doc="Token that completes once the write has happened."),),
         traits=("AttrSizedOperandSegments", "TypesMatchWith<value, destination, ptr_like>", "OptionalTypesMatchWith<mask, destination, same_shape>"),
         format="$memory_ordering_semantics ($memory_scope^)? $destination `,` $value (`,` $mask^)? (`token` `` `=` `` $token^)? (`optimization_hints` `=` $optimization_hints^)? attr-dict `:` custom<CudaTileType>(type($destination)) `,` custom<CudaTileType>(type($value)) (`,` custom<CudaTileType>(type($mask))^)? `->` custom<CudaTileType>(type($result_token))",
@@ -1154,65 +979,24 @@ OPS: tuple[OpDef, ...] = (
             OperandDef("index", variadic_of(INT_TILE), "variadic", doc="Position of the target tile in the view's tile grid, one scalar per dimension."),
             OperandDef("token", TOKEN, "optional", doc="Optional token this write must be ordered after."),
         ),
-        attributes=(
-            AttrDef("memory_ordering_semantics", "enum:MemoryOrderingSemantics", doc="Memory ordering of the access; allowed here: weak, relaxed, release."),
-            AttrDef("memory_scope", "enum:MemoryScope", optional=True, doc="Which threads the access must be coherent with (tl_blk, device or sys); absent for weak accesses."),
-            AttrDef("optimization_hints", "opt_hints", optional=True, doc="Per-architecture tuning hints for this access (keyed by sm_XX)."),
-            AttrDef("inbounds", "dense_bool_array", optional=True, doc="Per index dimension, a promise that the access stays inside the view, printed `inbounds = [true, ...]` (INFERRED from 13.4 bytecode)."),
-        ),
+        attributes=(*_memory_ordering("weak, relaxed, release"), OPTIMIZATION_HINTS, INBOUNDS),
         results=(ResultDef("result_token", TOKEN, doc="Token that completes once the write has happened."),),
         traits=("AttrSizedOperandSegments",),
         format=None,
         type_inference={"token": "token"},
     ),
-    OpDef(
-        name="subf", since="13.1", opcode=0x67,
-        summary="Subtracts two float tiles element by element.",
-        operands=(
-            OperandDef("lhs", BASE_FLOAT_TILE, doc="Left operand."),
-            OperandDef("rhs", BASE_FLOAT_TILE, doc="Right operand; same type as `lhs`."),
-        ),
-        attributes=(
-            AttrDef("rounding_mode", "enum:RoundingMode", doc="Rounding applied to the result; `rounding<mode>` in the text, nearest_even when left out."),
-            AttrDef("flush_to_zero", "unit", optional=True, doc="When set, subnormal inputs and results become zero."),
-        ),
-        results=(ResultDef("result", BASE_FLOAT_TILE, doc="Element-wise lhs - rhs."),),
-        traits=("Pure", "AllTypesMatch<lhs, rhs, result>"),
-        format="$lhs `,` $rhs custom<IEEERoundingMode>($rounding_mode) (`flush_to_zero` $flush_to_zero^)? attr-dict `:` custom<CudaTileType>(type($result))",
-        type_inference={"lhs": "result", "rhs": "result"},
-    ),
-    OpDef(
-        name="subi", since="13.1", opcode=0x68,
-        summary="Subtracts two integer tiles element by element.",
-        operands=(
-            OperandDef("lhs", INT_TILE, doc="Left operand."),
-            OperandDef("rhs", INT_TILE, doc="Right operand; same type as `lhs`."),
-        ),
-        attributes=(AttrDef("overflow", "enum:IntegerOverflow", optional=True, default="none", doc="Wrap-around promise the compiler may exploit (`none` makes no promise)."),),
-        results=(ResultDef("result", INT_TILE, doc="Element-wise lhs - rhs (wraps modulo 2^width)."),),
-        traits=("Pure", "AllTypesMatch<lhs, rhs, result>"),
-        format="$lhs `,` $rhs (`overflow` `` $overflow^)? attr-dict `:` custom<CudaTileType>(type($result))",
-        type_inference={"lhs": "result", "rhs": "result"},
-    ),
-    OpDef(
-        name="tan", since="13.1", opcode=0x69,
-        summary="Tangent of each element of a float tile (radians).",
-        operands=(OperandDef("source", BASE_FLOAT_TILE, doc="Input values, transformed element by element."),),
-        results=(ResultDef("result", BASE_FLOAT_TILE, doc="tan(x) per element (radians)."),),
-        traits=("Pure", "AllTypesMatch<source, result>"),
-        format="$source attr-dict `:` custom<CudaTileType>(type($result))",
-        type_inference={"source": "result"},
-    ),
-    OpDef(
-        name="tanh", since="13.1", opcode=0x6a,
-        summary="Hyperbolic tangent of each element of a float tile.",
-        operands=(OperandDef("source", BASE_FLOAT_TILE, doc="Input values, transformed element by element."),),
-        attributes=(AttrDef("rounding_mode", "enum:RoundingMode", optional=True, default="full", doc="Rounding applied to the result; `rounding<mode>` in the text, full when left out.", since="13.2"),),
-        results=(ResultDef("result", BASE_FLOAT_TILE, doc="tanh(x) per element."),),
-        traits=("Pure", "AllTypesMatch<source, result>"),
-        format="$source custom<TanHOpRoundingMode>($rounding_mode) attr-dict `:` custom<CudaTileType>(type($result))",
-        type_inference={"source": "result"},
-    ),
+    _elementwise_binary("subf", "13.1", 0x67, BASE_FLOAT_TILE, "Subtracts two float tiles element by element.",
+                        result_doc="Element-wise lhs - rhs.", attributes=(ROUNDING_MODE, FLUSH_TO_ZERO),
+                        format=BINARY_ROUNDING_FORMAT),
+    _elementwise_binary("subi", "13.1", 0x68, INT_TILE, "Subtracts two integer tiles element by element.",
+                        result_doc="Element-wise lhs - rhs (wraps modulo 2^width).", attributes=(OVERFLOW,),
+                        format=BINARY_OVERFLOW_FORMAT),
+    _elementwise_unary("tan", "13.1", 0x69, BASE_FLOAT_TILE, "Tangent of each element of a float tile (radians).",
+                       result_doc="tan(x) per element (radians)."),
+    _elementwise_unary("tanh", "13.1", 0x6a, BASE_FLOAT_TILE, "Hyperbolic tangent of each element of a float tile.",
+                       result_doc="tanh(x) per element.",
+                       attributes=(AttrDef("rounding_mode", "enum:RoundingMode", optional=True, default="full", doc="Rounding applied to the result; `rounding<mode>` in the text, full when left out.", since="13.2"),),
+                       format="$source custom<TanHOpRoundingMode>($rounding_mode) attr-dict `:` custom<CudaTileType>(type($result))"),
     OpDef(
         name="unpack", since="13.3", opcode=0x70,
         summary="Unpacks a tile of bytes into a tile of another element type.",
@@ -1221,45 +1005,17 @@ OPS: tuple[OpDef, ...] = (
         traits=("Pure", "AllRanksMatch<source, result>"),
         format="$source attr-dict `:` custom<CudaTileType>(type($source)) `->` custom<CudaTileType>(type($result))",
     ),
-    OpDef(
-        name="make_partition_view", since="13.1", opcode=0x42,
-        summary="Splits a tensor view into a grid of equally sized, non-overlapping tiles.",
-        operands=(OperandDef("tensor_view", TENSOR_VIEW, doc="Tensor view being tiled."),),
-        results=(ResultDef("result", PARTITION_VIEW, doc="Partition view over it."),),
-        traits=("Pure", "OpAsmOpInterface"),
-        format=None,
-        type_inference={"tensor_view": "tensor_view_of(result)"},
-    ),
-    OpDef(
-        name="make_strided_view", since="13.3", opcode=0x74,
-        summary="Views a tensor view as tiles placed at a chosen traversal stride.",
-        operands=(OperandDef("tensor_view", TENSOR_VIEW, doc="Tensor view being tiled."),),
-        results=(ResultDef("result", STRIDED_VIEW, doc="Strided view over it."),),
-        traits=("Pure", "OpAsmOpInterface"),
-        format=None,
-        type_inference={"tensor_view": "tensor_view_of(result)"},
-    ),
-    OpDef(
-        name="make_gather_scatter_view", since="13.3", opcode=0x73,
-        summary="Views a tensor view as tiles whose one dimension is gathered or scattered by indices.",
-        operands=(OperandDef("tensor_view", TENSOR_VIEW, doc="Tensor view being tiled.", since="13.1"),),
-        results=(ResultDef("result", GATHER_SCATTER_VIEW, doc="Gather/scatter view over it."),),
-        traits=("Pure", "OpAsmOpInterface"),
-        format=None,
-        type_inference={"tensor_view": "tensor_view_of(result)"},
-    ),
-    OpDef(
-        name="xori", since="13.1", opcode=0x6c,
-        summary="Bitwise exclusive OR of two integer tiles, element by element.",
-        operands=(
-            OperandDef("lhs", INT_TILE, doc="Left operand."),
-            OperandDef("rhs", INT_TILE, doc="Right operand; same type as `lhs`."),
-        ),
-        results=(ResultDef("result", INT_TILE, doc="Element-wise lhs ^ rhs."),),
-        traits=("Pure", "AllTypesMatch<lhs, rhs, result>"),
-        format="$lhs `,` $rhs attr-dict `:` custom<CudaTileType>(type($result))",
-        type_inference={"lhs": "result", "rhs": "result"},
-    ),
+    _tile_view_op("make_partition_view", "13.1", 0x42, PARTITION_VIEW,
+                  "Splits a tensor view into a grid of equally sized, non-overlapping tiles.",
+                  result_doc="Partition view over it."),
+    _tile_view_op("make_strided_view", "13.3", 0x74, STRIDED_VIEW,
+                  "Views a tensor view as tiles placed at a chosen traversal stride.",
+                  result_doc="Strided view over it."),
+    _tile_view_op("make_gather_scatter_view", "13.3", 0x73, GATHER_SCATTER_VIEW,
+                  "Views a tensor view as tiles whose one dimension is gathered or scattered by indices.",
+                  result_doc="Gather/scatter view over it.", tensor_view_since="13.1"),
+    _elementwise_binary("xori", "13.1", 0x6c, INT_TILE, "Bitwise exclusive OR of two integer tiles, element by element.",
+                        result_doc="Element-wise lhs ^ rhs."),
     OpDef(
         name="yield", since="13.1", opcode=0x6d,
         summary="Hands values from a region back to its parent op.",
@@ -1267,53 +1023,17 @@ OPS: tuple[OpDef, ...] = (
         traits=("Pure", "ReturnLike", "Terminator", "ParentOneOf<if, reduce, scan>"),
         format="attr-dict ($operands^ `:` custom<CudaTileType>(type($operands)))?",
     ),
-    OpDef(
-        name="ori", since="13.1", opcode=0x52,
-        summary="Bitwise OR of two integer tiles, element by element.",
-        operands=(
-            OperandDef("lhs", INT_TILE, doc="Left operand."),
-            OperandDef("rhs", INT_TILE, doc="Right operand; same type as `lhs`."),
-        ),
-        results=(ResultDef("result", INT_TILE, doc="Element-wise lhs | rhs."),),
-        traits=("Pure", "AllTypesMatch<lhs, rhs, result>"),
-        format="$lhs `,` $rhs attr-dict `:` custom<CudaTileType>(type($result))",
-        type_inference={"lhs": "result", "rhs": "result"},
-    ),
-    OpDef(
-        name="remf", since="13.1", opcode=0x59,
-        summary="Element-wise float remainder.",
-        operands=(
-            OperandDef("lhs", BASE_FLOAT_TILE, doc="Numerator."),
-            OperandDef("rhs", BASE_FLOAT_TILE, doc="Denominator; same type as `lhs`."),
-        ),
-        results=(ResultDef("result", BASE_FLOAT_TILE, doc="Element-wise float remainder of lhs / rhs, sign of lhs."),),
-        traits=("Pure", "AllTypesMatch<lhs, rhs, result>"),
-        format="$lhs `,` $rhs attr-dict `:` custom<CudaTileType>(type($result))",
-        type_inference={"lhs": "result", "rhs": "result"},
-    ),
-    OpDef(
-        name="rsqrt", since="13.1", opcode=0x5d,
-        summary="One over the square root of each element of a float tile.",
-        operands=(OperandDef("source", BASE_FLOAT_TILE, doc="Input values, transformed element by element."),),
-        attributes=(AttrDef("flush_to_zero", "unit", optional=True, doc="When set, subnormal inputs and results become zero."),),
-        results=(ResultDef("result", BASE_FLOAT_TILE, doc="1 / sqrt(x) for each element x."),),
-        traits=("Pure", "AllTypesMatch<source, result>"),
-        format="$source (`flush_to_zero` $flush_to_zero^)? attr-dict `:` custom<CudaTileType>(type($result))",
-        type_inference={"source": "result"},
-    ),
-    OpDef(
-        name="sqrt", since="13.1", opcode=0x64,
-        summary="Square root of each element of a float tile.",
-        operands=(OperandDef("source", BASE_FLOAT_TILE, doc="Input values, transformed element by element."),),
-        attributes=(
-            AttrDef("rounding_mode", "enum:RoundingMode", doc="Rounding applied to the result; `rounding<mode>` in the text, nearest_even when left out."),
-            AttrDef("flush_to_zero", "unit", optional=True, doc="When set, subnormal inputs and results become zero."),
-        ),
-        results=(ResultDef("result", BASE_FLOAT_TILE, doc="sqrt(x) for each element x."),),
-        traits=("Pure", "AllTypesMatch<source, result>"),
-        format="$source custom<SqrtOpRoundingMode>($rounding_mode) (`flush_to_zero` $flush_to_zero^)? attr-dict `:` custom<CudaTileType>(type($result))",
-        type_inference={"source": "result"},
-    ),
+    _elementwise_binary("ori", "13.1", 0x52, INT_TILE, "Bitwise OR of two integer tiles, element by element.",
+                        result_doc="Element-wise lhs | rhs."),
+    _elementwise_binary("remf", "13.1", 0x59, BASE_FLOAT_TILE, "Element-wise float remainder.",
+                        result_doc="Element-wise float remainder of lhs / rhs, sign of lhs.",
+                        operand_docs=DIVISION_DOCS),
+    _elementwise_unary("rsqrt", "13.1", 0x5d, BASE_FLOAT_TILE, "One over the square root of each element of a float tile.",
+                       result_doc="1 / sqrt(x) for each element x.", attributes=(FLUSH_TO_ZERO,),
+                       format=UNARY_FTZ_FORMAT),
+    _elementwise_unary("sqrt", "13.1", 0x64, BASE_FLOAT_TILE, "Square root of each element of a float tile.",
+                       result_doc="sqrt(x) for each element x.", attributes=(ROUNDING_MODE, FLUSH_TO_ZERO),
+                       format="$source custom<SqrtOpRoundingMode>($rounding_mode) (`flush_to_zero` $flush_to_zero^)? attr-dict `:` custom<CudaTileType>(type($result))"),
     # -----------------------------------------------------------------------
     # Testing ops (TestingOps.td, builds with TILE_IR_INCLUDE_TESTS).  Their
     # version strings are testing versions, not Tile IR releases.
@@ -1323,9 +1043,7 @@ OPS: tuple[OpDef, ...] = (
         summary="Testing-only function op (an entry without hints) used by NVIDIA's tests.",
         attributes=(
             AttrDef("sym_name", "symbol_name", doc="Function name."),
-            AttrDef("function_type", "type", doc="Signature of the kernel: argument types and (empty) result types."),
-            AttrDef("arg_attrs", "array", optional=True, doc="Per-argument attribute dictionaries (not used by Tile IR today)."),
-            AttrDef("res_attrs", "array", optional=True, doc="Per-result attribute dictionaries (not used by Tile IR today)."),
+            *FUNCTION_SIGNATURE,
         ),
         regions=(RegionDef("body", "single_block"),),
         traits=("IsolatedFromAbove", "FunctionOpInterface", "SingleBlock", "OpAsmOpInterface",
@@ -1384,23 +1102,12 @@ OPS: tuple[OpDef, ...] = (
                "custom<CudaTileType>(type($dest))",
         type_inference={"result": "dest", "indices": "scalar_i32_tile"},
     ),
-    OpDef(
-        # INFERRED.  The 13.5 printer's name for the op whose bytecode opcode is
-        # 0x54, i.e. Ops.td's `pow` (see OP_ALIASES); printed
-        # `fpowf %a, %b : tile<256xf32>`.  Operands, constraints and traits are
-        # those of `pow`.  The version is the one of the rename as far as we can
-        # tell (the op itself exists since 13.1).
-        name="fpowf", since="13.4", opcode=0x54,
-        summary="Element-wise float power with a float exponent (13.5 spelling of pow).",
-        operands=(
-            OperandDef("source", BASE_FLOAT_TILE, doc="Base."),
-            OperandDef("exponent", BASE_FLOAT_TILE, doc="Float power, same type as the base."),
-        ),
-        results=(ResultDef("result", BASE_FLOAT_TILE, doc="source ** exponent per element."),),
-        traits=("Pure", "AllTypesMatch<result, source, exponent>", "AllRanksMatch<source, exponent, result>"),
-        format="$source `,` $exponent attr-dict `:` custom<CudaTileType>(type($result))",
-        type_inference={"source": "result", "exponent": "result"},
-    ),
+    # INFERRED.  The 13.5 printer's name for the op whose bytecode opcode is
+    # 0x54, i.e. Ops.td's `pow` (see OP_ALIASES); printed
+    # `fpowf %a, %b : tile<256xf32>`.  Operands, constraints and traits are
+    # those of `pow`.  The version is the one of the rename as far as we can
+    # tell (the op itself exists since 13.1).
+    _float_power("fpowf", "13.4", 0x54, "Element-wise float power with a float exponent (13.5 spelling of pow)."),
     OpDef(
         # INFERRED.  Printed `fpowi %x, %n : tile<256xf32>, tile<256xi32>`; bytecode
         # 0x79 carries one result type and two operands, no attributes.  Only i32

@@ -30,6 +30,19 @@ def _element_name(t: T.Type) -> str | None:
     return None
 
 
+#: The constraint kinds that accept exactly the instances of a cuda_tile type (class).
+_KIND_TYPES: dict[str, type | tuple[type, ...]] = {
+    "token": T.TokenType,
+    "tensor_view": T.TensorViewType,
+    "partition_view": T.PartitionViewType,
+    "tile_view": T.TILE_VIEW_TYPES,
+    "ptr": T.PointerType,
+    "strided_view": T.StridedViewType,
+    "gather_scatter_view": T.GatherScatterViewType,
+    "cuda_tile": T.CudaTileType,
+}
+
+
 @dataclass(frozen=True)
 class TypeConstraint:
     """A type constraint: ``kind`` selects the predicate, ``summary`` is ODS's text.
@@ -66,24 +79,10 @@ class TypeConstraint:
             return not self.elements or _element_name(t.element) in self.elements
         if k == "scalar":
             return _element_name(t) in self.elements
-        if k == "token":
-            return isinstance(t, T.TokenType)
-        if k == "tensor_view":
-            return isinstance(t, T.TensorViewType)
-        if k == "partition_view":
-            return isinstance(t, T.PartitionViewType)
-        if k == "tile_view":
-            return isinstance(t, T.TILE_VIEW_TYPES)
-        if k == "ptr":
-            return isinstance(t, T.PointerType)
         if k == "one_of":
             return any(a.accepts(t) for a in self.alternatives)
-        if k == "strided_view":
-            return isinstance(t, T.StridedViewType)
-        if k == "gather_scatter_view":
-            return isinstance(t, T.GatherScatterViewType)
-        if k == "cuda_tile":
-            return isinstance(t, T.CudaTileType)
+        if k in _KIND_TYPES:
+            return isinstance(t, _KIND_TYPES[k])
         raise ValueError(f"unknown constraint kind {k!r}")
 
 

@@ -246,6 +246,16 @@ def _dim_map_part(dim_map: tuple[int, ...] | None) -> list[str]:
     return ["dim_map=[" + ", ".join(str(d) for d in dim_map) + "]"]
 
 
+def _view_body(leading: list[str], padding_value: str | None, view: Type, trailing: list[str]) -> str:
+    """The body of a tile view type: ``<leading..., [padding_value = P,] VIEW, trailing...>``."""
+    parts = [*leading]
+    if padding_value is not None:
+        parts.append(f"padding_value = {padding_value}")
+    parts.append(_nested(view))
+    parts.extend(trailing)
+    return "<" + ", ".join(parts) + ">"
+
+
 @dataclass(frozen=True)
 class PartitionViewType(CudaTileType):
     """``!cuda_tile.partition_view<tile=(AxB), [padding_value = P,] tensor_view<...>[, dim_map=[...]]>``.
@@ -263,12 +273,8 @@ class PartitionViewType(CudaTileType):
         return self.dim_map if self.dim_map is not None else tuple(range(len(self.tile_shape)))
 
     def body(self) -> str:
-        parts = [f"tile=({_dims(self.tile_shape)})"]
-        if self.padding_value is not None:
-            parts.append(f"padding_value = {self.padding_value}")
-        parts.append(_nested(self.tensor_view))
-        parts.extend(_dim_map_part(self.dim_map))
-        return "<" + ", ".join(parts) + ">"
+        return _view_body([f"tile=({_dims(self.tile_shape)})"], self.padding_value, self.tensor_view,
+                          _dim_map_part(self.dim_map))
 
 
 @dataclass(frozen=True)
@@ -283,13 +289,8 @@ class StridedViewType(CudaTileType):
     mnemonic = "strided_view"
 
     def body(self) -> str:
-        parts = [f"tile=({_dims(self.tile_shape)})",
-                 "traversal_strides=" + _strides(self.traversal_strides)]
-        if self.padding_value is not None:
-            parts.append(f"padding_value = {self.padding_value}")
-        parts.append(_nested(self.tensor_view))
-        parts.extend(_dim_map_part(self.dim_map))
-        return "<" + ", ".join(parts) + ">"
+        return _view_body([f"tile=({_dims(self.tile_shape)})", "traversal_strides=" + _strides(self.traversal_strides)],
+                          self.padding_value, self.tensor_view, _dim_map_part(self.dim_map))
 
 
 @dataclass(frozen=True)
@@ -303,12 +304,8 @@ class GatherScatterViewType(CudaTileType):
     mnemonic = "gather_scatter_view"
 
     def body(self) -> str:
-        parts = [f"tile=({_dims(self.tile_shape)})"]
-        if self.padding_value is not None:
-            parts.append(f"padding_value = {self.padding_value}")
-        parts.append(_nested(self.view))
-        parts.append(f"sparse_dim={self.sparse_dim}")
-        return "<" + ", ".join(parts) + ">"
+        return _view_body([f"tile=({_dims(self.tile_shape)})"], self.padding_value, self.view,
+                          [f"sparse_dim={self.sparse_dim}"])
 
 
 TILE_VIEW_TYPES = (PartitionViewType, StridedViewType, GatherScatterViewType)

@@ -290,13 +290,21 @@ op("maxi")(_int_binary(lambda a, b, w, s, o: np.maximum(a, b), signed_from_attr=
 op("mini")(_int_binary(lambda a, b, w, s, o: np.minimum(a, b), signed_from_attr=True))
 
 
+def _unsigned_operand(env: dict, o: Operation, i: int, width: int) -> np.ndarray:
+    """Operand ``i`` of ``o`` read as unsigned ``width``-bit integers, as ``uint64``."""
+    return N.as_unsigned(np.asarray(operand(env, o, i)), width).astype(np.uint64)
+
+
+def _unsigned_operands(env: dict, o: Operation) -> tuple[int, np.ndarray, np.ndarray]:
+    """The width of ``o``'s integer result and its two operands read as unsigned integers of that width."""
+    w = N.int_width(result_type(o))
+    return w, _unsigned_operand(env, o, 0, w), _unsigned_operand(env, o, 1, w)
+
+
 @op("mulhii")
 def _mulhii(eng, o, env):
     """Ops.td MulhiIOp: high ``N`` bits of the unsigned 2N-bit product."""
-    t = result_type(o)
-    w = N.int_width(t)
-    a = N.as_unsigned(np.asarray(operand(env, o, 0)), w).astype(np.uint64)
-    b = N.as_unsigned(np.asarray(operand(env, o, 1)), w).astype(np.uint64)
+    w, a, b = _unsigned_operands(env, o)
     if w <= 32:
         return [N.wrap((a * b) >> np.uint64(w), w)]
     m32 = np.uint64(0xFFFFFFFF)
@@ -310,10 +318,7 @@ def _mulhii(eng, o, env):
 @op("shli")
 def _shli(eng, o, env):
     """Ops.td ShLIOp: left shift, amount unsigned; amounts >= the width give 0 (PTX shl clamps)."""
-    t = result_type(o)
-    w = N.int_width(t)
-    a = N.as_unsigned(np.asarray(operand(env, o, 0)), w).astype(np.uint64)
-    s = N.as_unsigned(np.asarray(operand(env, o, 1)), w).astype(np.uint64)
+    w, a, s = _unsigned_operands(env, o)
     big = s >= np.uint64(w)
     res = np.where(big, np.uint64(0), a << np.where(big, np.uint64(0), s))
     return [N.wrap(res.view(np.int64) if w == 64 else res.astype(np.int64), w)]
@@ -322,14 +327,13 @@ def _shli(eng, o, env):
 @op("shri")
 def _shri(eng, o, env):
     """Ops.td ShRIOp: right shift, sign- or zero-filling; amounts >= the width fill completely."""
-    t = result_type(o)
-    w = N.int_width(t)
-    s = N.as_unsigned(np.asarray(operand(env, o, 1)), w).astype(np.uint64)
+    w = N.int_width(result_type(o))
+    s = _unsigned_operand(env, o, 1, w)
     sc = np.minimum(s, np.uint64(max(w - 1, 0))).astype(np.int64)
     if is_signed(o):
         a = N.as_signed(np.asarray(operand(env, o, 0)), w).astype(np.int64)
         return [N.wrap(a >> sc, w)]
-    a = N.as_unsigned(np.asarray(operand(env, o, 0)), w).astype(np.uint64)
+    a = _unsigned_operand(env, o, 0, w)
     res = np.where(s >= np.uint64(w), np.uint64(0), a >> sc.astype(np.uint64))
     return [N.wrap(res.view(np.int64) if w == 64 else res.astype(np.int64), w)]
 
@@ -626,12 +630,20 @@ def _sqrt(eng, o, env):
     return [_ftz(o, np.asarray(r))]
 
 
-@op("pow", "fpowf")
-def _pow(eng, o, env):
-    """Ops.td PowOp (printed ``fpowf`` by 13.5): ``x ** y`` evaluated in f64, rounded to the element type."""
-    a = np.asarray(operand(env, o, 0)).astype(np.float64)
-    b = np.asarray(operand(env, o, 1)).astype(np.float64)
-    return [N.round_to(np.power(a, b), N.elem_name(result_type(o)))]
+def _f64_binary(fn, doc: str):
+    """A handler applying the NumPy function ``fn`` to the two float operands in f64, rounded to the element type."""
+    def handler(eng, o, env):
+        a = np.asarray(operand(env, o, 0)).astype(np.float64)
+        b = np.asarray(operand(env, o, 1)).astype(np.float64)
+        return [N.round_to(fn(a, b), N.elem_name(result_type(o)))]
+    handler.__doc__ = doc
+    return handler
+
+
+op("pow", "fpowf")(_f64_binary(np.power, "Ops.td PowOp (printed ``fpowf`` by 13.5): ``x ** y`` evaluated in f64, "
+                                         "rounded to the element type."))
+op("atan2")(_f64_binary(np.arctan2, "Ops.td Atan2Op: ``atan2(lhs, rhs)`` evaluated in f64, "
+                                   "rounded to the element type."))
 
 
 @op("fpowi")
@@ -641,14 +653,6 @@ def _fpowi(eng, o, env):
     w = N.int_width(o.operands[1].type)
     n = N.int_operands(np.asarray(operand(env, o, 1)), w, True).astype(np.float64)
     return [N.round_to(np.power(a, n), N.elem_name(result_type(o)))]
-
-
-@op("atan2")
-def _atan2(eng, o, env):
-    """Ops.td Atan2Op: ``atan2(lhs, rhs)`` evaluated in f64, rounded to the element type."""
-    a = np.asarray(operand(env, o, 0)).astype(np.float64)
-    b = np.asarray(operand(env, o, 1)).astype(np.float64)
-    return [N.round_to(np.arctan2(a, b), N.elem_name(result_type(o)))]
 
 
 @op("cmpf")
@@ -783,28 +787,16 @@ def _scan(eng, o, env):
 # ---------------------------------------------------------------------------
 
 
-@op("yield")
-def _yield(eng, o, env):
-    """Ops.td YieldOp: ends an ``if`` branch or a reduce/scan body with values."""
-    return Signal("yield", [env[v] for v in o.operands])
+@op("yield", "continue", "break", "return")
+def _terminator(eng, o, env):
+    """The terminators end their block with a :class:`Signal` named after the op, carrying its operands.
 
-
-@op("continue")
-def _continue(eng, o, env):
-    """Ops.td ContinueOp: next iteration of the innermost loop, with its carried values."""
-    return Signal("continue", [env[v] for v in o.operands])
-
-
-@op("break")
-def _break(eng, o, env):
-    """Ops.td BreakOp: leaves the innermost ``loop`` with its result values."""
-    return Signal("break", [env[v] for v in o.operands])
-
-
-@op("return")
-def _return(eng, o, env):
-    """Ops.td ReturnOp: ends the tile block's execution."""
-    return Signal("return", [env[v] for v in o.operands])
+    Ops.td YieldOp: ends an ``if`` branch or a reduce/scan body with values.
+    ContinueOp: next iteration of the innermost loop, with its carried values.
+    BreakOp: leaves the innermost ``loop`` with its result values.
+    ReturnOp: ends the tile block's execution.
+    """
+    return Signal(o.short_name, [env[v] for v in o.operands])
 
 
 @op("if")

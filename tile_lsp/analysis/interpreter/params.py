@@ -122,18 +122,13 @@ def entry_param_roles(entry: Operation) -> list[ParamRole]:
                 continue
             rank_of.setdefault(base, tv.rank)
             k = array_of[base]
-            dyn = iter(o.operand_group("dynamicShape"))
-            for d, size in enumerate(tv.shape):
-                if size is None:
-                    q = _param_index(next(dyn), params)
-                    if q is not None and roles[q] is None and q not in array_of:
-                        roles[q] = ParamRole("shape", params[q].type, k, d)
-            dyn = iter(o.operand_group("dynamicStrides"))
-            for d, stride in enumerate(tv.strides):
-                if stride is None:
-                    q = _param_index(next(dyn), params)
-                    if q is not None and roles[q] is None and q not in array_of:
-                        roles[q] = ParamRole("stride", params[q].type, k, d)
+            for kind, group, extents in (("shape", "dynamicShape", tv.shape), ("stride", "dynamicStrides", tv.strides)):
+                dyn = iter(o.operand_group(group))
+                for d, extent in enumerate(extents):
+                    if extent is None:
+                        q = _param_index(next(dyn), params)
+                        if q is not None and roles[q] is None and q not in array_of:
+                            roles[q] = ParamRole(kind, params[q].type, k, d)
         elif o.name == "cuda_tile.offset" and len(o.operands) == 2:
             src = _pointer_source(o.operands[0], params)
             if src is not None:
