@@ -491,3 +491,17 @@ def attr_grammar(kind: str) -> str:
     if kind.startswith("enum:"):
         return "angle_enum" if kind[5:] in ANGLE_ENUMS else "enum_keyword"
     return _ATTR_GRAMMAR.get(kind, "attribute_value")
+
+
+def space_before_literal(text: str, last_was_punct: bool) -> bool:
+    """Whether a printed format literal ``text`` gets a space before it: mlir-tblgen's
+    ``shouldEmitSpaceBefore`` (``mlir/tools/mlir-tblgen/OpFormatGen.cpp``).
+
+    Keywords and ``->`` always do; after punctuation only an opening
+    bracket does; otherwise no bracket or comma does.
+    """
+    if len(text) != 1 and text != "->":
+        return True
+    if last_was_punct:
+        return text[0] not in ">)}],"
+    return text[0] not in "<>(){}[],"

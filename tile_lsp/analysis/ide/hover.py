@@ -292,18 +292,13 @@ def op_markdown(op: Operation) -> str:
         parts.append(op.opdef.summary)
     elif op.opdef is None:
         parts.append("unregistered operation")
-    if op.operands:
-        rows = []
-        for i, v in enumerate(op.operands):
-            name = _operand_name(op, i)
-            rows.append(f"- {'`' + name + '` ' if name else ''}`{v.name}` : `{T.type_text(v.type)}`")
-        parts.append("Operands:\n" + "\n".join(rows))
-    if op.results:
-        rows = []
-        for i, r in enumerate(op.results):
-            name = _result_name(op, i)
-            rows.append(f"- {'`' + name + '` ' if name else ''}`{r.name}` : `{T.type_text(r.type)}`")
-        parts.append("Results:\n" + "\n".join(rows))
+    for title, values, group in (("Operands", op.operands, _operand_name), ("Results", op.results, _result_name)):
+        if values:
+            rows = []
+            for i, v in enumerate(values):
+                name = group(op, i)
+                rows.append(f"- {'`' + name + '` ' if name else ''}`{v.name}` : `{T.type_text(v.type)}`")
+            parts.append(f"{title}:\n" + "\n".join(rows))
     attrs = {**op.properties, **op.attributes}
     if attrs:
         rows = []

@@ -54,6 +54,7 @@ from tile_lsp.grammar.formats import (
     OptionalGroup,
     Var,
     parse_format,
+    space_before_literal,
 )
 from tile_lsp.grammar.lexical import STRING, comment_start
 
@@ -359,15 +360,6 @@ class _Converter:
 # ---------------------------------------------------------------------------
 
 
-def _space_before(text: str, last_was_punct: bool) -> bool:
-    """mlir-tblgen ``shouldEmitSpaceBefore`` for a literal."""
-    if len(text) != 1 and text != "->":
-        return True
-    if last_was_punct:
-        return text[0] not in ">)}],"
-    return text[0] not in "<>(){}[],"
-
-
 def _display(node) -> str:
     if isinstance(node, _Operand):
         return f"%{node.name}..." if node.kind == "variadic" else f"%{node.name}"
@@ -431,7 +423,7 @@ class _Renderer:
             self.space = self.force = bool(node.text)
             return
         if isinstance(node, _Lit):
-            self.emit(node.text, node.param, self.force or (self.space and _space_before(node.text, self.last_punct)))
+            self.emit(node.text, node.param, self.force or (self.space and space_before_literal(node.text, self.last_punct)))
             self.force = False
             self.space = len(node.text) != 1 or node.text[0] not in "<({["
             self.last_punct = not (node.text[0] == "_" or node.text[0].isalpha())

@@ -36,7 +36,7 @@ from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.ir.core import Block, Module, OpResult, Operation, Region, Value
 from tile_lsp.dialect import types as T
 from tile_lsp.dialect.custom_formats import ROUNDING_DIRECTIVES
-from tile_lsp.grammar.formats import Directive, Literal, OIList, OptionalGroup, Var, parse_format
+from tile_lsp.grammar.formats import Directive, Literal, OIList, OptionalGroup, Var, parse_format, space_before_literal
 
 INDENT = 2
 CHUNK_SEPARATOR = "// -----\n"
@@ -373,14 +373,6 @@ class _State:
     out: list[str] = field(default_factory=list)
 
 
-def _space_before(text: str, last_punct: bool) -> bool:
-    if len(text) != 1 and text != "->":
-        return True
-    if last_punct:
-        return text[0] not in ">)}],"
-    return text[0] not in "<>(){}[],"
-
-
 class Printer:
     """Prints operations of one module; ``generic`` selects MLIR's generic op form."""
 
@@ -609,7 +601,7 @@ class Printer:
             if text == "\\n":
                 st.out.append("\n" + " " * indent)
                 return
-            if st.space and _space_before(text, st.punct):
+            if st.space and space_before_literal(text, st.punct):
                 st.out.append(" ")
             st.out.append(text)
             st.space = len(text) != 1 or text not in "<({["

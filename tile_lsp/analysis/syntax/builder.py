@@ -985,13 +985,7 @@ class Builder(TypeAttributeReader):
                 parts.operands[target] = []
                 parts.types.setdefault("resultValues", [])
                 return
-            *iter_args, types_t = child.children
-            ts = self.type_list(types_t)
-            uses = []
-            for k, ia in enumerate(iter_args):
-                vname, u = ia.children
-                uses.append((str(u.children[0]), self.rng(u)))
-                parts.region_args.append((str(vname), ts[k] if k < len(ts) else T.UNKNOWN, self.rng(vname)))
+            uses, ts = self.iter_values(child, parts)
             parts.operands[target] = uses
             parts.types[target] = ts
             for r in opdef.results:
@@ -1001,12 +995,7 @@ class Builder(TypeAttributeReader):
             iter_t, res_t = child.children
             uses = []
             if iter_t is not None:
-                *iter_args, types_t = iter_t.children
-                ts = self.type_list(types_t)
-                for k, ia in enumerate(iter_args):
-                    vname, u = ia.children
-                    uses.append((str(u.children[0]), self.rng(u)))
-                    parts.region_args.append((str(vname), ts[k] if k < len(ts) else T.UNKNOWN, self.rng(vname)))
+                uses, ts = self.iter_values(iter_t, parts)
                 parts.types[target] = ts
             parts.operands[target] = uses
             results = self.type_list(res_t.children[0]) if res_t is not None and res_t.children and res_t.children[0] is not None else []
@@ -1039,6 +1028,18 @@ class Builder(TypeAttributeReader):
                 parts.props[target or "optimization_hints"] = A.DialectAttr(
                     "cuda_tile", "optimization_hints", body, range=self.rng(child))
             return
+
+    def iter_values(self, node: Tree, parts: _OpParts) -> tuple[list[tuple[str, Range | None]], list[T.Type]]:
+        """The ``iter_values(%acc = %init, ...) : types`` of a ``for``/``loop`` header: each ``%acc``
+        becomes a region argument (in ``parts.region_args``); returns the ``%init`` uses and the types."""
+        *iter_args, types_t = node.children
+        ts = self.type_list(types_t)
+        uses = []
+        for k, ia in enumerate(iter_args):
+            vname, u = ia.children
+            uses.append((str(u.children[0]), self.rng(u)))
+            parts.region_args.append((str(vname), ts[k] if k < len(ts) else T.UNKNOWN, self.rng(vname)))
+        return uses, ts
 
     def infer_types(self, opdef: OpDef, parts: _OpParts, bound) -> None:
         """Fill the types the format leaves out from the op table's ``type_inference``."""
