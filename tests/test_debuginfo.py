@@ -420,3 +420,13 @@ def test_conformance_exact(corpus):
     for name in ("debuginfo_attr_invalid.mlir", "debuginfo_loc_invalid.mlir"):
         s = score_file(tests / name, oracle)
         assert s.exact == s.chunks, name
+
+
+def test_the_builder_decodes_debug_info_attributes_once():
+    m = module_of(HEADER)
+    for name in ("file", "cu", "sp", "blk", "l_sp"):
+        attr = m.attr_aliases[name]
+        assert attr.value is not None  # decoded while building
+        # a decoder made later (another module's, the verifier's) takes the builder's value, not a new parse
+        assert D.DebugInfoDecoder(m.attr_aliases).value(attr) is attr.value
+    assert str(m.attr_aliases["sp"].value) == SP

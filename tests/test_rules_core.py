@@ -311,3 +311,16 @@ def test_assume_predicate_syntax():
         assert msg == "custom op 'cuda_tile.assume' expected assume predicate attribute"
         assert (line, col) == at(text, pred)
     assert errors("#p = #cuda_tile.div_by<4>\n" + assume("#p", ty)) == []
+
+
+def test_the_builder_decodes_optimization_hints_once():
+    from tile_lsp.analysis.syntax.parse_rules.entry import optimization_hint_entries
+
+    text = module("  entry @k(%arg0: !cuda_tile.tile<ptr<f32>>) optimization_hints=<sm_100 = {num_cta_in_cga = 2}> {\n"
+                  "    return\n  }")
+    analysis = analyze_text(text)
+    assert analysis.diagnostics == []
+    entry = next(op for op in analysis.chunks[0].module.walk() if op.name == "cuda_tile.entry")
+    attr = entry.attr("optimization_hints")
+    assert [key for key, _ in attr.value] == ["sm_100"]
+    assert optimization_hint_entries(attr) is attr.value  # the readers take the decoded entries

@@ -199,15 +199,21 @@ class EnumAttr(Attribute):
 
 @dataclass(eq=False)
 class DialectAttr(Attribute):
-    """A dialect attribute kept as written: ``#dialect.mnemonic<body>``.
+    """A dialect attribute as written: ``#dialect.mnemonic<body>``.
 
-    ``body`` is the text between the angle brackets; known cuda_tile
-    attributes are decoded from it by the verifiers that need them.
+    ``body`` is the text between the angle brackets (what the printer
+    prints).  ``value`` is what the builder decoded from it, once, for the
+    readers downstream: the debug-info value of a ``#cuda_tile.di_*``
+    attribute (:mod:`tile_lsp.analysis.ir.debuginfo`), the entries of
+    ``optimization_hints`` (:func:`tile_lsp.analysis.syntax.parse_rules.entry.optimization_hint_entries`);
+    ``None`` when nothing decoded it (an attribute that does not parse, or
+    one made outside the builder).
     """
 
     dialect: str
     mnemonic: str
     body: str | None
+    value: Any = field(default=None, repr=False)
 
     def __str__(self) -> str:
         name = f"#{self.dialect}.{self.mnemonic}" if self.mnemonic else f"#{self.dialect}"

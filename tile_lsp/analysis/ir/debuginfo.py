@@ -890,6 +890,8 @@ class DebugInfoDecoder:
         if isinstance(attr, A.LocationAttr):
             return self._location(attr)
         if isinstance(attr, A.DialectAttr):
+            if attr.value is not None:  # decoded by the builder (check)
+                return attr.value
             if attr.dialect == "cuda_tile" and attr.mnemonic in DI_MNEMONICS and attr.body is not None:
                 parser = _Parser(f"<{attr.body}>", self._resolve_lenient)
                 try:
@@ -957,6 +959,8 @@ class DebugInfoDecoder:
         before ``attr``'s own alias is added, that is what MLIR sees.
         ``aliases_read``, when given, gets ``(name, start, end)`` (offsets in
         ``"<body>"``) of each ``#alias`` the body names, up to where parsing stopped.
+        A body that parses leaves its decoded value in ``attr.value``, which
+        :meth:`value` returns from then on (the attribute is decoded once).
         """
         if attr.dialect != "cuda_tile" or attr.mnemonic not in DI_MNEMONICS or attr.body is None:
             return []
@@ -970,7 +974,7 @@ class DebugInfoDecoder:
         finally:
             if aliases_read is not None:
                 aliases_read.extend(parser.aliases_read)
-        self._cache[id(attr)] = (attr, value)
+        attr.value = value  # decoded once: the readers downstream take it from the attribute
         return []
 
 

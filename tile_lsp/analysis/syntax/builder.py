@@ -28,6 +28,7 @@ from tile_lsp.analysis.ir.core import Block, BlockArgument, Module, OpResult, Op
 from tile_lsp.analysis.ir.limits import MAX_BOUND_RESULTS, parse_uint64
 from tile_lsp.dialect import types as T
 from tile_lsp.analysis.syntax.parse_rules import PARSE_RULES, ParseContext, run_parse_rules
+from tile_lsp.analysis.syntax.parse_rules.entry import decode_optimization_hints
 from tile_lsp.analysis.syntax.segments import op_segments, segment_sizes
 from tile_lsp.analysis.syntax.parse_rules.views import CUSTOM_ENUM_KEYWORDS
 from tile_lsp.analysis.syntax.types_attrs import (
@@ -1026,7 +1027,7 @@ class Builder(TypeAttributeReader):
             if child is not None:
                 body = self.slice(child.children[0])[1:-1].strip()
                 parts.props[target or "optimization_hints"] = A.DialectAttr(
-                    "cuda_tile", "optimization_hints", body, range=self.rng(child))
+                    "cuda_tile", "optimization_hints", body, decode_optimization_hints(body), range=self.rng(child))
             return
 
     def iter_values(self, node: Tree, parts: _OpParts) -> tuple[list[tuple[str, Range | None]], list[T.Type]]:

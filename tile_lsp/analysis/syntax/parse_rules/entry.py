@@ -330,6 +330,9 @@ def check_optimization_hints(ctx: ParseContext, node: Any) -> None:
     """
     if node is None:
         return
+    decoded = ctx.props.get("optimization_hints")
+    if isinstance(decoded, A.DialectAttr) and decoded.value is not None:
+        return  # the builder decoded it: the same parser found no error
     tokens = hints_tokens(ctx, node)
     if tokens is None:
         return
@@ -384,10 +387,15 @@ def assume_predicate_syntax(ctx: ParseContext) -> None:
 
 def optimization_hint_entries(attr: A.Attribute | None) -> list[tuple[str, HAttr]] | None:
     """The entries ``[(key, value)]`` of an ``optimization_hints`` attribute (``sm_90 = {...}``), or
-    ``None`` when there is none or it does not parse (the parse rule reported that).  The result is
-    shared between the attributes of the same text: treat it as read-only."""
+    ``None`` when there is none or it does not parse (the parse rule reported that).
+
+    The builder decodes the attributes it builds once (:func:`decode_optimization_hints`, kept in
+    ``DialectAttr.value``); others (the bytecode reader's) are decoded here.  The result is shared
+    between the attributes of the same text: treat it as read-only."""
     if attr is None:
         return None
+    if isinstance(attr, A.DialectAttr) and attr.value is not None:
+        return attr.value
     if isinstance(attr, A.DialectAttr):
         text = "<" + (attr.body or "") + ">"
     else:
@@ -395,6 +403,13 @@ def optimization_hint_entries(attr: A.Attribute | None) -> list[tuple[str, HAttr
         if text.startswith("#cuda_tile.optimization_hints"):
             text = text[len("#cuda_tile.optimization_hints"):]
     return _hint_entries(text)
+
+
+def decode_optimization_hints(body: str) -> list[tuple[str, HAttr]] | None:
+    """The entries of the ``optimization_hints`` attribute whose text between ``<`` and ``>`` is
+    ``body``; ``None`` when it does not parse (NVIDIA Attributes.cpp
+    ``OptimizationHintsAttr::parse``, replayed by :class:`HintsParser`)."""
+    return _hint_entries("<" + body + ">")
 
 
 @functools.lru_cache(maxsize=256)
