@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tile_lsp.analysis.api import AnalysisOptions, analyze_text
+from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.verify.rules.core import count_format_arguments
 
 
@@ -137,6 +138,11 @@ def assume(pred: str, ty: str) -> str:
     ("div_by<1, every 2 along 1>", "!cuda_tile.tile<16xi32>",
      "'cuda_tile.div_by' every_dim (1) must be >= 0 and < tile rank (1)"),
     ("div_by<7>", "!cuda_tile.tile<16xi32>", "'cuda_tile.div_by' divisor must be a power of 2"),
+    # integers as MLIR's lexer reads them: 012 is twelve, 0x1F thirty-one
+    ("div_by<012>", "!cuda_tile.tile<16xi32>", "'cuda_tile.div_by' divisor must be a power of 2"),
+    ("#cuda_tile.div_by<0x1F>", "!cuda_tile.tile<16xi32>", "'cuda_tile.div_by' divisor must be a power of 2"),
+    ("same_elements<[017]>", "!cuda_tile.tile<16xi32>",
+     "expected 'cuda_tile.same_elements' value 0 to be within 0 and the size of the respective dimension (16)"),
     ("same_elements<[8]>", "!cuda_tile.tile<!cuda_tile.ptr<f16>>",
      "expected number of values in 'cuda_tile.same_elements' (1) to match rank of constrained tile (0)"),
     ("same_elements<[8]>", "!cuda_tile.tile<16xf32>",
@@ -324,3 +330,17 @@ def test_the_builder_decodes_optimization_hints_once():
     attr = entry.attr("optimization_hints")
     assert [key for key, _ in attr.value] == ["sm_100"]
     assert optimization_hint_entries(attr) is attr.value  # the readers take the decoded entries
+
+
+def test_assume_predicates_are_decoded_once_by_the_builder():
+    text = module("  entry @e(%a: tile<i32>) {\n"
+                  "    %b = assume div_by<08>, %a : tile<i32>\n"
+                  "    %c = assume bounded<0, ?>, %a : tile<i32>\n"
+                  "    %d = assume #cuda_tile.div_by<0x10, every 2 along 0>, %a : tile<i32>\n"
+                  "    return\n  }")
+    analysis = analyze_text(text)
+    # 08 is eight, as cuda-tile-opt reads it (it was an internal error of the verifier)
+    assert [d.message for d in analysis.diagnostics] == [
+        "'cuda_tile.assume' op 'cuda_tile.div_by' 'every'/'along' cannot be used if the constrained value is a 0D tile"]
+    preds = [op.attr("predicate").value for op in analysis.chunks[0].module.walk() if op.name == "cuda_tile.assume"]
+    assert preds == [A.DivBy(8), A.Bounded(0, None), A.DivBy(16, 2, 0)]

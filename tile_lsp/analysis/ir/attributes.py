@@ -276,3 +276,31 @@ class LocationAttr(Attribute):
         if k == "fused":
             return "loc(fused[...])"
         return f"loc({self.attr})"
+
+
+# -- the decoded values of cuda_tile's assume predicates (``DialectAttr.value``) --------------
+
+
+@dataclass(frozen=True)
+class DivBy:
+    """``#cuda_tile.div_by<divisor[, every N along D]>`` (NVIDIA Attributes.td ``DivByAttr``):
+    ``divisor`` as the unsigned 64-bit value MLIR reads; ``every``/``along`` ``None`` when absent."""
+
+    divisor: int
+    every: int | None = None
+    along: int | None = None
+
+
+@dataclass(frozen=True)
+class Bounded:
+    """``#cuda_tile.bounded<lb, ub>`` (``BoundedAttr``): each bound ``None`` where written ``?``."""
+
+    lb: int | None
+    ub: int | None
+
+
+@dataclass(frozen=True)
+class SameElements:
+    """``#cuda_tile.same_elements<[n, ...]>`` (``SameElementsAttr``): one count per tile dimension."""
+
+    values: tuple[int, ...]

@@ -28,7 +28,6 @@ from tile_lsp.analysis.ir.core import Block, BlockArgument, Module, OpResult, Op
 from tile_lsp.analysis.ir.limits import MAX_BOUND_RESULTS, parse_uint64
 from tile_lsp.dialect import types as T
 from tile_lsp.analysis.syntax.parse_rules import PARSE_RULES, ParseContext, run_parse_rules
-from tile_lsp.analysis.syntax.parse_rules.entry import decode_optimization_hints
 from tile_lsp.analysis.syntax.segments import op_segments, segment_sizes
 from tile_lsp.analysis.syntax.parse_rules.views import CUSTOM_ENUM_KEYWORDS
 from tile_lsp.analysis.syntax.types_attrs import (
@@ -825,7 +824,7 @@ class Builder(TypeAttributeReader):
             vals = [int_token(t) for t in lst.children] if lst is not None else []
             return A.DenseArrayAttr(T.IntegerType(32), vals, range=self.rng(node))
         if isinstance(node, Tree) and node.data == "pretty_body":
-            return A.DialectAttr("cuda_tile", name, self.slice(node)[1:-1].strip(), range=self.rng(node))
+            return self.cuda_tile_attribute(name, self.slice(node)[1:-1].strip(), self.rng(node))
         if kind == "type":
             return A.TypeAttr(self.type(node), range=self.rng(node))
         return self.attribute(node)
@@ -927,11 +926,10 @@ class Builder(TypeAttributeReader):
                 # the short forms the grammar spells out: div_by<...>, same_elements<...>, bounded<...>
                 written = self.slice(inner[0])
                 mnemonic, body = written.split("<", 1)
-                parts.props[target] = A.DialectAttr("cuda_tile", mnemonic.strip(), body[:-1],
-                                                    range=self.rng(child))
+                parts.props[target] = self.cuda_tile_attribute(mnemonic.strip(), body[:-1], self.rng(child))
             elif isinstance(inner[0], Token) and inner[0].type == "BARE_ID":
                 body = self.slice(inner[1])[1:-1] if len(inner) > 1 and inner[1] is not None else None
-                parts.props[target] = A.DialectAttr("cuda_tile", str(inner[0]), body, range=self.rng(child))
+                parts.props[target] = self.cuda_tile_attribute(str(inner[0]), body, self.rng(child))
             else:
                 parts.props[target] = self.attribute(inner[0])
             return
@@ -1026,8 +1024,8 @@ class Builder(TypeAttributeReader):
         if custom == "OptHints":
             if child is not None:
                 body = self.slice(child.children[0])[1:-1].strip()
-                parts.props[target or "optimization_hints"] = A.DialectAttr(
-                    "cuda_tile", "optimization_hints", body, decode_optimization_hints(body), range=self.rng(child))
+                parts.props[target or "optimization_hints"] = self.cuda_tile_attribute(
+                    "optimization_hints", body, self.rng(child))
             return
 
     def iter_values(self, node: Tree, parts: _OpParts) -> tuple[list[tuple[str, Range | None]], list[T.Type]]:

@@ -23,6 +23,7 @@ from tile_lsp.analysis.ir.core import Span
 from tile_lsp.analysis.ir.diagnostics import Diagnostic, Range, Severity
 from tile_lsp.dialect import types as T
 from tile_lsp.analysis.syntax.parse_rules.dense import start_of
+from tile_lsp.analysis.syntax.parse_rules.entry import CUDA_TILE_ATTRIBUTE_DECODERS
 from tile_lsp.analysis.syntax.type_rules import locate_type_error
 from tile_lsp.dialect.attr_syntax import attribute_issues
 from tile_lsp.grammar.lexical import next_token_offset
@@ -31,6 +32,14 @@ from tile_lsp.grammar.syntax_errors import wrong_token_offset
 
 class TypeAttributeReader:
     """Types, attributes, dense values and locations of a parse tree (see the module docstring)."""
+
+    def cuda_tile_attribute(self, mnemonic: str, body: str | None, rng: Range | None) -> A.DialectAttr:
+        """``#cuda_tile.<mnemonic><body>``, decoded once where a decoder knows the mnemonic
+        (:data:`~tile_lsp.analysis.syntax.parse_rules.entry.CUDA_TILE_ATTRIBUTE_DECODERS`: the
+        assume predicates, the optimization hints) into ``value``."""
+        decode = CUDA_TILE_ATTRIBUTE_DECODERS.get(mnemonic)
+        value = decode(body) if decode is not None and body is not None else None
+        return A.DialectAttr("cuda_tile", mnemonic, body, value, range=rng)
 
     def _span(self, kind: str, node: Any, name: str = "", type: T.Type | None = None) -> None:
         """Record a :class:`~tile_lsp.analysis.ir.core.Span` of ``node`` (a token or subtree)
@@ -273,7 +282,9 @@ class TypeAttributeReader:
         if d == "dialect_attr":
             full = str(c[0])[1:]
             dialect, _, mnemonic = full.partition(".")
-            attr = A.DialectAttr(dialect, mnemonic, self.slice(c[1])[1:-1], range=rng)
+            body = self.slice(c[1])[1:-1]
+            attr = self.cuda_tile_attribute(mnemonic, body, rng) if dialect == "cuda_tile" else \
+                A.DialectAttr(dialect, mnemonic, body, range=rng)
             if dialect == "cuda_tile" and self._report_attr_issues(c[0], mnemonic, c[1]):
                 return attr
             # debug-info attributes are parsed by their own (generated) parsers

@@ -360,6 +360,53 @@ OTHER_CUDA_TILE_ATTRIBUTES = frozenset({"signedness", "overflow", "rounding", "c
                                         "memory_ordering_semantics", "atomic_rmw_mode"})
 
 
+#: an integer as MLIR's lexer reads it: decimal (leading zeros allowed) or ``0x`` hexadecimal
+_INT = r"-?(?:0x[0-9a-fA-F]+|[0-9]+)"
+_DIV_BY = re.compile(rf"\s*({_INT})\s*(?:,\s*every\s+(-?[0-9]+)\s+along\s+(-?[0-9]+)\s*)?")
+_BOUNDED = re.compile(r"\s*(-?[0-9]+|\?)\s*,\s*(-?[0-9]+|\?)\s*")
+
+
+def mlir_int(spelling: str) -> int:
+    """The value of an integer token: ``0x`` hexadecimal, else decimal (``08`` is 8, as MLIR reads it)."""
+    negative = spelling.startswith("-")
+    digits = spelling[1:] if negative else spelling
+    value = int(digits, 16) if digits[:2] in ("0x", "0X") else int(digits, 10)
+    return -value if negative else value
+
+
+def decode_assume_predicate(mnemonic: str, body: str) -> A.DivBy | A.Bounded | A.SameElements | None:
+    """The typed value of the assume predicate ``#cuda_tile.<mnemonic><body>`` (``body`` without
+    the angle brackets), or ``None`` when it is not one or does not read as one.
+
+    Source: NVIDIA Attributes.cpp ``DivByAttr::parse`` (the divisor read as an unsigned 64-bit
+    integer), ``BoundedAttr::parse`` (``?`` for an open bound), ``SameElementsAttr::parse``.
+    """
+    if mnemonic == "div_by":
+        m = _DIV_BY.fullmatch(body)
+        if m is None:
+            return None
+        every = int(m.group(2)) if m.group(2) is not None else None
+        along = int(m.group(3)) if m.group(3) is not None else None
+        return A.DivBy(mlir_int(m.group(1)) & ((1 << 64) - 1), every, along)
+    if mnemonic == "bounded":
+        m = _BOUNDED.fullmatch(body)
+        if m is None:
+            return None
+        lb, ub = (None if g == "?" else int(g) for g in m.groups())
+        return A.Bounded(lb, ub)
+    if mnemonic == "same_elements":
+        return A.SameElements(tuple(mlir_int(x) for x in re.findall(_INT, body)))
+    return None
+
+
+#: The decoders of the cuda_tile attributes the builder decodes when it builds them
+#: (``DialectAttr.value``): mnemonic -> ``decode(body)``.
+CUDA_TILE_ATTRIBUTE_DECODERS = {
+    **{word: functools.partial(decode_assume_predicate, word) for word in ASSUME_PREDICATE_WORDS},
+    "optimization_hints": lambda body: decode_optimization_hints(body),
+}
+
+
 @parse_rule("assume")
 def assume_predicate_syntax(ctx: ParseContext) -> None:
     """``assume PRED, %v : T`` (NVIDIA CudaTile.cpp parseAssumePredicate)."""

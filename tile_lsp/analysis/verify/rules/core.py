@@ -18,7 +18,7 @@ import re
 from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.ir.diagnostics import Severity
 from tile_lsp.analysis.ir.core import Operation, SymbolTable
-from tile_lsp.analysis.syntax.parse_rules.entry import HAttr, optimization_hint_entries
+from tile_lsp.analysis.syntax.parse_rules.entry import HAttr, decode_assume_predicate, optimization_hint_entries
 from tile_lsp.analysis.verify.verifier import VerifyContext, op_location, region_rule, rule
 from tile_lsp.dialect import types as T
 
@@ -289,19 +289,15 @@ def _assume_type(op: Operation) -> T.Type:
     return op.operands[0].type if op.operands else T.UNKNOWN
 
 
-def _ints(text: str) -> list[int] | None:
-    try:
-        return [int(x, 0) for x in re.findall(r"-?(?:0x[0-9a-fA-F]+|[0-9]+)", text)]
-    except ValueError:
-        return None
-
-
-def predicate_of(attr: A.Attribute | None) -> tuple[str, str] | None:
-    """``(mnemonic, body)`` of an assume predicate (short or full form)."""
+def predicate_of(attr: A.Attribute | None) -> tuple[str, A.DivBy | A.Bounded | A.SameElements | None] | None:
+    """``(mnemonic, decoded value)`` of an assume predicate (short or full form): the value the
+    builder decoded (``DialectAttr.value``), else decoded here (an attribute made elsewhere);
+    ``None`` as the value when the body does not read as the predicate."""
     if isinstance(attr, A.AliasAttr):
         attr = attr.target
     if isinstance(attr, A.DialectAttr) and attr.dialect == "cuda_tile" and attr.body is not None:
-        return attr.mnemonic, attr.body
+        value = attr.value if attr.value is not None else decode_assume_predicate(attr.mnemonic, attr.body)
+        return attr.mnemonic, value
     return None
 
 
@@ -309,16 +305,10 @@ def _is_int_or_ptr(t: T.Type) -> bool:
     return isinstance(t, (T.IntegerType, T.PointerType))
 
 
-def _verify_div_by(op: Operation, ctx: VerifyContext, body: str, ty: T.Type) -> None:
+def _verify_div_by(op: Operation, ctx: VerifyContext, pred: A.DivBy, ty: T.Type) -> None:
     """NVIDIA Attributes.cpp DivByAttr::verifyWithAssumeOp."""
     name = "'cuda_tile.div_by'"
-    m = re.fullmatch(r"\s*(-?[0-9]+|0x[0-9a-fA-F]+)\s*(?:,\s*every\s+(-?[0-9]+)\s+along\s+(-?[0-9]+)\s*)?",
-                     body)
-    if not m:
-        return
-    divisor = int(m.group(1), 0) & ((1 << 64) - 1)
-    every = int(m.group(2)) if m.group(2) is not None else None
-    along = int(m.group(3)) if m.group(3) is not None else None
+    divisor, every, along = pred.divisor, pred.every, pred.along
     if divisor == 0 or divisor & (divisor - 1):
         ctx.op_error(op, f"{name} divisor must be a power of 2")
     if (every is None) != (along is None):
@@ -345,12 +335,10 @@ def _verify_div_by(op: Operation, ctx: VerifyContext, body: str, ty: T.Type) -> 
                          f"dimension ({dim})")
 
 
-def _verify_same_elements(op: Operation, ctx: VerifyContext, body: str, ty: T.Type) -> None:
+def _verify_same_elements(op: Operation, ctx: VerifyContext, pred: A.SameElements, ty: T.Type) -> None:
     """NVIDIA Attributes.cpp SameElementsAttr::verifyWithAssumeOp."""
     name = "'cuda_tile.same_elements'"
-    values = _ints(body)
-    if values is None:
-        return
+    values = pred.values
     if not isinstance(ty, T.TileType) or not _is_int_or_ptr(ty.element):
         ctx.op_error(op, f"{name} is valid only for tile of integer/pointer values")
     if len(values) != ty.rank:
@@ -362,14 +350,10 @@ def _verify_same_elements(op: Operation, ctx: VerifyContext, body: str, ty: T.Ty
                              f"dimension ({dim})")
 
 
-def _verify_bounded(op: Operation, ctx: VerifyContext, body: str, ty: T.Type) -> None:
+def _verify_bounded(op: Operation, ctx: VerifyContext, pred: A.Bounded, ty: T.Type) -> None:
     """NVIDIA Attributes.cpp BoundedAttr::verifyWithAssumeOp."""
     name = "'cuda_tile.bounded'"
-    m = re.fullmatch(r"\s*(-?[0-9]+|\?)\s*,\s*(-?[0-9]+|\?)\s*", body)
-    if not m:
-        return
-    lb = None if m.group(1) == "?" else int(m.group(1))
-    ub = None if m.group(2) == "?" else int(m.group(2))
+    lb, ub = pred.lb, pred.ub
     if not isinstance(ty, T.TileType) or not isinstance(ty.element, T.IntegerType):
         ctx.op_error(op, f"{name} is valid only for tile of integer values")
     width = ty.element.width
@@ -397,7 +381,7 @@ def assume_predicate(op: Operation, ctx: VerifyContext) -> None:
     if pred is None or ty == T.UNKNOWN:
         return
     fn = ASSUME_PREDICATES.get(pred[0])
-    if fn is not None:
+    if fn is not None and pred[1] is not None:
         fn(op, ctx, pred[1], ty)
 
 
