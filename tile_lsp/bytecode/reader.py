@@ -131,6 +131,23 @@ class Cursor:
         return [int.from_bytes(raw[i:i + size], "little", signed=signed) for i in range(0, len(raw), size)]
 
 
+def _entry_bounds(c: Cursor, n: int, what: str, too_many: str) -> list[tuple[int, int]]:
+    """The (start, end) absolute bounds of the ``n`` entries of a table at ``c``: ``n`` 4-byte offsets
+    (4-aligned, relative to the data after them), then the entries' data to the end of ``c``.
+
+    An entry whose bounds are bad is ``(-1, i)`` (``i`` its position), for its user to report (as
+    NVIDIA's lazy tables).  Raises :class:`BytecodeError` with ``too_many`` (``{n}``: the count,
+    ``{left}``: the bytes left) when ``n`` offsets cannot fit, and when the padding or offsets run past the end.
+    """
+    if n > c.remaining() // 4:
+        raise c.error(too_many.format(n=n, left=c.remaining()))
+    c.align(4, f"{what} offsets")
+    offs = [c.le(4, f"{what} offset") for _ in range(n)]
+    base, size = c.pos, c.end - c.pos
+    ends = offs[1:] + [size]
+    return [(base + o, base + e) if o <= e <= size else (-1, i) for i, (o, e) in enumerate(zip(offs, ends))]
+
+
 def _version_ok(v: tuple[int, int]) -> bool:
     return v in F.SUPPORTED_VERSIONS
 
@@ -293,15 +310,8 @@ class _Reader:
         n = c.varint("number of types")
         if n == 0:
             return
-        if n > c.remaining() // 4:
-            raise c.error(f"number of types ({n}) exceeds what the {c.remaining()} bytes left can hold")
-        c.align(4, "type offsets")
-        offs = [c.le(4, "type offset") for _ in range(n)]
-        base, size = c.pos, c.end - c.pos
-        for i, o in enumerate(offs):
-            e = offs[i + 1] if i + 1 < n else size
-            # bad bounds are reported when the type is used (as NVIDIA's lazy table)
-            self.type_offsets.append((base + o, base + e) if o <= e <= size else (-1, i))
+        self.type_offsets = _entry_bounds(c, n, "type",
+                                          "number of types ({n}) exceeds what the {left} bytes left can hold")
 
     def type(self, index: int, c: Cursor | None = None) -> T.Type:
         if index in self.type_cache:
@@ -421,14 +431,8 @@ class _Reader:
             raise c.error(f"number of debug info indices ({nidx}) exceeds the data left")
         self.di_indices = [c.le(8, "debug info index") for _ in range(nidx)]
         nattr = c.varint("number of debug info attributes")
-        if nattr > c.remaining() // 4:
-            raise c.error(f"number of debug info attributes ({nattr}) exceeds the data left")
-        c.align(4, "debug info offsets")
-        offs = [c.le(4, "debug info offset") for _ in range(nattr)]
-        base, size = c.pos, c.end - c.pos
-        for i, o in enumerate(offs):
-            e = offs[i + 1] if i + 1 < nattr else size
-            self.di_offsets.append((base + o, base + e) if o <= e <= size else (-1, i))
+        self.di_offsets = _entry_bounds(c, nattr, "debug info",
+                                        "number of debug info attributes ({n}) exceeds the data left")
 
     def _start_locations(self, op_index: int, c: Cursor) -> None:
         """Position the location iterator on the list of function ``op_index``."""

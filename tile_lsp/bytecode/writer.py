@@ -16,7 +16,7 @@ target version does not have) raise :class:`BytecodeWriteError`.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Callable
 
 from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.ir.debuginfo import DebugInfoDecoder, decoder_for
@@ -75,12 +75,43 @@ class Buf:
     def raw(self, data: bytes) -> None:
         self.b += data
 
+    def offset_table(self, entries: list[bytes], size: int) -> None:
+        """A table of ``entries``: their count (varint), padding to ``size`` bytes, each entry's byte
+        offset from the first entry (``size``-byte little-endian), then the entries one after another."""
+        self.varint(len(entries))
+        self.align(size)
+        running = 0
+        for e in entries:
+            self.le(running, size)
+            running += len(e)
+        for e in entries:
+            self.raw(e)
+
     def align(self, alignment: int) -> None:
         if alignment < 2:
             return
         pad = (-(self.base + len(self.b))) % alignment
         self.b += bytes([F.ALIGNMENT_BYTE]) * pad
         self.required_alignment = max(self.required_alignment, alignment)
+
+
+#: Debug-info attribute -> (bytecode tag, the kind of each of its fields in order: ``d`` a
+#: debug-info index, ``s`` a string index, ``i`` an integer); each field is one varint.
+_DI_LAYOUT: dict[str, tuple[int, str]] = {
+    "di_compile_unit": (1, "d"),
+    "di_file": (2, "ss"),
+    "di_lexical_block": (3, "ddii"),
+    "di_loc": (4, "dsii"),
+    "di_subprogram": (5, "dissdi"),
+}
+
+
+def _optional_svarints(w: Buf, *values: int | None) -> None:
+    """A presence byte (bit ``i`` set when ``values[i]`` is not ``None``), then the present values as signed varints."""
+    w.byte(sum(1 << i for i, v in enumerate(values) if v is not None))
+    for v in values:
+        if v is not None:
+            w.svarint(v)
 
 
 def _dyn(xs: tuple[int | None, ...]) -> list[int]:
@@ -186,36 +217,15 @@ class _Writer:
             w.varint(self.di(node.children[0]))
             w.varint(self.di(node.children[1]))
             return
-        m, f = node.mnemonic, node.fields
-        if m == "di_compile_unit":
-            w.varint(1)
-            w.varint(self.di(f[0]))
-        elif m == "di_file":
-            w.varint(2)
-            w.varint(self.string(f[0]))
-            w.varint(self.string(f[1]))
-        elif m == "di_lexical_block":
-            w.varint(3)
-            w.varint(self.di(f[0]))
-            w.varint(self.di(f[1]))
-            w.varint(f[2])
-            w.varint(f[3])
-        elif m == "di_loc":
-            w.varint(4)
-            w.varint(self.di(f[0]))
-            w.varint(self.string(f[1]))
-            w.varint(f[2])
-            w.varint(f[3])
-        elif m == "di_subprogram":
-            w.varint(5)
-            w.varint(self.di(f[0]))
-            w.varint(f[1])
-            w.varint(self.string(f[2]))
-            w.varint(self.string(f[3]))
-            w.varint(self.di(f[4]))
-            w.varint(f[5])
-        else:
+        layout = _DI_LAYOUT.get(node.mnemonic)
+        if layout is None:
             w.varint(0)
+            return
+        tag, kinds = layout
+        w.varint(tag)
+        for i, kind in enumerate(kinds):
+            v = node.fields[i]
+            w.varint(self.di(v) if kind == "d" else self.string(v) if kind == "s" else v)
 
     # -- module --------------------------------------------------------------
 
@@ -297,6 +307,13 @@ class _Writer:
         if func_loc_index >= F.DEBUG_RESERVED:
             self.op_di[func_loc_index - F.DEBUG_RESERVED].append(self.di(self._loc(loc)))
 
+    @staticmethod
+    def _serialized(serialize: Callable[[Any, Buf], None], item: Any) -> bytes:
+        """The bytes ``serialize(item, buf)`` writes into a fresh buffer (one entry of an offset table)."""
+        buf = Buf()
+        serialize(item, buf)
+        return bytes(buf.b)
+
     def _section(self, out: Buf, sid: int, sec: Buf) -> None:
         alignment = sec.required_alignment
         out.byte(sid | (0x80 if alignment > 1 else 0))
@@ -365,14 +382,7 @@ class _Writer:
         if not self.constant_list and self.layout != "cutile":
             return  # cuTile writes the section even when empty
         sec = Buf()
-        sec.varint(len(self.constant_list))
-        sec.align(8)
-        running = 0
-        for c in self.constant_list:
-            sec.le(running, 8)
-            running += len(c)
-        for c in self.constant_list:
-            sec.raw(c)
+        sec.offset_table(self.constant_list, 8)
         self._section(out, F.SECTION_CONSTANT, sec)
 
     def _write_debug(self, out: Buf) -> None:
@@ -392,45 +402,22 @@ class _Writer:
                 sec.le(i, 8)
         # serializing may register strings but never new debug entries
         # (dependencies were registered first), so the list is final here
-        data = Buf()
-        offsets = []
-        for node in self.di_list:
-            offsets.append(len(data.b))
-            self._serialize_di(node, data)
-        sec.varint(len(self.di_list))
-        sec.align(4)
-        for o in offsets:
-            sec.le(o, 4)
-        sec.raw(bytes(data.b))
+        sec.offset_table([self._serialized(self._serialize_di, node) for node in self.di_list], 4)
         self._section(out, F.SECTION_DEBUG, sec)
 
     def _write_types(self, out: Buf) -> None:
-        data = Buf()
-        offsets = []
+        entries = []
         i = 0
         while i < len(self.type_list):  # serializing never adds types (deps come first)
-            offsets.append(len(data.b))
-            self._serialize_type(self.type_list[i], data)
+            entries.append(self._serialized(self._serialize_type, self.type_list[i]))
             i += 1
         sec = Buf()
-        sec.varint(len(self.type_list))
-        sec.align(4)
-        for o in offsets:
-            sec.le(o, 4)
-        sec.raw(bytes(data.b))
+        sec.offset_table(entries, 4)
         self._section(out, F.SECTION_TYPE, sec)
 
     def _write_strings(self, out: Buf) -> None:
         sec = Buf()
-        sec.varint(len(self.strings))
-        sec.align(4)
-        running = 0
-        encoded = [s.encode("utf-8") for s in self.strings]
-        for e in encoded:
-            sec.le(running, 4)
-            running += len(e)
-        for e in encoded:
-            sec.raw(e)
+        sec.offset_table([s.encode("utf-8") for s in self.strings], 4)
         self._section(out, F.SECTION_STRING, sec)
 
     # -- types ---------------------------------------------------------------
@@ -691,20 +678,12 @@ class _Writer:
         elif isinstance(a, A.DialectAttr) and a.mnemonic == "bounded":
             lb, ub = _bounded(a.body or "")
             w.varint(F.ATTR_BOUNDED)
-            w.byte((1 if lb is not None else 0) | (2 if ub is not None else 0))
-            if lb is not None:
-                w.svarint(lb)
-            if ub is not None:
-                w.svarint(ub)
+            _optional_svarints(w, lb, ub)
         elif isinstance(a, A.DialectAttr) and a.mnemonic == "div_by":
             divisor, every, along = _div_by(a.body or "")
             w.varint(F.ATTR_DIV_BY)
             w.varint(divisor)
-            w.byte((1 if every is not None else 0) | (2 if along is not None else 0))
-            if every is not None:
-                w.svarint(every)
-            if along is not None:
-                w.svarint(along)
+            _optional_svarints(w, every, along)
         elif isinstance(a, A.DialectAttr) and a.mnemonic == "same_elements":
             w.varint(F.ATTR_SAME_ELEMENTS)
             w.le_array([int(x) for x in re.findall(r"-?\d+", a.body or "")], 8)

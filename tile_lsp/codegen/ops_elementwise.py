@@ -97,13 +97,17 @@ def _fma(lw: KernelLowering, op: Operation) -> None:
         lw.mov(reg_class(a.elem), out.regs[s], lw.from_compute(r, a.elem))
 
 
+def _warn_f32_precision(lw: KernelLowering, op: Operation) -> None:
+    lw.warnings.append((op, f"'{op.name}' on f64 is computed with f32 precision by the PTX lowering"))
+
+
 def _float_unary(build):
     def lower(lw: KernelLowering, op: Operation) -> None:
         (a,) = _operands(lw, op)[:1]
         out = lw.new_result(op)
         cls = lw.fwide(a.elem)
         if cls == "f64" and build.__name__ in _APPROX_ONLY:
-            lw.warnings.append((op, f"'{op.name}' on f64 is computed with f32 precision by the PTX lowering"))
+            _warn_f32_precision(lw, op)
         for s in range(len(out.regs)):
             x = lw.to_compute(a.regs[s], a.elem)
             if cls == "f64" and build.__name__ in _APPROX_ONLY:
@@ -256,20 +260,21 @@ def _exp_pair(lw, x):
     return e, n
 
 
-def _sinh(lw, op, x, cls):
+def _half_exp_pair(lw, x, ins):
+    """(e^x ``ins`` e^-x) / 2 in f32 (``ins``: ``sub`` for sinh, ``add`` for cosh)."""
     e, n = _exp_pair(lw, x)
     r = lw.f.reg("f32")
-    lw.f.emit(f"sub.f32 {r}, {e}, {n}")
+    lw.f.emit(f"{ins}.f32 {r}, {e}, {n}")
     lw.f.emit(f"mul.f32 {r}, {r}, 0f3F000000")
     return r
+
+
+def _sinh(lw, op, x, cls):
+    return _half_exp_pair(lw, x, "sub")
 
 
 def _cosh(lw, op, x, cls):
-    e, n = _exp_pair(lw, x)
-    r = lw.f.reg("f32")
-    lw.f.emit(f"add.f32 {r}, {e}, {n}")
-    lw.f.emit(f"mul.f32 {r}, {r}, 0f3F000000")
-    return r
+    return _half_exp_pair(lw, x, "add")
 
 
 def _atan_u(lw, op, x, cls):
@@ -318,40 +323,51 @@ for _name, _fn in (("negf", _negf), ("absf", _absf), ("floor", _floor), ("ceil",
     handler(_name)(_float_unary(_fn))
 
 
-@handler("atan2")
-def _atan2(lw: KernelLowering, op: Operation) -> None:
+def _f32_binary(build):
+    """The handler of a binary float op computed in f32 by ``build(lw, op, x, y) -> f32 register``
+    (f64 operands are rounded to f32, with a warning, and the result widened back)."""
+    def lower(lw: KernelLowering, op: Operation) -> None:
+        xv, yv = _operands(lw, op)
+        out = lw.new_result(op)
+        if lw.fwide(xv.elem) == "f64":
+            _warn_f32_precision(lw, op)
+        for s in range(len(out.regs)):
+            x = _as_f32(lw, xv.regs[s], xv.elem)
+            y = _as_f32(lw, yv.regs[s], yv.elem)
+            r = build(lw, op, x, y)
+            lw.mov(reg_class(xv.elem), out.regs[s], _from_f32_any(lw, r, xv.elem))
+    return lower
+
+
+def _atan2_f32(lw, op, x, y):
     """atan2(x, y): the angle of (y, x), i.e. C's ``atan2(x, y)`` (Ops.td CudaTile_Atan2Op)."""
-    xv, yv = _operands(lw, op)
-    out = lw.new_result(op)
     f = lw.f
-    if lw.fwide(xv.elem) == "f64":
-        lw.warnings.append((op, f"'{op.name}' on f64 is computed with f32 precision by the PTX lowering"))
-    for s in range(len(out.regs)):
-        x = _as_f32(lw, xv.regs[s], xv.elem)
-        y = _as_f32(lw, yv.regs[s], yv.elem)
-        q = f.reg("f32")
-        f.emit(f"div.rn.f32 {q}, {x}, {y}")
-        r = _atan_u(lw, op, q, "f32")
-        # y < 0: add +-pi by the sign of x
-        neg = f.reg("pred")
-        f.emit(f"setp.lt.f32 {neg}, {y}, 0f00000000")
-        pi = f.reg("f32")
-        f.emit(f"mov.f32 {pi}, {f32_imm(math.pi)}")
-        f.emit(f"copysign.f32 {pi}, {x}, {pi}")
-        adj = f.reg("f32")
-        f.emit(f"add.f32 {adj}, {r}, {pi}")
-        f.emit(f"selp.f32 {r}, {adj}, {r}, {neg}")
-        # y == 0: +-pi/2 (0 when x == 0 too)
-        z = f.reg("pred")
-        f.emit(f"setp.eq.f32 {z}, {y}, 0f00000000")
-        h = f.reg("f32")
-        f.emit(f"mov.f32 {h}, {f32_imm(math.pi / 2)}")
-        f.emit(f"copysign.f32 {h}, {x}, {h}")
-        xz = f.reg("pred")
-        f.emit(f"setp.eq.f32 {xz}, {x}, 0f00000000")
-        f.emit(f"selp.f32 {h}, 0f00000000, {h}, {xz}")
-        f.emit(f"selp.f32 {r}, {h}, {r}, {z}")
-        lw.mov(reg_class(xv.elem), out.regs[s], _from_f32_any(lw, r, xv.elem))
+    q = f.reg("f32")
+    f.emit(f"div.rn.f32 {q}, {x}, {y}")
+    r = _atan_u(lw, op, q, "f32")
+    # y < 0: add +-pi by the sign of x
+    neg = f.reg("pred")
+    f.emit(f"setp.lt.f32 {neg}, {y}, 0f00000000")
+    pi = f.reg("f32")
+    f.emit(f"mov.f32 {pi}, {f32_imm(math.pi)}")
+    f.emit(f"copysign.f32 {pi}, {x}, {pi}")
+    adj = f.reg("f32")
+    f.emit(f"add.f32 {adj}, {r}, {pi}")
+    f.emit(f"selp.f32 {r}, {adj}, {r}, {neg}")
+    # y == 0: +-pi/2 (0 when x == 0 too)
+    z = f.reg("pred")
+    f.emit(f"setp.eq.f32 {z}, {y}, 0f00000000")
+    h = f.reg("f32")
+    f.emit(f"mov.f32 {h}, {f32_imm(math.pi / 2)}")
+    f.emit(f"copysign.f32 {h}, {x}, {h}")
+    xz = f.reg("pred")
+    f.emit(f"setp.eq.f32 {xz}, {x}, 0f00000000")
+    f.emit(f"selp.f32 {h}, 0f00000000, {h}, {xz}")
+    f.emit(f"selp.f32 {r}, {h}, {r}, {z}")
+    return r
+
+
+handler("atan2")(_f32_binary(_atan2_f32))
 
 
 def _as_f32(lw, reg, elem):
@@ -370,48 +386,43 @@ def _from_f32_any(lw, r, elem):
     return lw.from_f32(r, elem)
 
 
-@handler("fpowf")
-def _fpowf(lw: KernelLowering, op: Operation) -> None:
+def _pow_f32(lw, op, x, y):
     """pow(x, y) = 2^(y * log2|x|), negative x allowed for integral y (sign from y's parity)."""
-    xv, yv = _operands(lw, op)
-    out = lw.new_result(op)
     f = lw.f
-    if lw.fwide(xv.elem) == "f64":
-        lw.warnings.append((op, f"'{op.name}' on f64 is computed with f32 precision by the PTX lowering"))
-    for s in range(len(out.regs)):
-        x = _as_f32(lw, xv.regs[s], xv.elem)
-        y = _as_f32(lw, yv.regs[s], yv.elem)
-        a = f.reg("f32")
-        f.emit(f"abs.f32 {a}, {x}")
-        lg = f.reg("f32")
-        f.emit(f"lg2.approx.f32 {lg}, {a}")
-        f.emit(f"mul.f32 {lg}, {lg}, {y}")
-        r = f.reg("f32")
-        f.emit(f"ex2.approx.f32 {r}, {lg}")
-        # odd integral y and negative x: negative result
-        half = f.reg("f32")
-        f.emit(f"mul.f32 {half}, {y}, 0f3F000000")
-        fl = f.reg("f32")
-        f.emit(f"cvt.rzi.f32.f32 {fl}, {half}")
-        odd = f.reg("pred")
-        f.emit(f"setp.ne.f32 {odd}, {fl}, {half}")
-        yi = f.reg("f32")
-        f.emit(f"cvt.rzi.f32.f32 {yi}, {y}")
-        integral = f.reg("pred")
-        f.emit(f"setp.eq.f32 {integral}, {yi}, {y}")
-        negx = f.reg("pred")
-        f.emit(f"setp.lt.f32 {negx}, {x}, 0f00000000")
-        flip = f.reg("pred")
-        f.emit(f"and.pred {flip}, {odd}, {negx}")
-        f.emit(f"and.pred {flip}, {flip}, {integral}")
-        nr = f.reg("f32")
-        f.emit(f"neg.f32 {nr}, {r}")
-        f.emit(f"selp.f32 {r}, {nr}, {r}, {flip}")
-        bad = f.reg("pred")
-        f.emit(f"not.pred {integral}, {integral}")
-        f.emit(f"and.pred {bad}, {negx}, {integral}")
-        f.emit(f"selp.f32 {r}, 0f7FC00000, {r}, {bad}")
-        lw.mov(reg_class(xv.elem), out.regs[s], _from_f32_any(lw, r, xv.elem))
+    a = f.reg("f32")
+    f.emit(f"abs.f32 {a}, {x}")
+    lg = f.reg("f32")
+    f.emit(f"lg2.approx.f32 {lg}, {a}")
+    f.emit(f"mul.f32 {lg}, {lg}, {y}")
+    r = f.reg("f32")
+    f.emit(f"ex2.approx.f32 {r}, {lg}")
+    # odd integral y and negative x: negative result
+    half = f.reg("f32")
+    f.emit(f"mul.f32 {half}, {y}, 0f3F000000")
+    fl = f.reg("f32")
+    f.emit(f"cvt.rzi.f32.f32 {fl}, {half}")
+    odd = f.reg("pred")
+    f.emit(f"setp.ne.f32 {odd}, {fl}, {half}")
+    yi = f.reg("f32")
+    f.emit(f"cvt.rzi.f32.f32 {yi}, {y}")
+    integral = f.reg("pred")
+    f.emit(f"setp.eq.f32 {integral}, {yi}, {y}")
+    negx = f.reg("pred")
+    f.emit(f"setp.lt.f32 {negx}, {x}, 0f00000000")
+    flip = f.reg("pred")
+    f.emit(f"and.pred {flip}, {odd}, {negx}")
+    f.emit(f"and.pred {flip}, {flip}, {integral}")
+    nr = f.reg("f32")
+    f.emit(f"neg.f32 {nr}, {r}")
+    f.emit(f"selp.f32 {r}, {nr}, {r}, {flip}")
+    bad = f.reg("pred")
+    f.emit(f"not.pred {integral}, {integral}")
+    f.emit(f"and.pred {bad}, {negx}, {integral}")
+    f.emit(f"selp.f32 {r}, 0f7FC00000, {r}, {bad}")
+    return r
+
+
+_fpowf = handler("fpowf")(_f32_binary(_pow_f32))
 
 
 @handler("fpowi")

@@ -15,6 +15,7 @@ the threads holding replicas.  Semantics: NVIDIA cuda-tile ``Types.td``
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 
 from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.ir.core import Operation
@@ -480,12 +481,17 @@ def _group(op: Operation, name: str, pos: int):
     return g[0] if g else None
 
 
+def _optional_tile(lw: KernelLowering, op: Operation, name: str, pos: int) -> TileValue | None:
+    """The tile of the optional operand ``name`` (operand ``pos`` without segment sizes), ``None`` when absent."""
+    v = _group(op, name, pos)
+    return lw.tile(v) if v is not None else None
+
+
 @handler("load_ptr_tko")
 def _load_ptr(lw: KernelLowering, op: Operation) -> None:
     src = lw.tile(_group(op, "source", 0))
-    mask_v, pad_v = _group(op, "mask", 1), _group(op, "paddingValue", 2)
-    mask = lw.tile(mask_v) if mask_v is not None else None
-    pad = lw.tile(pad_v) if pad_v is not None else None
+    mask = _optional_tile(lw, op, "mask", 1)
+    pad = _optional_tile(lw, op, "paddingValue", 2)
     out = lw.new_result(op)
     lw.set(op.results[1], TOKEN)
     sem = _sem(op, "ld")
@@ -502,8 +508,7 @@ def _load_ptr(lw: KernelLowering, op: Operation) -> None:
 def _store_ptr(lw: KernelLowering, op: Operation) -> None:
     dst = lw.tile(_group(op, "destination", 0))
     val = lw.tile(_group(op, "value", 1))
-    mask_v = _group(op, "mask", 2)
-    mask = lw.tile(mask_v) if mask_v is not None else None
+    mask = _optional_tile(lw, op, "mask", 2)
     lw.set(op.results[0], TOKEN)
     own = lw.owner(dst.n)
     sem = _sem(op, "st")
@@ -512,29 +517,45 @@ def _store_ptr(lw: KernelLowering, op: Operation) -> None:
         store_element(lw, val.elem, val.regs[s], dst.regs[s], g, sem)
 
 
-@handler("atomic_rmw_tko")
-def _atomic_rmw(lw: KernelLowering, op: Operation) -> None:
-    ptrs = lw.tile(_group(op, "pointers", 0))
-    arg = lw.tile(_group(op, "arg", 1))
-    mask_v = _group(op, "mask", 2)
-    mask = lw.tile(mask_v) if mask_v is not None else None
+def _atomic(lw: KernelLowering, op: Operation, ptrs: TileValue, mask: TileValue | None,
+            operation: Callable[[], str], args: list[TileValue]) -> None:
+    """Result 0 of the atomic ``op`` on the pointer tile ``ptrs`` (result 1: its token).
+
+    Each slot reads 0, then, where ``mask`` (``None``: everywhere) and the owning threads allow,
+    runs ``atom<sem><operation()> r, [ptr], args...`` (``operation``, e.g. ``.add.u32``, is called
+    once, after the results are bound, and may raise :class:`LoweringError`); replicas then take
+    the owner's result.
+    """
     out = lw.new_result(op)
     lw.set(op.results[1], TOKEN)
-    mode = enum_case(op, "mode", "add")
-    ins = ATOM_OPS.get(mode)
-    if ins is None:
-        raise LoweringError(f"atomic_rmw_tko mode '{mode}' is not supported by the lowering")
-    ty = _atom_type(mode, arg.elem)
-    if ins == "exch" and isinstance(arg.elem, T.FloatType):
-        ty = f".b{T.bit_width(arg.elem)}"
+    ins = operation()
     sem = _sem(op, "atom")
     own = lw.owner(ptrs.n)
     for s, r in enumerate(out.regs):
         g = _and(lw, mask.regs[s] if mask else None, own)
         lw.mov(reg_class(out.elem), r, lw.const_reg(out.elem, 0))
-        lw.f.emit((f"@{g} " if g else "") + f"atom{sem}.{ins}{ty} {r}, [{ptrs.regs[s]}], {arg.regs[s]}")
+        values = "".join(f", {a.regs[s]}" for a in args)
+        lw.f.emit((f"@{g} " if g else "") + f"atom{sem}{ins} {r}, [{ptrs.regs[s]}]{values}")
     if own:
         _broadcast_from_owner(lw, out)
+
+
+@handler("atomic_rmw_tko")
+def _atomic_rmw(lw: KernelLowering, op: Operation) -> None:
+    ptrs = lw.tile(_group(op, "pointers", 0))
+    arg = lw.tile(_group(op, "arg", 1))
+    mask = _optional_tile(lw, op, "mask", 2)
+
+    def operation() -> str:
+        mode = enum_case(op, "mode", "add")
+        ins = ATOM_OPS.get(mode)
+        if ins is None:
+            raise LoweringError(f"atomic_rmw_tko mode '{mode}' is not supported by the lowering")
+        ty = _atom_type(mode, arg.elem)
+        if ins == "exch" and isinstance(arg.elem, T.FloatType):
+            ty = f".b{T.bit_width(arg.elem)}"
+        return f".{ins}{ty}"
+    _atomic(lw, op, ptrs, mask, operation, [arg])
 
 
 @handler("atomic_cas_tko")
@@ -542,19 +563,8 @@ def _atomic_cas(lw: KernelLowering, op: Operation) -> None:
     ptrs = lw.tile(_group(op, "pointers", 0))
     cmp = lw.tile(_group(op, "cmp", 1))
     val = lw.tile(_group(op, "val", 2))
-    mask_v = _group(op, "mask", 3)
-    mask = lw.tile(mask_v) if mask_v is not None else None
-    out = lw.new_result(op)
-    lw.set(op.results[1], TOKEN)
-    w = T.bit_width(val.elem) or 32
-    sem = _sem(op, "atom")
-    own = lw.owner(ptrs.n)
-    for s, r in enumerate(out.regs):
-        g = _and(lw, mask.regs[s] if mask else None, own)
-        lw.mov(reg_class(out.elem), r, lw.const_reg(out.elem, 0))
-        lw.f.emit((f"@{g} " if g else "") + f"atom{sem}.cas.b{w} {r}, [{ptrs.regs[s]}], {cmp.regs[s]}, {val.regs[s]}")
-    if own:
-        _broadcast_from_owner(lw, out)
+    mask = _optional_tile(lw, op, "mask", 3)
+    _atomic(lw, op, ptrs, mask, lambda: f".cas.b{T.bit_width(val.elem) or 32}", [cmp, val])
 
 
 def _broadcast_from_owner(lw: KernelLowering, tv: TileValue) -> None:
