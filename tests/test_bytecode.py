@@ -793,3 +793,20 @@ def test_check_accepts_tileirbc_and_reports_a_malformed_one(corpus, tmp_path, ca
     assert out.splitlines()[0] == (f"{bad}:1:1: error: invalid Tile IR bytecode: section length 184 exceeds "
                                    "remaining data size 85 (at offset 12)")
     assert out.splitlines()[-1] == "1 error, 0 warnings in 1 file (1 file checked)"
+
+
+def test_assume_predicates_round_trip_with_mlir_integers():
+    """div_by<0x10> is sixteen in the bytecode (the writer once read the hex digits after '0' as 0)."""
+    from tile_lsp.bytecode.writer import write_bytecode
+
+    text = ("cuda_tile.module @m {\n  entry @f(%p: tile<ptr<i32>>) {\n"
+            "    %a = iota : tile<16xi32>\n"
+            "    %0 = assume div_by<0x10, every 4 along 0>, %a : tile<16xi32>\n"
+            "    %1 = assume bounded<-08, ?>, %a : tile<16xi32>\n"
+            "    %2 = assume same_elements<[016]>, %a : tile<16xi32>\n    return\n  }\n}\n")
+    analysis = analyze_text(text)
+    assert analysis.diagnostics == []
+    read = read_bytecode(write_bytecode(analysis.chunks[0].module))
+    preds = [op.attr("predicate") for op in read.walk() if op.name == "cuda_tile.assume"]
+    assert [p.value for p in preds] == [A.DivBy(16, 4, 0), A.Bounded(-8, None), A.SameElements((16,))]
+    assert [p.body for p in preds] == ["16, every 4 along 0", "-8, ?", "[16]"]

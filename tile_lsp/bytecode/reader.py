@@ -869,13 +869,14 @@ class _Reader:
                 body += f", every {every}"
             if along is not None:
                 body += f" along {along}"
-            return A.DialectAttr("cuda_tile", "div_by", body)
+            return A.DialectAttr("cuda_tile", "div_by", body, A.DivBy(divisor, every, along))
         if tag == F.ATTR_SAME_ELEMENTS:
             vals = c.le_array(8, "same_elements values")
             for v in vals:
                 if v in ((1 << 63) - 1, -(1 << 63)):
                     raise c.error(f"array contains unsupported value {v}")
-            return A.DialectAttr("cuda_tile", "same_elements", "[" + ", ".join(map(str, vals)) + "]")
+            return A.DialectAttr("cuda_tile", "same_elements", "[" + ", ".join(map(str, vals)) + "]",
+                                 A.SameElements(tuple(vals)))
         if tag == F.ATTR_DICTIONARY:
             return A.DictAttr(self._dict_body(c, depth))
         if tag == F.ATTR_OPTIMIZATION_HINTS:
@@ -885,7 +886,7 @@ class _Reader:
             lb = c.svarint("bounded lower bound") if fl & 1 else None
             ub = c.svarint("bounded upper bound") if fl & 2 else None
             body = f"{'?' if lb is None else lb}, {'?' if ub is None else ub}"
-            return A.DialectAttr("cuda_tile", "bounded", body)
+            return A.DialectAttr("cuda_tile", "bounded", body, A.Bounded(lb, ub))
         raise BytecodeError(f"unsupported AttributeTag {tag} for self-contained attribute", at)
 
 

@@ -20,6 +20,7 @@ from typing import Any, Callable
 
 from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.ir.debuginfo import DebugInfoDecoder, decoder_for
+from tile_lsp.analysis.syntax.parse_rules.entry import decode_assume_predicate
 from tile_lsp.analysis.ir.core import Block, Module, Operation, Region, Value
 from tile_lsp.analysis.ir.numbers import DenseDataError, dense_raw_data, float_to_bits
 from tile_lsp.analysis.ir.printer import adds_implicit_terminator, implicit_terminator, region_written
@@ -675,18 +676,18 @@ class _Writer:
         elif isinstance(a, A.DialectAttr) and a.mnemonic == "optimization_hints":
             w.varint(F.ATTR_OPTIMIZATION_HINTS)
             self._dict_body(_hints_entries(a), w)
-        elif isinstance(a, A.DialectAttr) and a.mnemonic == "bounded":
-            lb, ub = _bounded(a.body or "")
-            w.varint(F.ATTR_BOUNDED)
-            _optional_svarints(w, lb, ub)
-        elif isinstance(a, A.DialectAttr) and a.mnemonic == "div_by":
-            divisor, every, along = _div_by(a.body or "")
-            w.varint(F.ATTR_DIV_BY)
-            w.varint(divisor)
-            _optional_svarints(w, every, along)
-        elif isinstance(a, A.DialectAttr) and a.mnemonic == "same_elements":
-            w.varint(F.ATTR_SAME_ELEMENTS)
-            w.le_array([int(x) for x in re.findall(r"-?\d+", a.body or "")], 8)
+        elif isinstance(a, A.DialectAttr) and a.mnemonic in ("bounded", "div_by", "same_elements"):
+            pred = _predicate(a)
+            if isinstance(pred, A.Bounded):
+                w.varint(F.ATTR_BOUNDED)
+                _optional_svarints(w, pred.lb, pred.ub)
+            elif isinstance(pred, A.DivBy):
+                w.varint(F.ATTR_DIV_BY)
+                w.varint(pred.divisor)
+                _optional_svarints(w, pred.every, pred.along)
+            else:
+                w.varint(F.ATTR_SAME_ELEMENTS)
+                w.le_array(list(pred.values), 8)
         else:
             raise BytecodeWriteError(f"unsupported attribute in bytecode: {a}")
 
@@ -926,20 +927,12 @@ def _hints_entries(a: A.Attribute) -> dict[str, A.Attribute]:
     raise BytecodeWriteError(f"expected optimization hints, got {a}")
 
 
-def _bounded(body: str) -> tuple[int | None, int | None]:
-    parts = [p.strip() for p in body.split(",")]
-    vals = [None if p in ("?", "") else int(p) for p in parts[:2]]
-    while len(vals) < 2:
-        vals.append(None)
-    return vals[0], vals[1]
-
-
-def _div_by(body: str) -> tuple[int, int | None, int | None]:
-    m = re.match(r"\s*(\d+)", body)
-    divisor = int(m.group(1)) if m else 1
-    every = re.search(r"every\s*(-?\d+)", body)
-    along = re.search(r"along\s*(-?\d+)", body)
-    return divisor, int(every.group(1)) if every else None, int(along.group(1)) if along else None
+def _predicate(a: A.DialectAttr) -> A.DivBy | A.Bounded | A.SameElements:
+    """The decoded assume predicate of ``a`` (the builder's ``value``, else decoded from its body)."""
+    pred = a.value if a.value is not None else decode_assume_predicate(a.mnemonic, a.body or "")
+    if pred is None:
+        raise BytecodeWriteError(f"unsupported attribute in bytecode: {a}")
+    return pred
 
 
 # -- dense data --------------------------------------------------------------
