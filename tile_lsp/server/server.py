@@ -85,16 +85,19 @@ class EditDelay:
     """How long after a change to start analysing it: the debounce, adapted to the document.
 
     Until an analysis of a change has completed, the configured debounce
-    (``debounceMs``); then as long as the longest of the last three such
-    analyses took, and never more than the debounce.  A keystroke that
-    comes while an analysis runs cancels it, so waiting about as long as an
-    analysis takes bounds the work thrown away at about half, while the
-    diagnostics of a quick document follow the keystroke almost at once:
-    what the user waits for is the work, not a fixed delay.  Durations are
-    in seconds.
+    (``debounceMs``).  Then, while the last three such analyses each took at
+    most :attr:`QUICK` (done before a typist's next keystroke), no wait at
+    all: the diagnostics follow the keystroke as soon as the work is done.
+    Otherwise as long as the longest of them took, and never more than the
+    debounce: a keystroke that comes while an analysis runs cancels it, so
+    waiting about as long as an analysis takes bounds the work thrown away
+    at about half.  What the user waits for is the work, not a fixed delay.
+    Durations are in seconds.
     """
 
     KEPT = 3
+    #: an analysis this short ends before the next keystroke of fast typing (10 characters a second)
+    QUICK = 0.1
 
     def __init__(self) -> None:
         self._recent: list[float] = []
@@ -107,7 +110,8 @@ class EditDelay:
         """The wait before analysing the next change, at most ``debounce_s``."""
         if not self._recent:
             return debounce_s
-        return min(debounce_s, max(self._recent))
+        longest = max(self._recent)
+        return 0.0 if longest <= self.QUICK else min(debounce_s, longest)
 
 
 @dataclass
