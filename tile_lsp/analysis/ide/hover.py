@@ -374,11 +374,11 @@ def _type_under(index: DocumentIndex, pos: Position) -> T.Type | None:
     """The tile type written under ``pos`` inside an op: the innermost of the op's tile-type spans
     (:class:`~tile_lsp.analysis.ir.core.Span`) that holds it."""
     op = index.op_at(pos)
-    if op is None:
+    if op is None or op.range is None:
         return None
     found = None
     for span in op.spans:
-        if span.kind == "type" and span.contains(pos):
+        if span.kind == "type" and span.contains(pos, op.range.start.line):
             if found is None or (span.line, span.character) >= (found.line, found.character):
                 found = span
     return found.type if found is not None else None

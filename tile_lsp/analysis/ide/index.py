@@ -690,15 +690,15 @@ class _ChunkIndexer:
             if entity is None:
                 entity = entities[(span.kind, span.name)] = self.new(
                     kind, span.kind + span.name, target=table[span.name], scope=self.module)
-            entity.add(span.range, span.definition)
+            entity.add(span.range_at(0), span.definition)
 
     def alias_spans(self) -> Iterator[Span]:
         """The alias spans of the chunk: those outside every op (the whole chunk's, or its units'),
         then each op's."""
         units = getattr(self.chunk, "units", None)
         outside = [s for unit in units for s in unit.spans] if units else self.module.spans
-        spans = itertools.chain(outside, (s for op in self.module.walk() for s in op.spans))
-        return (s for s in spans if s.kind != "type")
+        inside = (s.moved(op.range.start.line) for op in self.module.walk() for s in op.spans if s.kind != "type")
+        return itertools.chain((s for s in outside if s.kind != "type"), inside)
 
 
 def _lookup(ops: list[Operation], name: str) -> Operation | None:

@@ -123,7 +123,8 @@ def _shift_range(r: Range | None, delta: int) -> Range | None:
 
 
 def _shift_spans(spans, delta: int) -> list:
-    """``spans`` (:class:`~tile_lsp.analysis.ir.core.Span`) moved down by ``delta`` lines."""
+    """``spans`` (:class:`~tile_lsp.analysis.ir.core.Span` outside every op) moved down by ``delta`` lines
+    (an op's own spans count from its first line: they move with it)."""
     return [s.moved(delta) for s in spans]
 
 
@@ -183,8 +184,6 @@ class _Shifter:
             inner.operand_ranges = [_shift_range(r, d) for r in inner.operand_ranges]
             if inner.part_ranges:
                 inner.part_ranges = {k: _shift_range(r, d) for k, r in inner.part_ranges.items()}
-            if inner.spans:
-                inner.spans = tuple(_shift_spans(inner.spans, d))
             for v in inner.operands:
                 if v is not None:
                     self.value(v)

@@ -56,7 +56,11 @@ class Span:
     ``name`` is an alias' name without its sigil (a use of a name that no
     alias defines is recorded too: the reader decides).  An op's spans are in
     :attr:`Operation.spans` (those written in its own text, not its nested
-    ops'); the ones outside any op (alias definitions) in :attr:`Module.spans`.
+    ops'), with ``line``/``end_line`` counted from the op's first line, so
+    that an op the incremental analysis moves takes its spans along (and a
+    big file's spans share the small line numbers); the ones outside any op
+    (alias definitions) are in :attr:`Module.spans`, counted from the
+    document's first line.
     """
 
     kind: Literal["!", "#", "type"]
@@ -71,22 +75,26 @@ class Span:
 
     @staticmethod
     def of(kind: Literal["!", "#", "type"], rng: Range, name: str = "", definition: bool = False,
-           type: Type | None = None) -> "Span":
-        """The span of ``kind`` over ``rng``."""
-        return Span(kind, rng.start.line, rng.start.character, rng.end.line, rng.end.character, name,
-                    definition, type)
+           type: Type | None = None, base_line: int = 0) -> "Span":
+        """The span of ``kind`` over ``rng``, its lines counted from ``base_line``."""
+        return Span(kind, rng.start.line - base_line, rng.start.character, rng.end.line - base_line,
+                    rng.end.character, name, definition, type)
 
-    @property
-    def range(self) -> Range:
-        return Range(Position(self.line, self.character), Position(self.end_line, self.end_character))
+    def range_at(self, base_line: int) -> Range:
+        """The document range of the span when its lines count from ``base_line``."""
+        return Range(Position(self.line + base_line, self.character),
+                     Position(self.end_line + base_line, self.end_character))
 
-    def contains(self, pos: Position) -> bool:
-        """Whether ``pos`` is in the span, its ends included (where a hover still points at it)."""
-        return (self.line, self.character) <= (pos.line, pos.character) <= (self.end_line, self.end_character)
+    def contains(self, pos: Position, base_line: int = 0) -> bool:
+        """Whether ``pos`` is in the span (its lines counted from ``base_line``), its ends included
+        (where a hover still points at it)."""
+        line = pos.line - base_line
+        return (self.line, self.character) <= (line, pos.character) <= (self.end_line, self.end_character)
 
     def moved(self, lines: int) -> "Span":
         """The span ``lines`` lines further down."""
-        return dataclasses.replace(self, line=self.line + lines, end_line=self.end_line + lines)
+        return Span(self.kind, self.line + lines, self.character, self.end_line + lines, self.end_character,
+                    self.name, self.definition, self.type)
 
 
 # The IR is a graph (values know their uses, ops their parents): the reprs name an object and its

@@ -177,6 +177,8 @@ class Builder(TypeAttributeReader):
         #: where the :class:`~tile_lsp.analysis.ir.core.Span` s read now go: the op being built's
         #: own list while it is built, else the top level's (the module's)
         self.spans: list[Span] = self.module.spans
+        #: the line the spans read now count from (:class:`~tile_lsp.analysis.ir.core.Span`)
+        self.span_base = 0
 
     # -- ranges and diagnostics ------------------------------------------------
 
@@ -277,7 +279,7 @@ class Builder(TypeAttributeReader):
         name = str(tok)[1:]
         rng = self.rng(tok)
         if rng is not None:
-            self.spans.append(Span.of(sigil, rng, name, definition=True))
+            self.spans.append(Span.of(sigil, rng, name, definition=True, base_line=self.span_base))
         if name in table:
             self.error(f"redefinition of {kind} alias id '{name}'", rng, "parse.alias")
         table[name] = self.attribute(item.children[1]) if sigil == "#" else self.generic_type(item.children[1])
@@ -381,12 +383,19 @@ class Builder(TypeAttributeReader):
     def operation(self, tree: Tree, block: Block, scope: Scope) -> Operation | None:
         """Build the op of an ``operation`` tree into ``block`` (``None`` when it cannot be built),
         with the spans of its own text (:attr:`Operation.spans`)."""
-        outer, self.spans = self.spans, []
+        # the op's spans go on the end of the one list (a nested op takes its own off before it
+        # returns), counted from the op's first line
+        mark, outer_base = len(self.spans), self.span_base
+        meta = tree.meta
+        base = 0 if getattr(meta, "empty", True) else self.source.position(self.base + meta.start_pos).line
+        self.span_base = base
         try:
             op = self._operation(tree, block, scope)
         finally:
-            mine, self.spans = self.spans, outer
-        if op is not None and mine:
+            mine = self.spans[mark:]
+            del self.spans[mark:]
+            self.span_base = outer_base
+        if op is not None and mine and op.range is not None and op.range.start.line == base:
             op.spans = tuple(mine)
         return op
 

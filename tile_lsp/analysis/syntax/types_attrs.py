@@ -46,7 +46,7 @@ class TypeAttributeReader:
         where the op being built keeps its spans (nothing for a node without a position)."""
         rng = self.rng(node)
         if rng is not None:
-            self.spans.append(Span.of(kind, rng, name, type=type))
+            self.spans.append(Span.of(kind, rng, name, type=type, base_line=self.span_base))
 
     def type_ranges(self, node: Any) -> list[Range | None]:
         """Ranges of the types of a type or type-list subtree, in order."""
@@ -290,7 +290,7 @@ class TypeAttributeReader:
             # debug-info attributes are parsed by their own (generated) parsers
             aliases: list[tuple[str, Range]] = []
             errors = debuginfo.check_attribute(attr, self.module, aliases)
-            self.spans.extend(Span.of("#", where, name) for name, where in aliases)
+            self.spans.extend(Span.of("#", where, name, base_line=self.span_base) for name, where in aliases)
             for k, (message, where) in enumerate(errors):
                 self.error(message, where, "parse.debuginfo", fatal=k == len(errors) - 1)
             return attr
