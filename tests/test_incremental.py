@@ -18,7 +18,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import require_corpus
-from tile_lsp.analysis.incremental import units as U
 from tile_lsp.analysis.api import AnalysisOptions, analyze_text
 from tile_lsp.analysis.ir.diagnostics import Position
 from tile_lsp.analysis.incremental.document import IncrementalAnalyzer

@@ -13,8 +13,6 @@ an implicit ``return`` located at the function).
 
 from __future__ import annotations
 
-import re
-
 from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.ir.diagnostics import Severity
 from tile_lsp.analysis.ir.core import Operation, SymbolTable
