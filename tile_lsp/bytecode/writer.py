@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.ir.debuginfo import DebugInfoDecoder, decoder_for
-from tile_lsp.analysis.syntax.parse_rules.entry import decode_assume_predicate
+from tile_lsp.analysis.syntax.parse_rules.entry import assume_predicate_value
 from tile_lsp.analysis.ir.core import Block, Module, Operation, Region, Value
 from tile_lsp.analysis.ir.numbers import DenseDataError, dense_raw_data, float_to_bits
 from tile_lsp.analysis.ir.printer import adds_implicit_terminator, implicit_terminator, region_written
@@ -929,7 +929,7 @@ def _hints_entries(a: A.Attribute) -> dict[str, A.Attribute]:
 
 def _predicate(a: A.DialectAttr) -> A.DivBy | A.Bounded | A.SameElements:
     """The decoded assume predicate of ``a`` (the builder's ``value``, else decoded from its body)."""
-    pred = a.value if a.value is not None else decode_assume_predicate(a.mnemonic, a.body or "")
+    pred = assume_predicate_value(a)
     if pred is None:
         raise BytecodeWriteError(f"unsupported attribute in bytecode: {a}")
     return pred

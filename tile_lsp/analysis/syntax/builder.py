@@ -386,20 +386,19 @@ class Builder(TypeAttributeReader):
         # the op's spans go on the end of the one list (a nested op takes its own off before it
         # returns), counted from the op's first line
         mark, outer_base = len(self.spans), self.span_base
-        meta = tree.meta
-        base = 0 if getattr(meta, "empty", True) else self.source.position(self.base + meta.start_pos).line
-        self.span_base = base
+        rng = self.rng(tree)
+        self.span_base = rng.start.line if rng is not None else 0
         try:
-            op = self._operation(tree, block, scope)
+            op = self._operation(tree, block, scope, rng)
         finally:
             mine = self.spans[mark:]
             del self.spans[mark:]
             self.span_base = outer_base
-        if op is not None and mine and op.range is not None and op.range.start.line == base:
+        if op is not None and mine and rng is not None:
             op.spans = tuple(mine)
         return op
 
-    def _operation(self, tree: Tree, block: Block, scope: Scope) -> Operation | None:
+    def _operation(self, tree: Tree, block: Block, scope: Scope, rng: Range | None) -> Operation | None:
         results_tree, body, loc_tree = tree.children
         bound: list[tuple[str, int, Any]] = []  # (name, count, node)
         if results_tree is not None:
@@ -415,7 +414,7 @@ class Builder(TypeAttributeReader):
             op = self.custom_op(body.children[0], bound, block, scope)
         if op is None:
             return None
-        op.range = self.rng(tree)
+        op.range = rng
         if loc_tree is not None:
             op.location = self.location(loc_tree.children[0], deferred=True)
         op.parent = block

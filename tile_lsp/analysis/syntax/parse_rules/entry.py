@@ -399,6 +399,14 @@ def decode_assume_predicate(mnemonic: str, body: str) -> A.DivBy | A.Bounded | A
     return None
 
 
+def assume_predicate_value(attr: A.DialectAttr) -> A.DivBy | A.Bounded | A.SameElements | None:
+    """The typed value of the assume predicate ``attr``: the builder's (``DialectAttr.value``),
+    else decoded from its body (an attribute made elsewhere); ``None`` when it does not read as one."""
+    if attr.value is not None:
+        return attr.value
+    return decode_assume_predicate(attr.mnemonic, attr.body or "")
+
+
 #: The decoders of the cuda_tile attributes the builder decodes when it builds them
 #: (``DialectAttr.value``): mnemonic -> ``decode(body)``.
 CUDA_TILE_ATTRIBUTE_DECODERS = {

@@ -16,7 +16,7 @@ from __future__ import annotations
 from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.ir.diagnostics import Severity
 from tile_lsp.analysis.ir.core import Operation, SymbolTable
-from tile_lsp.analysis.syntax.parse_rules.entry import HAttr, decode_assume_predicate, optimization_hint_entries
+from tile_lsp.analysis.syntax.parse_rules.entry import HAttr, assume_predicate_value, optimization_hint_entries
 from tile_lsp.analysis.verify.verifier import VerifyContext, op_location, region_rule, rule
 from tile_lsp.dialect import types as T
 
@@ -289,13 +289,12 @@ def _assume_type(op: Operation) -> T.Type:
 
 def predicate_of(attr: A.Attribute | None) -> tuple[str, A.DivBy | A.Bounded | A.SameElements | None] | None:
     """``(mnemonic, decoded value)`` of an assume predicate (short or full form): the value the
-    builder decoded (``DialectAttr.value``), else decoded here (an attribute made elsewhere);
+    builder decoded (``DialectAttr.value``), else decoded from its body (:func:`assume_predicate_value`);
     ``None`` as the value when the body does not read as the predicate."""
     if isinstance(attr, A.AliasAttr):
         attr = attr.target
     if isinstance(attr, A.DialectAttr) and attr.dialect == "cuda_tile" and attr.body is not None:
-        value = attr.value if attr.value is not None else decode_assume_predicate(attr.mnemonic, attr.body)
-        return attr.mnemonic, value
+        return attr.mnemonic, assume_predicate_value(attr)
     return None
 
 
