@@ -67,10 +67,16 @@ def test_op_names_with_and_without_prefix() -> None:
 
 
 def test_enum_after_keyword_angle() -> None:
+    """After ``rounding<`` the modes the op's rounding directive accepts (NVIDIA's parser rejects
+    the others: ``addf`` takes the four IEEE modes, ``tanh`` approx and full)."""
     items = _complete("%y = addf %x, %x rounding<|")
-    assert _labels(items) == ["nearest_even", "zero", "negative_inf", "positive_inf", "approx", "full",
-                              "nearest_int_to_zero"]
+    assert _labels(items) == ["nearest_even", "zero", "negative_inf", "positive_inf"]
     assert items[1].kind == "enum"
+    assert _labels(_complete("%y = tanh %x rounding<|")) == ["approx", "full"]
+    assert _labels(_complete("%y = divf %x, %x rounding<|")) == [
+        "nearest_even", "zero", "negative_inf", "positive_inf", "approx", "full"]
+    # no op on the line: every case of the enum the keyword spells
+    assert len(_labels(_complete("rounding<|"))) == 7
 
 
 def test_bare_enum_after_op_name() -> None:
@@ -78,6 +84,8 @@ def test_bare_enum_after_op_name() -> None:
     assert labels[:6] == ["equal", "not_equal", "less_than", "less_than_or_equal", "greater_than",
                           "greater_than_or_equal"]
     assert "signed" in labels
+    # a rounding mode is written after `rounding<`, never bare
+    assert "nearest_even" not in _labels(_complete("%y = addf |"))
 
 
 def test_types_after_colon_and_element_types() -> None:

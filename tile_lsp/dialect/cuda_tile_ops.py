@@ -48,7 +48,7 @@ Conventions of this table (beyond ``schema.py``):
   ``AllShapesMatch`` / ``AllRanksMatch``.
 * ``format`` ``None`` = the op has ``hasCustomAssemblyFormat = 1``; its syntax
   is described in :data:`CUSTOM_SYNTAX`.  The ``custom<X>`` directives used by
-  the declarative formats are described in :data:`CUSTOM_DIRECTIVES`.
+  the declarative formats are objects of :mod:`tile_lsp.analysis.ir.directives`.
 * ``type_inference`` also covers the custom-syntax ops (where the C++ parser
   takes each unprinted type from).
 * The ops of one family (element-wise unary and binary ops, ``make_*_view``,
@@ -1203,7 +1203,7 @@ TRAIT_MESSAGES: dict[str, dict[str, str]] = {
 # ---------------------------------------------------------------------------
 # Notation: 'x' a literal keyword or punctuation; %name an SSA value bound to
 # the operand `name`; @name a symbol; TYPE(x) a type read with parseCudaTileType
-# (CUSTOM_DIRECTIVES["CudaTileType"]) giving the type of x; [ ... ] optional;
+# (the CudaTileType directive) giving the type of x; [ ... ] optional;
 # ( ... )* zero or more; ( ... )+ one or more; A | B alternatives;
 # ATTR-DICT an optional `{...}` attribute dictionary; ATTR-DICT-KW an
 # optional `attributes {...}`; REGION an MLIR region `{ ... }`.
@@ -1217,7 +1217,7 @@ _MEMSEM_LOAD_STORE = """\
             keyword follows MEMSEM (the next operand starts with '%').
   INDEX_TYPES := TYPE                   one type for every index ("splat")
                | TYPE (',' TYPE)+       one type per index, in order
-  OPT_HINTS := CUSTOM_DIRECTIVES["OptimizationHints"]"""
+  OPT_HINTS := the OptHints directive (tile_lsp/analysis/ir/directives.py)"""
 
 _MEMSEM_ERRORS = """\
   unknown MEMSEM: 'invalid memory_ordering_semantics attribute specification. Got "<kw>" but expect one of: weak, relaxed, acquire, release, acq_rel'
@@ -1428,7 +1428,7 @@ syntax:
   ARG     := %name ':' TYPE [ATTR-DICT] [loc(...)]   (the SSA names are the body's block arguments;
              either every argument has a name or none has one)
   RESULTS := TYPE | '(' [TYPE [ATTR-DICT] (',' TYPE [ATTR-DICT])*] ')'
-  OPT_HINTS := CUSTOM_DIRECTIVES["OptimizationHints"]
+  OPT_HINTS := the OptHints directive (tile_lsp/analysis/ir/directives.py)
 print:
   ' ' @sym_name '(' (%arg ': ' TYPE) joined by ', ' ')' [' -> ' TYPE | ' -> (' TYPEs ')']
   [' optimization_hints=' OPT_HINTS  (no spaces around '=')] ' ' REGION
@@ -1455,96 +1455,6 @@ print:
 notes:
   Same parser/printer as entry (SharedFuncParserAndPrinter.h) minus the hints; implicit
   terminator `return`.""",
-}
-
-# ---------------------------------------------------------------------------
-# The custom<X> directives of the declarative formats, and shared pieces
-# ---------------------------------------------------------------------------
-
-CUSTOM_DIRECTIVES: dict[str, str] = {
-    "CudaTileType": (
-        "A type read by parseCudaTileType: the bare keyword `token` is !cuda_tile.token; otherwise any "
-        "MLIR type, where cuda_tile types may omit the `!cuda_tile.` prefix (`tile<4xf32>`, `ptr<f16>`, "
-        "`tensor_view<...>`, `partition_view<...>`; inside a cuda_tile type nested cuda_tile types are "
-        "always short).  For a type range (variadic or optional operand) it is a comma-separated list "
-        "without delimiters.  Printed in the short form for cuda_tile types (`tile<4xf32>`, `token`), "
-        "MLIR's form otherwise."),
-    "IEEERoundingMode": (
-        "Optional `rounding` `<` KEYWORD `>` (the same shape for all *RoundingMode directives; a non-keyword "
-        "after `<` fails with 'expected valid keyword'); absent = nearest_even; printed only when the mode "
-        "is not nearest_even.  A spelling that is not an IEEE mode (nearest_even, zero, negative_inf, "
-        "positive_inf), known or not, fails with \"expected rounding mode to be one of: 'nearest_even', "
-        "'zero', 'negative_inf', 'positive_inf', got: '<kw>'\"."),
-    "IntegerRoundingMode": (
-        "Optional `rounding` `<` KEYWORD `>`; absent = nearest_int_to_zero; printed only when not "
-        "nearest_int_to_zero.  Any other spelling fails with \"expected rounding mode to be one of: "
-        "'nearest_int_to_zero', got: '<kw>'\"."),
-    "DivFOpRoundingMode": (
-        "Optional `rounding` `<` KEYWORD `>`; absent = nearest_even; printed only when not nearest_even.  "
-        "An unknown spelling fails with \"expected rounding mode to be one of: 'nearest_even', 'zero', "
-        "'negative_inf', 'positive_inf', 'approx', 'full'\" (no \", got\" part); a known but unsupported "
-        "mode (nearest_int_to_zero) parses and is rejected by the verifier."),
-    "SqrtOpRoundingMode": (
-        "As DivFOpRoundingMode with the list 'nearest_even', 'zero', 'negative_inf', 'positive_inf', "
-        "'approx' (no 'full'); absent = nearest_even."),
-    "TanHOpRoundingMode": (
-        "Optional `rounding` `<` KEYWORD `>`; absent = full; printed only when not full.  Unknown spelling: "
-        "\"expected rounding mode to be one of: 'approx', 'full'\"; known other modes parse and are "
-        "rejected by the verifier."),
-    "ExpOpRoundingMode": "Same as TanHOpRoundingMode (list 'approx', 'full'; absent = full).",
-    "Signedness": (
-        "Required bare keyword `signed` | `unsigned`; otherwise \"expected signedness to be one of: "
-        "{'signed', 'unsigned'}\" (when the token is not a keyword at all, MLIR first reports "
-        "'expected valid keyword' at the same location)."),
-    "ComparisonPredicate": (
-        "Required bare keyword equal | not_equal | less_than | less_than_or_equal | greater_than | "
-        "greater_than_or_equal; otherwise \"expected 'comparison_predicate' to be one of: {'equal', "
-        "'not_equal', 'less_than', 'less_than_or_equal', 'greater_than', 'greater_than_or_equal'}\" "
-        "(preceded by 'expected valid keyword' when the token is not a keyword)."),
-    "ComparisonOrdering": (
-        "Required bare keyword ordered | unordered; otherwise \"expected 'comparison_ordering' to be one "
-        "of: {'ordered', 'unordered'}\" (preceded by 'expected valid keyword' when the token is not a "
-        "keyword)."),
-    "AssumePredicate": (
-        "Either a full attribute (`#cuda_tile.div_by<...>`; one that is not an assume predicate fails "
-        "with 'expected assume predicate attribute') or the short form KEYWORD<...>: "
-        "`div_by<N>` | `div_by<N, every E along A>` | `same_elements<[a, b, ...]>` | "
-        "`bounded<LB|?, UB|?>`.  No keyword: 'expected attribute name'; another keyword: "
-        "\"unknown assume predicate attribute: <kw> (expected 'div_by', 'same_elements', or 'bounded')\".  "
-        "Printed in the short form."),
-    "DenseTypedElementsAttr": (
-        "`<` ELEM_TYPE `:` LITERAL `>` `:` TYPE(result).  ELEM_TYPE is read with parseCudaTileType and must "
-        "be i1/i8/i16/i32/i64/f16/bf16/f32/f64/tf32/f8E4M3FN/f8E5M2/f8E8M0FNU/f4E2M1FN (else \"expect "
-        "element type to be one of i1 or i8 or i16 or i32 or i64 or f16 or bf16 or f32 or f64 or tf32 or "
-        "f8E4M3FN or f8E5M2 or f8E8M0FNU or f4E2M1FN values, but got <T>\").  LITERAL := number | `[` "
-        "LITERAL (`,` LITERAL)* `]`; integers for integer types (true/false only for i1, else 'expected "
-        "integer value'; range check: 'integer constant out of range for type'), floats (decimal or hex "
-        "bit pattern) otherwise; nested lists must agree ('tensor literal is invalid; ranks are not "
-        "consistent between elements').  TYPE(result) must be a tile (\"result #0 must be tile of i1 or "
-        "i8 or i16 or i32 or i64 or f16 or bf16 or f32 or f64 or tf32 or f8E4M3FN or f8E5M2 or f8E8M0FNU "
-        "or f4E2M1FN values, but got <T>\") with element ELEM_TYPE ('mismatch between the element type: "
-        "<A> and the tile element type <B>') and the literal's shape or a scalar literal (splat) "
-        "('inferred shape of elements literal ([..]) does not match type ([..])').  Printed as "
-        "`<E: V> : tile<...>` with V a scalar for a splat, nested `[...]` otherwise, floats as MLIR prints "
-        "them (`1.000000e+00`, hex for non-finite values)."),
-    "DenseTypedElementsAttrNoResult": (
-        "Same text as DenseTypedElementsAttr; the type after ':' is the attribute's own type (global)."),
-    "SymbolVisibility": (
-        "Optional bare keyword `public` | `private` (only these two are consumed); absent = public.  "
-        "Printed as `private ` (with a trailing space) when private, nothing when public."),
-    "IfOpRegion": (
-        "A region without block arguments.  When its block has no terminator a `yield` is inserted.  "
-        "Printed without the terminator when that is a `yield` without operands."),
-    "ArgumentRegion": (
-        "A newline, then `(` %a `:` TYPE [ATTR-DICT] (`,` ...)* `)` giving the region's block arguments, "
-        "then the region.  Printed as a new line `(%a: T, %b: T) {` ... `}`.  The printer names them "
-        "%reduce_lhs/%reduce_rhs (with an index suffix when there are more than two) for reduce."),
-    "OptimizationHints": (
-        "`<` `>` | `<` KEY `=` DICT (`,` KEY `=` DICT)* `>` where KEY is a bare identifier or a string "
-        "(sm_80 ... sm_121, default) and DICT a dictionary attribute.  Errors: duplicate key: "
-        "'duplicate optimization_hints key `<k>`'; not a dictionary: 'expected dictionary attribute for "
-        "optimization_hints entry `<k>` got value=<v>'.  Printed `<k = {a = v, b = w}, k2 = {...}>` with "
-        "values printed without their type."),
 }
 
 # ---------------------------------------------------------------------------

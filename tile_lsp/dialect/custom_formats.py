@@ -4,7 +4,7 @@ ODS gives these ops ``hasCustomAssemblyFormat = 1``; their syntax lives in
 ``lib/Dialect/CudaTile/IR/CudaTile.cpp`` (``XOp::parse``/``XOp::print``) of
 NVIDIA's ``cuda-tile`` repository and in the texts ``tileirdisasm`` prints.
 tile-lsp writes each of them in the declarative format syntax, with custom
-directives of its own (``tile_lsp/grammar/formats.py``: ``CUSTOM_DIRECTIVES``),
+directives of its own (``tile_lsp/analysis/ir/directives.py``: ``DIRECTIVES``),
 so that every op has one format entry.  ``tile_lsp.dialect.registry`` merges
 these into the op table.
 """
@@ -81,26 +81,6 @@ OPTIONAL_OPERANDS_BY_TYPE: dict[str, tuple[str, str, str]] = {
 }
 
 
-# custom<...> directives that parse one enum keyword, as NVIDIA's custom
-# parsers do (CudaTile.cpp parseSignedness, parseComparisonPredicate,
-# parseComparisonOrdering): directive -> (grammar rule, enum, message when the
-# keyword is not a case).  When no keyword is there at all, the parser first
-# reports MLIR's "expected valid keyword", then this message.
-ENUM_KEYWORD_DIRECTIVES: dict[str, tuple[str, str, str]] = {
-    "Signedness": ("enum_signedness", "Signedness", "expected signedness to be one of: {'signed', 'unsigned'}"),
-    "ComparisonPredicate": (
-        "enum_comparison_predicate", "ComparisonPredicate",
-        "expected 'comparison_predicate' to be one of: {'equal', 'not_equal', 'less_than', "
-        "'less_than_or_equal', 'greater_than', 'greater_than_or_equal'}",
-    ),
-    "ComparisonOrdering": (
-        "enum_comparison_ordering", "ComparisonOrdering",
-        "expected 'comparison_ordering' to be one of: {'ordered', 'unordered'}",
-    ),
-}
-
-
-
 # The short forms of an assume predicate (NVIDIA CudaTile.cpp parseAssumePredicate), and what its
 # parser says of another keyword.
 ASSUME_PREDICATE_WORDS: tuple[str, ...] = ("div_by", "same_elements", "bounded")
@@ -131,20 +111,3 @@ DECLARATIVE_ENUMS: dict[str, tuple[tuple[str, str, bool], ...]] = {
 }
 # the ODS-generated parser of an enum attribute (mlir-tblgen OpFormatGen)
 MSG_GENERATED_ENUM = "expected string or keyword containing one of the following enum values for attribute '{attr}' [{cases}]"
-
-
-#: The rounding-mode ``custom<...>`` directives of NVIDIA's C++ parsers (CudaTile.cpp): directive ->
-#: (modes it accepts, the default when the text omits it, whether its error appends ", got: '<x>'").
-ROUNDING_DIRECTIVES: dict[str, tuple[tuple[str, ...], str, bool]] = {
-    "IEEERoundingMode": (("nearest_even", "zero", "negative_inf", "positive_inf"), "nearest_even", True),
-    "DivFOpRoundingMode": (("nearest_even", "zero", "negative_inf", "positive_inf", "approx", "full"),
-                           "nearest_even", False),
-    "SqrtOpRoundingMode": (("nearest_even", "zero", "negative_inf", "positive_inf", "approx"), "nearest_even", False),
-    "TanHOpRoundingMode": (("approx", "full"), "full", False),
-    "ExpOpRoundingMode": (("approx", "full"), "full", False),
-    "IntegerRoundingMode": (("nearest_int_to_zero",), "nearest_int_to_zero", True),
-}
-
-#: Every rounding-mode keyword of the dialect.
-ALL_ROUNDING_MODES = ("nearest_even", "zero", "negative_inf", "positive_inf", "approx", "full",
-                      "nearest_int_to_zero")

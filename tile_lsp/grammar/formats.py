@@ -1,299 +1,35 @@
 """MLIR declarative assembly formats: parsing them and deriving Lark rules.
 
 Each :class:`~tile_lsp.dialect.schema.OpDef` carries its assembly format as
-MLIR writes it in ODS (``$lhs `,` $rhs attr-dict `:` type($result)``).  This
-module parses such a string into a small AST (:func:`parse_format`), and
-emits the Lark rules that parse the op's custom form (:class:`GrammarBuilder`).
-The IR builder walks the same AST against the parse tree, so the grammar, the
-builder and (later) the printer all derive from the single table entry.
-
-Rule source: MLIR "Declarative Assembly Format" (mlir/docs/DefiningDialects/Operations.md):
-literals in backticks, ``$var``, directives (``attr-dict``,
-``attr-dict-with-keyword``, ``type``, ``functional-type``, ``custom<X>``,
-``oilist``, ``operands``, ``results``, ``regions``), and optional groups
-``( ... )?`` with an anchor ``^`` and an optional else group ``: ( ... )``.
+MLIR writes it in ODS (``$lhs `,` $rhs attr-dict `:` type($result)``), parsed
+into an AST by :func:`tile_lsp.dialect.assembly_format.parse_format`.  This
+module emits the Lark rules that parse each op's custom form
+(:class:`GrammarBuilder`); a ``custom<X>`` directive contributes the grammar its
+object declares (:data:`tile_lsp.analysis.ir.directives.DIRECTIVES`).  The IR
+builder walks the same AST against the parse tree, and the printer walks it
+against the IR, so all three derive from the single table entry.
 
 Every non-literal element produces exactly one child (a Lark ``Tree`` or
 ``None`` for an absent optional) in the tree of the op's format rule; literal
-tokens are dropped.  :func:`element_children` gives the aligned children.
+tokens are dropped.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
 
+from tile_lsp.analysis.ir.directives import DIRECTIVES, directive_rules
+from tile_lsp.dialect.assembly_format import Directive, Literal, OIList, OptionalGroup, Var, parse_format
+from tile_lsp.dialect.custom_formats import CUSTOM_FORMATS
 from tile_lsp.dialect.schema import OpDef
 
-# ---------------------------------------------------------------------------
-# Format AST
-# ---------------------------------------------------------------------------
 
-
-@dataclass(frozen=True)
-class Literal:
-    """A literal keyword or punctuation (``text`` empty or a space: spacing only)."""
-
-    text: str
-
-
-@dataclass(frozen=True)
-class Var:
-    """``$name``: an operand, attribute, result or region of the op."""
-
-    name: str
-    anchor: bool = False
-
-
-@dataclass(frozen=True)
-class Directive:
-    """``attr-dict``, ``type($x)``, ``custom<Name>(args)``, ``functional-type(a, b)`` ..."""
-
-    name: str
-    args: tuple = ()
-    custom: str = ""  # the name in custom<Name>
-    anchor: bool = False
-
-
-@dataclass(frozen=True)
-class OptionalGroup:
-    """``( elements )?`` with an optional else group; ``then`` may nest a following group."""
-
-    then: tuple
-    else_: tuple = ()
-
-
-@dataclass(frozen=True)
-class OIList:
-    """``oilist(`kw` $attr | ...)``: keywords in any order, each at most once."""
-
-    clauses: tuple  # of (keyword, attr name)
-
-
-_TOKEN_RE = re.compile(
-    r"\s*(?:(`[^`]*`)|(\$[A-Za-z_][A-Za-z0-9_]*)|(custom<[A-Za-z0-9_]+>)|"
-    r"(attr-dict-with-keyword|attr-dict|functional-type|type|oilist|operands|results|regions|successors|struct|params|ref)|"
-    r"(\^)|(\()|(\))|(\?)|(,)|(:)|(\|))"
-)
-
-
-def _tokenize(fmt: str) -> list[str]:
-    out: list[str] = []
-    pos = 0
-    fmt = fmt.strip()
-    while pos < len(fmt):
-        m = _TOKEN_RE.match(fmt, pos)
-        if not m or m.end() == pos:
-            raise ValueError(f"cannot tokenize format at {fmt[pos:pos + 20]!r}")
-        out.append(m.group(0).strip())
-        pos = m.end()
-        while pos < len(fmt) and fmt[pos].isspace():
-            pos += 1
-    return out
-
-
-class _FormatParser:
-    def __init__(self, fmt: str):
-        self.toks = _tokenize(fmt)
-        self.i = 0
-
-    def peek(self) -> str | None:
-        return self.toks[self.i] if self.i < len(self.toks) else None
-
-    def take(self, expected: str | None = None) -> str:
-        tok = self.peek()
-        if tok is None or (expected is not None and tok != expected):
-            raise ValueError(f"format: expected {expected!r}, got {tok!r}")
-        self.i += 1
-        return tok
-
-    def elements(self, stop: tuple[str, ...] = ()) -> list:
-        out = []
-        while self.peek() is not None and self.peek() not in stop:
-            out.append(self.element())
-        return out
-
-    def args(self) -> tuple:
-        self.take("(")
-        args = []
-        while self.peek() != ")":
-            if self.peek() == ",":
-                self.take()
-                continue
-            args.append(self.element())
-        self.take(")")
-        return tuple(args)
-
-    def element(self):
-        tok = self.take()
-        if tok.startswith("`"):
-            return Literal(tok[1:-1])
-        if tok.startswith("$"):
-            anchor = self.peek() == "^"
-            if anchor:
-                self.take()
-            return Var(tok[1:], anchor)
-        if tok.startswith("custom<"):
-            name = tok[len("custom<"):-1]
-            args = self.args()
-            anchor = self.peek() == "^"
-            if anchor:
-                self.take()
-            return Directive("custom", args, name, anchor)
-        if tok in ("type", "functional-type", "ref", "struct"):
-            args = self.args()
-            anchor = self.peek() == "^"
-            if anchor:
-                self.take()
-            return Directive(tok, args, anchor=anchor)
-        if tok == "oilist":
-            self.take("(")
-            clauses = []
-            while True:
-                kw = self.take()
-                var = self.take()
-                clauses.append((kw[1:-1], var[1:]))
-                if self.peek() == "|":
-                    self.take()
-                    continue
-                break
-            self.take(")")
-            return OIList(tuple(clauses))
-        if tok in ("attr-dict", "attr-dict-with-keyword", "operands", "results", "regions", "successors", "params"):
-            return Directive(tok)
-        if tok == "(":
-            then = self.elements(stop=(")",))
-            self.take(")")
-            else_: list = []
-            if self.peek() == ":":
-                self.take()
-                self.take("(")
-                else_ = self.elements(stop=(")",))
-                self.take(")")
-            self.take("?")
-            return OptionalGroup(tuple(then), tuple(else_))
-        raise ValueError(f"format: unexpected {tok!r}")
-
-
-def _first_literal(elems) -> str | None:
-    for e in elems:
-        if isinstance(e, Literal):
-            if e.text.strip():
-                return e.text
-            continue
-        return None
-    return None
-
-
-def _nest_ambiguous_groups(elems: list) -> list:
-    """Nest an optional group into the previous one when both start with the same literal.
-
-    MLIR's generated parser tries optional groups in order, so in
-    ``(`,` $mask^)? (`,` $pad^)?`` the first comma always belongs to the
-    first group: the second group can only follow the first.  An LALR grammar
-    needs that made explicit.
-    """
-    out: list = []
-    for e in elems:
-        if isinstance(e, OptionalGroup):
-            e = OptionalGroup(tuple(_nest_ambiguous_groups(list(e.then))), tuple(_nest_ambiguous_groups(list(e.else_))))
-        if (isinstance(e, OptionalGroup) and out and isinstance(out[-1], OptionalGroup)
-                and not out[-1].else_ and not e.else_
-                and _first_literal(e.then) is not None
-                and _first_literal(e.then) == _first_literal(out[-1].then)):
-            prev = out.pop()
-            out.append(OptionalGroup(prev.then + (e,)))
-            continue
-        out.append(e)
-    return out
-
-
-_FORMAT_CACHE: dict[str, tuple] = {}
-
-
-def parse_format(fmt: str) -> tuple:
-    """Parse an MLIR declarative assembly format into a tuple of AST elements.
-
-    Raises ``ValueError`` on a malformed format (a bug in the op table).
-    """
-    cached = _FORMAT_CACHE.get(fmt)
-    if cached is None:
-        parser = _FormatParser(fmt)
-        elems = parser.elements()
-        cached = tuple(_nest_ambiguous_groups(elems))
-        _FORMAT_CACHE[fmt] = cached
-    return cached
-
-
-# ---------------------------------------------------------------------------
-# Custom directives: grammar fragment per custom<Name>
-# ---------------------------------------------------------------------------
-
-# Each custom directive maps to the grammar expression of its one child.  The
-# rules referenced here live in CUSTOM_RULES (appended to the grammar) or in
-# mlir.lark.  The IR builder (tile_lsp/analysis/syntax/builder.py) interprets them.
-CUSTOM_DIRECTIVES: dict[str, str] = {
-    "CudaTileType": "type",
-    "IEEERoundingMode": "[rounding_mode]",
-    "DivFOpRoundingMode": "[rounding_mode]",
-    "ExpOpRoundingMode": "[rounding_mode]",
-    "TanHOpRoundingMode": "[rounding_mode]",
-    "SqrtOpRoundingMode": "[rounding_mode]",
-    "IntegerRoundingMode": "[rounding_mode]",
-    "Signedness": "enum_signedness",
-    "ComparisonPredicate": "enum_comparison_predicate",
-    "ComparisonOrdering": "enum_comparison_ordering",
-    "AssumePredicate": "assume_predicate",
-    "DenseTypedElementsAttr": "dense_typed",
-    "DenseTypedElementsAttrNoResult": "dense_typed",
-    "SymbolVisibility": "[symbol_visibility]",
-    "IfOpRegion": "region",
-    "ArgumentRegion": "argument_region",
-    # directives of tile-lsp's own formats for ops with a C++ parser
-    "FunctionSignature": "function_signature",
-    "ForHeader": "for_header",
-    "ForIterValues": "[for_iter_values]",
-    "LoopHeader": "loop_header",
-    "IndexList": "index_list",
-    "IndexType": "type_list",
-    "UniformType": "uniform_type",
-    "TypeArrowType": "type_arrow_type",
-    "OptHints": "[opt_hints]",
-    "ShapeList": "shape_list",
-    "Region": "region",
-}
-
-CUSTOM_RULES = r"""
-rounding_mode: "rounding" "<" BARE_ID ">"
+# Rules every format may use besides the directives' own
+# (:data:`tile_lsp.analysis.ir.directives.DIRECTIVES`, whose ``grammar`` gives the
+# expression of a ``custom<X>`` child and ``rules`` the rules it needs).
+FORMAT_RULES = r"""
 enum_keyword: BARE_ID
-enum_signedness: BARE_ID
-enum_comparison_predicate: BARE_ID
-enum_comparison_ordering: BARE_ID
-!symbol_visibility: "public" | "private" | "nested"
-assume_predicate: assume_div_by | assume_same_elements | assume_bounded | BARE_ID [pretty_body] | attribute_value
-assume_div_by: "div_by" "<" INT ["," "every" INT "along" INT] ">"
-assume_same_elements: "same_elements" "<" "[" [INT ("," INT)*] "]" ">"
-assume_bounded: "bounded" "<" assume_bound "," assume_bound ">"
-!assume_bound: INT | "?"
-dense_typed: "<" (non_function_type | BARE_ID) ":" [dense_literal] ">" ":" type
-argument_region: "(" [block_arg_list] ")" region
-function_signature: "(" [block_arg_list] ")" ["->" result_type_list]
-result_type_list: paren_type_list | non_function_type
-for_header: [unsigned_kw] value_def "in" "(" value_use "to" value_use "," "step" value_use ")" ":" type
-!unsigned_kw: "unsigned"
-value_def: VALUE_ID
-for_iter_values: "iter_values" "(" iter_arg ("," iter_arg)* ")" "->" "(" type_list ")"
-loop_header: [loop_iter] [loop_results]
-loop_iter: "iter_values" "(" iter_arg ("," iter_arg)* ")" ":" type_list
-loop_results: "->" type_list | ":" type_list
-iter_arg: VALUE_ID "=" value_use
-uniform_type: type
-type_arrow_type: type ["->" type]
-index_list: "[" [value_use ("," value_use)*] "]"
-?index_item: value_use | INT
-shape_list: "[" [index_item ("," index_item)*] "]"
-opt_hints: "optimization_hints" "=" pretty_body
 attr_dict_kw: "attributes" attr_dict
 region_list_bare: region ("," region)*
 """
@@ -390,9 +126,10 @@ class GrammarBuilder:
             if e.name == "functional-type":
                 return "function_type"
             if e.name == "custom":
-                frag = CUSTOM_DIRECTIVES.get(e.custom)
-                if frag is None:
+                directive = DIRECTIVES.get(e.custom)
+                if directive is None:
                     raise ValueError(f"{op.name}: unknown custom directive {e.custom}")
+                frag = directive.grammar
                 if frag == "type" and e.args:
                     t = self._type_of(op, e.args[0])
                     return t.strip("[]") if (in_anchor_group or e.anchor) and t.startswith("[") else t
@@ -432,7 +169,6 @@ class GrammarBuilder:
             # ``guarded`` optional operands are a rule of MLIR's generated
             # parsers, not of NVIDIA's C++ ones (``parseViewTkoCommon`` requires
             # the operand after ``token =``)
-            from tile_lsp.dialect.custom_formats import CUSTOM_FORMATS
             self._declarative = op.format != CUSTOM_FORMATS.get(op.name)
             try:
                 elems = parse_format(op.format)
@@ -453,7 +189,7 @@ class GrammarBuilder:
             self.lines.append(f"{rule}: opname_{suffix}" + (f" {fmt_rule}" if fmt_rule else ""))
             alternatives.append(rule)
         head = "custom_op: " + ("\n    | ".join(alternatives) if alternatives else '"<<no custom ops>>"')
-        return "\n".join([head, *self.lines, CUSTOM_RULES])
+        return "\n".join([head, *self.lines, FORMAT_RULES, directive_rules()])
 
 
 # Attribute kinds -> grammar of the attribute when it appears as `$attr`.
@@ -493,15 +229,3 @@ def attr_grammar(kind: str) -> str:
     return _ATTR_GRAMMAR.get(kind, "attribute_value")
 
 
-def space_before_literal(text: str, last_was_punct: bool) -> bool:
-    """Whether a printed format literal ``text`` gets a space before it: mlir-tblgen's
-    ``shouldEmitSpaceBefore`` (``mlir/tools/mlir-tblgen/OpFormatGen.cpp``).
-
-    Keywords and ``->`` always do; after punctuation only an opening
-    bracket does; otherwise no bracket or comma does.
-    """
-    if len(text) != 1 and text != "->":
-        return True
-    if last_was_punct:
-        return text[0] not in ">)}],"
-    return text[0] not in "<>(){}[],"

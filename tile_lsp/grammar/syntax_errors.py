@@ -17,11 +17,11 @@ from lark import Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 from lark.parsers.lalr_analysis import Reduce
 
+from tile_lsp.analysis.ir.directives import DIRECTIVES, EnumKeywordDirective
 from tile_lsp.dialect.custom_formats import (
     ASSUME_PREDICATE_WORDS,
     CUSTOM_FORMATS,
     DECLARATIVE_ENUMS,
-    ENUM_KEYWORD_DIRECTIVES,
     MSG_GENERATED_ENUM,
     MSG_DENSE_ELEMENT_TYPE,
     MSG_UNKNOWN_ASSUME_PREDICATE,
@@ -35,10 +35,11 @@ from tile_lsp.grammar.loader import get_parser
 
 
 
+_KEYWORD_DIRECTIVES = [d for d in DIRECTIVES.values() if isinstance(d, EnumKeywordDirective)]
 # Grammar rule of a missing enum keyword -> the message of NVIDIA's parser.
-_MISSING_ENUM = {rule: message for rule, _, message in ENUM_KEYWORD_DIRECTIVES.values()}
+_MISSING_ENUM = {d.rule: d.message for d in _KEYWORD_DIRECTIVES}
 # Enum rules -> (enum, message); ``enum_keyword`` is ODS's generic one.
-_ENUM_RULES = {rule: (enum, message) for rule, enum, message in ENUM_KEYWORD_DIRECTIVES.values()}
+_ENUM_RULES = {d.rule: (d.enum, d.message) for d in _KEYWORD_DIRECTIVES}
 _ENUM_RULES["enum_keyword"] = ("", "")
 
 # Terminal names -> the spelling MLIR uses in "expected ..." messages.

@@ -33,6 +33,8 @@ from tile_lsp.analysis.api import DocumentAnalysis
 from tile_lsp.analysis.ir.diagnostics import Position, Range, SourceText
 from tile_lsp.analysis.ide.index import DocumentIndex, EntityKind
 from tile_lsp.analysis.ir.core import Block, Value
+from tile_lsp.analysis.ir.directives import DIRECTIVES
+from tile_lsp.dialect.assembly_format import Directive, Literal, OptionalGroup, Var, parse_format
 from tile_lsp.dialect.enums import ENUM_BY_KEYWORD, ENUMS, EnumDef
 from tile_lsp.dialect.registry import all_ops, lookup
 from tile_lsp.dialect.schema import OpDef
@@ -119,37 +121,64 @@ def _enum_of_kind(kind: str) -> EnumDef | None:
     return ENUMS.get(kind[5:]) if kind.startswith("enum:") else None
 
 
-def _keyword_enum(opdef: OpDef | None, keyword: str) -> EnumDef | None:
-    """The enum the op's format reads after ``keyword<``."""
-    if opdef is not None and opdef.format:
-        m = re.search(r"`" + re.escape(keyword) + r"`\s*(?:`<`\s*)?\$(\w+)", opdef.format)
-        if m is not None:
-            attr = opdef.attribute(m.group(1))
-            if attr is not None and _enum_of_kind(attr.kind):
-                return _enum_of_kind(attr.kind)
-    return ENUM_BY_KEYWORD.get(keyword)
+def _elements(elems: tuple):
+    """The elements of a parsed format in text order, optional groups opened."""
+    for e in elems:
+        if isinstance(e, OptionalGroup):
+            yield from _elements(e.then)
+            yield from _elements(e.else_)
+        else:
+            yield e
 
 
-def _bare_enums(opdef: OpDef) -> list[EnumDef]:
-    """Enums of the attributes the op's format writes without a keyword before them."""
-    out: list[EnumDef] = []
-    fmt = opdef.format or ""
-    for attr in opdef.attributes:
-        enum = _enum_of_kind(attr.kind)
-        if enum is None:
+def _keyword_before(literals: list[str]) -> str:
+    """The keyword of ``kw`` or ``kw <`` ending ``literals``; ``""`` after nothing, ``(`` or ``,``."""
+    if literals and literals[-1] == "<" and len(literals) > 1:
+        return literals[-2]
+    return literals[-1] if literals and literals[-1] not in ("(", ",") else ""
+
+
+def _format_enums(opdef: OpDef) -> list[tuple[str, EnumDef, tuple[str, ...] | None]]:
+    """``(keyword, enum, words)`` of each enum the op's format reads: ``keyword`` the literal written
+    before it (``""`` when it stands bare or after ``(``/``,``), ``words`` the cases its custom
+    directive accepts (``None``: all)."""
+    out = []
+    before: list[str] = []  # the literals since the last non-literal element
+    for e in _elements(parse_format(opdef.format)) if opdef.format else ():
+        if isinstance(e, Literal):
+            if e.text.strip():
+                before.append(e.text.strip())
             continue
-        m = re.search(r"(`[^`]*`\s*(?:`<`\s*)?)?(?:custom<\w+>\()?\$" + attr.name + r"\b", fmt)
-        if m is not None and not m.group(1):
-            out.append(enum)
-        elif m is not None and m.group(1).strip("` ") in ("(", ","):
-            out.append(enum)
+        if isinstance(e, Var):
+            attr = opdef.attribute(e.name)
+            enum = _enum_of_kind(attr.kind) if attr is not None else None
+            if enum is not None:
+                out.append((_keyword_before(before), enum, None))
+        elif isinstance(e, Directive) and e.name == "custom":
+            directive = DIRECTIVES.get(e.custom)
+            if directive is not None and directive.enum in ENUMS:
+                out.append((directive.keyword, ENUMS[directive.enum], directive.words(opdef)))
+        before = []
     return out
 
 
-def _enum_items(enums: list[EnumDef], replace: Range) -> list[CompletionItem]:
+def _keyword_enum(opdef: OpDef | None, keyword: str) -> tuple[EnumDef, tuple[str, ...] | None] | None:
+    """The enum the op's format reads after ``keyword<``, and the cases it accepts there (``None``:
+    all); without an op, the enum whose attribute that keyword spells."""
+    found = next(((enum, words) for kw, enum, words in _format_enums(opdef) if kw == keyword), None) \
+        if opdef is not None else None
+    if found is None and keyword in ENUM_BY_KEYWORD:
+        return ENUM_BY_KEYWORD[keyword], None
+    return found
+
+
+def _enum_items(enums: list[tuple[EnumDef, tuple[str, ...] | None]], replace: Range) -> list[CompletionItem]:
+    """The cases of each ``(enum, accepted cases or None for all)``, in declaration order."""
     out = []
-    for enum in enums:
+    for enum, words in enums:
         for case in enum.cases:
+            if words is not None and case[0] not in words:
+                continue
             out.append(CompletionItem(case[0], "enum", f"{enum.keyword}: {case[3]}", replace))
     return out
 
@@ -217,9 +246,9 @@ def completions(analysis: DocumentAnalysis, pos: Position, index: DocumentIndex 
     m = re.search(r"([A-Za-z_]\w*)<$", head)
     opdef = _op_for_line(before)
     if m is not None:
-        enum = _keyword_enum(opdef, m.group(1))
-        if enum is not None:
-            return _enum_items([enum], replace)
+        found = _keyword_enum(opdef, m.group(1))
+        if found is not None:
+            return _enum_items([found], replace)
     # a type position: after ':' / '->' or ',' following the op's ':'
     if stripped.endswith((":", "->")) or (stripped.endswith((",", "(")) and " : " in head) \
             or (opdef is not None and stripped.endswith(",") and ":" in head.split("=", 1)[-1]):
@@ -236,5 +265,5 @@ def completions(analysis: DocumentAnalysis, pos: Position, index: DocumentIndex 
         return _op_items(replace)
     # after the op name: bare enum cases of the op
     if opdef is not None and ":" not in head.split("=", 1)[-1]:
-        return _enum_items(_bare_enums(opdef), replace)
+        return _enum_items([(enum, words) for kw, enum, words in _format_enums(opdef) if not kw], replace)
     return []

@@ -18,7 +18,8 @@ tile-lsp's own for ops NVIDIA parses in C++, ``custom_formats.py``), with
 * optional groups in square brackets (``[, %mask]``, ``[flush_to_zero]``);
 * the format's literals spaced as MLIR's generated printer spaces them
   (``shouldEmitSpaceBefore`` of mlir-tblgen's ``OpFormatGen.cpp``);
-* each ``custom<X>`` directive expanded as :data:`CUSTOM_SIGNATURES` says;
+* each ``custom<X>`` directive expanded as its ``signature`` says
+  (:data:`tile_lsp.analysis.ir.directives.DIRECTIVES`);
 * the results in front (``%result = ``); ``attr-dict`` left out.
 
 Ops without a custom form (most nv_tileas ops) get their generic form,
@@ -46,8 +47,8 @@ from tile_lsp.analysis.ide.opdocs import ArgDoc, op_doc
 from tile_lsp.dialect.enums import ENUMS
 from tile_lsp.dialect.registry import lookup
 from tile_lsp.dialect.schema import OpDef
-from tile_lsp.grammar.formats import (
-    ANGLE_ENUMS,
+from tile_lsp.analysis.ir.directives import DIRECTIVES
+from tile_lsp.dialect.assembly_format import (
     Directive,
     Literal,
     OIList,
@@ -56,46 +57,8 @@ from tile_lsp.grammar.formats import (
     parse_format,
     space_before_literal,
 )
+from tile_lsp.grammar.formats import ANGLE_ENUMS
 from tile_lsp.grammar.lexical import STRING, comment_start
-
-#: How each ``custom<X>(args)`` directive reads in a signature: a format string in MLIR's
-#: declarative syntax, ``{0}``, ``{1}``... standing for the directive's arguments.  A
-#: ``$name`` that is not a member of the op is a placeholder value (``%iv``); ``$_name`` is
-#: any text up to the next literal.  Sources: NVIDIA's ``CudaTile.cpp`` custom parsers and
-#: tile-lsp's formats (``tile_lsp/dialect/custom_formats.py``).
-CUSTOM_SIGNATURES: dict[str, str] = {
-    "CudaTileType": "{0}",
-    "IndexType": "{0}",
-    "UniformType": "{0}",
-    "TypeArrowType": "{0}",
-    "IEEERoundingMode": "(`rounding` `<` {0}^ `>`)?",
-    "DivFOpRoundingMode": "(`rounding` `<` {0}^ `>`)?",
-    "ExpOpRoundingMode": "(`rounding` `<` {0}^ `>`)?",
-    "TanHOpRoundingMode": "(`rounding` `<` {0}^ `>`)?",
-    "SqrtOpRoundingMode": "(`rounding` `<` {0}^ `>`)?",
-    "IntegerRoundingMode": "(`rounding` `<` {0}^ `>`)?",
-    "Signedness": "{0}",
-    "ComparisonPredicate": "{0}",
-    "ComparisonOrdering": "{0}",
-    "AssumePredicate": "{0}",
-    "DenseTypedElementsAttr": "{0} `:` {1}",
-    "DenseTypedElementsAttrNoResult": "{0}",
-    "SymbolVisibility": "({0}^)?",
-    "IfOpRegion": "{0}",
-    "Region": "{0}",
-    "ArgumentRegion": "` ` `(` $_block_arguments `)` {0}",
-    "FunctionSignature": "`(` $_arguments `)` (`->` $_result_types^)?",
-    "ForHeader": "(`unsigned` $unsignedCmp^)? $iv `in` ` ` `(` {0} `to` {1} `,` `step` {2} `)` `:` type({0})",
-    "ForIterValues": "(`iter_values` `(` {0}^ `)` `->` `(` $_result_types `)`)?",
-    "LoopHeader": "(`iter_values` `(` {0}^ `)` `:` $_types)? (`->` $_result_types^)?",
-    "IndexList": "`[` {0} `]`",
-    "ShapeList": "`[` {0} `]`",
-    "OptHints": "(`optimization_hints` `=` {0}^)?",
-}
-
-#: Custom directives whose expansion stands for one attribute taken as a whole: the
-#: directive's first argument (``FunctionSignature`` is the ``function_type``).
-WHOLE_DIRECTIVES: frozenset[str] = frozenset({"FunctionSignature"})
 
 #: Lines searched upwards from the cursor for the start of the op.
 MAX_OP_LINES = 12
@@ -345,12 +308,12 @@ class _Converter:
         return None
 
     def custom(self, e: Directive):
-        template = CUSTOM_SIGNATURES.get(e.custom)
-        if template is None:
+        directive = DIRECTIVES.get(e.custom)
+        if directive is None:
             return tuple(x for x in (self.element(a, True) for a in e.args) if x is not None)
         args = [_arg_text(a) for a in e.args]
-        nodes = self.seq(parse_format(template.format(*args)), in_custom=True)
-        if e.custom in WHOLE_DIRECTIVES and e.args and isinstance(e.args[0], Var):
+        nodes = self.seq(parse_format(directive.signature.format(*args)), in_custom=True)
+        if directive.whole and e.args and isinstance(e.args[0], Var):
             return _Whole(e.args[0].name, _render(nodes)[0], nodes)
         return nodes
 

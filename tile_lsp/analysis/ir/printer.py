@@ -4,7 +4,7 @@ Two forms, as NVIDIA's ``cuda-tile-opt`` prints them:
 
 * canonical (:func:`print_module`): every op in its custom assembly form,
   driven by the op table (each op's declarative ``format``, parsed by
-  :func:`tile_lsp.grammar.formats.parse_format`); the ops NVIDIA prints with
+  :func:`tile_lsp.dialect.assembly_format.parse_format`); the ops NVIDIA prints with
   C++ code (``CUSTOM_SYNTAX`` of :mod:`tile_lsp.dialect.cuda_tile_ops`) have a
   printer function each (:data:`_CPP_PRINTERS`).  Values are named as MLIR's
   ``SSANameState`` names them (``mlir/lib/IR/AsmPrinter.cpp``), including the
@@ -35,8 +35,8 @@ from typing import Any, Callable
 from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.ir.core import Block, Module, OpResult, Operation, Region, Value
 from tile_lsp.dialect import types as T
-from tile_lsp.dialect.custom_formats import ROUNDING_DIRECTIVES
-from tile_lsp.grammar.formats import Directive, Literal, OIList, OptionalGroup, Var, parse_format, space_before_literal
+from tile_lsp.analysis.ir.directives import DIRECTIVES, case_of
+from tile_lsp.dialect.assembly_format import Directive, Literal, OIList, OptionalGroup, Var, parse_format, space_before_literal
 
 INDENT = 2
 CHUNK_SEPARATOR = "// -----\n"
@@ -48,7 +48,6 @@ from tile_lsp.analysis.ir.attr_text import (
     attr_kind,
     attr_text,
     default_attr,
-    dense_body,
     dense_is_splat,
     dict_text,
     enum_of,
@@ -653,7 +652,9 @@ class Printer:
         st.space = True
         st.out.append(text)
 
-    def _types_of(self, op: Operation, e, short: bool) -> list[str]:
+    def types_of(self, op: Operation, e, short: bool) -> list[str]:
+        """The printed types of ``e`` (``$x``, ``type($x)``, ``operands``/``results``) of ``op``:
+        the short cuda_tile spelling when ``short``, MLIR's otherwise."""
         if isinstance(e, Directive) and e.name == "type":
             e = e.args[0]
         if isinstance(e, Directive) and e.name in ("operands", "results"):
@@ -672,21 +673,21 @@ class Printer:
                 return ", ".join(self.namer.ref(v) for v in g)
             rd = next((i for i, r in enumerate(op.opdef.regions) if r.name == e.name), None)
             if rd is not None:
-                return self._implicit_term_region(op, op.regions[rd], indent, True)
+                return self.implicit_terminator_region(op, op.regions[rd], indent, True)
             return self._var_attr(op, e.name)
         if isinstance(e, Directive):
             if e.name == "type":
-                return ", ".join(self._types_of(op, e.args[0], short=False))
+                return ", ".join(self.types_of(op, e.args[0], short=False))
             if e.name == "operands":
                 return ", ".join(self.namer.ref(v) for v in op.operands)
             if e.name == "functional-type":
-                ins, outs = (self._types_of(op, a, short=False) for a in e.args)
+                ins, outs = (self.types_of(op, a, short=False) for a in e.args)
                 return f"({', '.join(ins)}) -> " + (outs[0] if len(outs) == 1 and not outs[0].startswith("(")
                                                     else f"({', '.join(outs)})")
             if e.name == "regions":
                 return ", ".join(self.region(r, indent, True, True, False, op) for r in op.regions)
             if e.name == "custom":
-                return _CUSTOM_PRINTERS[e.custom](self, op, e.args, indent)
+                return DIRECTIVES[e.custom].print(self, op, e.args, indent)
         raise ValueError(f"{op.name}: cannot print format element {e!r}")
 
     def _var_attr(self, op: Operation, name: str) -> str:
@@ -713,8 +714,8 @@ class Printer:
             return text[len("#cuda_tile.optimization_hints"):]
         return text
 
-    def _implicit_term_region(self, op: Operation, region: Region, indent: int, print_args: bool,
-                              term: tuple[str, ...] | None = None) -> str:
+    def implicit_terminator_region(self, op: Operation, region: Region, indent: int, print_args: bool,
+                                   term: tuple[str, ...] | None = None) -> str:
         """A region printed the ODS way for SingleBlockImplicitTerminator ops: the
         terminator is hidden when it has no operands, results or attributes."""
         show = True
@@ -729,89 +730,6 @@ class Printer:
                 if t.short_name in names and not t.operands and not t.results and not t.attributes:
                     show = False
         return self.region(region, indent, print_args, show, False, op)
-
-
-# ---------------------------------------------------------------------------
-# custom<...> directives (cuda_tile_ops.CUSTOM_DIRECTIVES print rules)
-# ---------------------------------------------------------------------------
-
-_ROUNDING_DEFAULTS = {name: default for name, (_, default, _) in ROUNDING_DIRECTIVES.items()}
-
-
-def _case(a: A.Attribute | None) -> str:
-    if a is None:
-        return ""
-    if isinstance(a, A.StringAttr):
-        return a.value
-    if isinstance(a, A.EnumAttr):
-        return a.case
-    if isinstance(a, A.DialectAttr):
-        return a.body or ""
-    return str(a)
-
-
-def _custom_type(p: Printer, op: Operation, args, indent: int) -> str:
-    return ", ".join(p._types_of(op, args[0], short=True))
-
-
-def _rounding(default: str):
-    def fn(p: Printer, op: Operation, args, indent: int) -> str:
-        case = _case(op.attr(args[0].name))
-        return "" if not case or case == default else f"rounding<{case}>"
-    return fn
-
-
-def _keyword(p: Printer, op: Operation, args, indent: int) -> str:
-    return _case(op.attr(args[0].name))
-
-
-def _assume_predicate(p: Printer, op: Operation, args, indent: int) -> str:
-    text = attr_text(op.attr(args[0].name))
-    return text[len("#cuda_tile."):] if text.startswith("#cuda_tile.") else text
-
-
-def _dense_typed(p: Printer, op: Operation, args, indent: int) -> str:
-    a = op.attr(args[0].name)
-    if not isinstance(a, A.DenseElementsAttr):
-        return attr_text(a) if a is not None else ""
-    if len(args) > 1:
-        types = p._types_of(op, args[1], short=True)
-        ty = types[0] if types else (a.type.short() if a.type else "")
-    else:
-        ty = a.type.short() if a.type is not None else ""
-    return f"<{a.element_type}: {dense_body(a)}> : {ty}"
-
-
-def _symbol_visibility(p: Printer, op: Operation, args, indent: int) -> str:
-    return "private " if _case(op.attr(args[0].name)) == "private" else ""
-
-
-def _if_region(p: Printer, op: Operation, args, indent: int) -> str:
-    idx = next(i for i, r in enumerate(op.opdef.regions) if r.name == args[0].name)
-    return p._implicit_term_region(op, op.regions[idx], indent, False, term=("yield",))
-
-
-def _argument_region(p: Printer, op: Operation, args, indent: int) -> str:
-    idx = next(i for i, r in enumerate(op.opdef.regions) if r.name == args[0].name)
-    region = op.regions[idx]
-    block_args = region.blocks[0].arguments if region.blocks else []
-    head = "(" + ", ".join(f"{p.namer.ref(a)}: {a.type.short()}" for a in block_args) + ") "
-    return "\n" + " " * indent + head + p.region(region, indent, False, True, False, op)
-
-
-_CUSTOM_PRINTERS: dict[str, Callable] = {
-    "CudaTileType": _custom_type,
-    "Signedness": _keyword,
-    "ComparisonPredicate": _keyword,
-    "ComparisonOrdering": _keyword,
-    "AssumePredicate": _assume_predicate,
-    "DenseTypedElementsAttr": _dense_typed,
-    "DenseTypedElementsAttrNoResult": _dense_typed,
-    "SymbolVisibility": _symbol_visibility,
-    "IfOpRegion": _if_region,
-    "ArgumentRegion": _argument_region,
-    **{k: _rounding(v) for k, v in _ROUNDING_DEFAULTS.items()},
-}
 
 
 # ---------------------------------------------------------------------------
@@ -873,7 +791,7 @@ def _for(p: Printer, op: Operation, indent: int) -> str:
     if inits:
         pairs = ", ".join(f"{p.namer.ref(a)} = {p.namer.ref(v)}" for a, v in zip(args[1:], inits))
         text += f"iter_values({pairs}) -> (" + ", ".join(r.type.short() for r in op.results) + ") "
-    text += p._implicit_term_region(op, region, indent, False, term=("continue",))
+    text += p.implicit_terminator_region(op, region, indent, False, term=("continue",))
     return text + p.attr_dict(op, {"unsignedCmp"})
 
 
@@ -892,7 +810,7 @@ def _loop(p: Printer, op: Operation, indent: int) -> str:
             text += "-> "
     if op.results:
         text += ", ".join(r.type.short() for r in op.results) + " "
-    text += p._implicit_term_region(op, region, indent, False, term=("continue",))
+    text += p.implicit_terminator_region(op, region, indent, False, term=("continue",))
     return text + p.attr_dict(op, set())
 
 
@@ -906,8 +824,8 @@ def _index_types(indices: list[Value]) -> str:
 
 
 def _memsem(op: Operation) -> str:
-    text = " " + _case(op.attr("memory_ordering_semantics"))
-    scope = _case(op.attr("memory_scope"))
+    text = " " + case_of(op.attr("memory_ordering_semantics"))
+    scope = case_of(op.attr("memory_scope"))
     return text + (" " + scope if scope else "")
 
 
@@ -962,7 +880,7 @@ def _atomic_red_view(p: Printer, op: Operation, indent: int) -> str:
     idx = op.operand_group("index")
     value = op.operand_group("value")[0]
     text = _memsem(op) + f" {p.namer.ref(view)}[" + ", ".join(p.namer.ref(v) for v in idx) + "]"
-    text += f", {_case(op.attr('mode'))}, {p.namer.ref(value)}" + _token_clause(p, op)
+    text += f", {case_of(op.attr('mode'))}, {p.namer.ref(value)}" + _token_clause(p, op)
     text += p.attr_dict(op, _VIEW_ELIDED, keyword=True)
     text += f" : {value.type.short()}, {view.type.short()}{_index_types(idx)} -> " + op.results[0].type.short()
     return text

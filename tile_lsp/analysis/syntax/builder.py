@@ -1,7 +1,7 @@
 """Syntax tree to IR: build operations, values, types and attributes, resolve names.
 
 The builder plays the part of MLIR's parser after the grammar: it walks each
-op's assembly format (:mod:`tile_lsp.grammar.formats`) against the op's parse
+op's assembly format (:mod:`tile_lsp.dialect.assembly_format`) against the op's parse
 tree, binds operands, attributes, types and regions, infers the types the
 format leaves out (the op table's ``type_inference``), and resolves SSA names
 in MLIR's scoping (regions nest, ``IsolatedFromAbove`` ops start a new scope).
@@ -39,27 +39,15 @@ from tile_lsp.analysis.syntax.types_attrs import (
     undefined_location_aliases,
     unquote,
 )
-from tile_lsp.dialect.custom_formats import (
-    ALL_ROUNDING_MODES,
-    CUSTOM_FORMATS,
-    ENUM_KEYWORD_DIRECTIVES,
-    OPTIONAL_OPERANDS_BY_TYPE,
-    ROUNDING_DIRECTIVES,
-)
+from tile_lsp.analysis.ir.directives import DIRECTIVES, target
+from tile_lsp.dialect.custom_formats import CUSTOM_FORMATS, OPTIONAL_OPERANDS_BY_TYPE
 from tile_lsp.dialect.enums import ENUMS
 from tile_lsp.dialect.registry import lookup
 from tile_lsp.dialect.schema import OpDef
 from tile_lsp.dialect.type_transforms import apply_transform, index_space_rank
 from tile_lsp.grammar.lexical import next_token_offset
 from tile_lsp.grammar.syntax_errors import wrong_token_offset
-from tile_lsp.grammar.formats import (
-    Directive,
-    Literal,
-    OIList,
-    OptionalGroup,
-    Var,
-    parse_format,
-)
+from tile_lsp.dialect.assembly_format import Directive, Literal, OIList, OptionalGroup, Var, parse_format
 
 
 class BuildError(Exception):
@@ -837,15 +825,9 @@ class Builder(TypeAttributeReader):
             return A.TypeAttr(self.type(node), range=self.rng(node))
         return self.attribute(node)
 
-    def _target(self, arg: Any) -> str | None:
-        """The operand/result name inside ``type($x)`` or ``$x``."""
-        if isinstance(arg, Var):
-            return arg.name
-        if isinstance(arg, Directive) and arg.name == "type" and arg.args and isinstance(arg.args[0], Var):
-            return arg.args[0].name
-        return None
-
     def bind_directive(self, opdef: OpDef, d: Directive, child: Any, parts: _OpParts) -> None:
+        """Bind the tree ``child`` of directive ``d``: MLIR's own directives here, a ``custom<X>`` one
+        by its object (:data:`~tile_lsp.analysis.ir.directives.DIRECTIVES`)."""
         name = d.name
         if name == "attr-dict":
             if child is not None:
@@ -856,13 +838,13 @@ class Builder(TypeAttributeReader):
                 parts.attrs.update(self.attribute(child.children[0]).entries)
             return
         if name == "type":
-            target = self._target(d)
-            if target is None and d.args and isinstance(d.args[0], Directive) \
+            bound = target(d)
+            if bound is None and d.args and isinstance(d.args[0], Directive) \
                     and d.args[0].name in ("operands", "results"):
-                target = f"__{d.args[0].name}__"  # split into the ODS groups by infer_types
-            if target is not None and child is not None:
-                parts.types[target] = self.type_list(child)
-                parts.type_ranges[target] = self.type_ranges(child)
+                bound = f"__{d.args[0].name}__"  # split into the ODS groups by infer_types
+            if bound is not None and child is not None:
+                parts.types[bound] = self.type_list(child)
+                parts.type_ranges[bound] = self.type_ranges(child)
             return
         if name == "functional-type":
             ft = self.type(child)
@@ -881,172 +863,26 @@ class Builder(TypeAttributeReader):
             return
         if name != "custom":
             return
-        custom = d.custom
-        target = self._target(d.args[0]) if d.args else None
-        if target is not None:
-            parts.nodes.setdefault(target, child)
-        if custom in ("CudaTileType",):
-            if target is not None and child is not None:
-                parts.types[target] = self.type_list(child)
-                parts.type_ranges[target] = self.type_ranges(child)
-            return
-        if custom == "UniformType":
-            t = self.type(child.children[0])
-            parts.uniform_result_type = t
-            if target is not None and opdef.result(target) is not None and opdef.result(target).kind != "variadic":
-                parts.types[target] = [t]
-            return
-        if custom == "IndexType":
-            ts = self.type_list(child)
-            if target is not None:
-                parts.type_ranges[target] = self.type_ranges(child)
-                n = len(parts.operands.get(target, []))
-                parts.types[target] = ts if len(ts) == n or len(ts) != 1 else ts * max(n, 1)
-            return
-        if custom in ROUNDING_DIRECTIVES:
-            allowed, default, with_got = ROUNDING_DIRECTIVES[custom]
-            if child is None:
-                parts.props[target] = A.EnumAttr("RoundingMode", default, "rounding")
-                return
-            tok = child.children[0]
-            case = str(tok)
-            if case not in ALL_ROUNDING_MODES or (with_got and case not in allowed):
-                msg = "expected rounding mode to be one of: " + ", ".join(f"'{m}'" for m in allowed)
-                if with_got:
-                    msg += f", got: '{case}'"
-                # MLIR reports at the current location: the token after the closing '>'
-                after = next_token_offset(self.text, child.meta.end_pos)
-                where = self.source.range(self.base + after, self.base + after)
-                self.error(f"custom op '{opdef.full_name}' {msg}", where, "parse.rounding")
-            parts.props[target] = A.EnumAttr("RoundingMode", case, "rounding", range=self.rng(tok))
-            return
-        if custom in ENUM_KEYWORD_DIRECTIVES:
-            _, enum, message = ENUM_KEYWORD_DIRECTIVES[custom]
-            tok = child.children[0]
-            cases = ENUMS[enum].spellings if enum in ENUMS else None
-            if cases is not None and str(tok) not in cases:
-                self.error(f"custom op '{opdef.full_name}' {message}", self.point(tok), "parse.enum")
-            parts.props[target] = A.EnumAttr(enum, str(tok), range=self.rng(tok))
-            return
-        if custom == "AssumePredicate":
-            inner = child.children
-            if isinstance(inner[0], Tree) and inner[0].data.startswith("assume_"):
-                # the short forms the grammar spells out: div_by<...>, same_elements<...>, bounded<...>
-                written = self.slice(inner[0])
-                mnemonic, body = written.split("<", 1)
-                parts.props[target] = self.cuda_tile_attribute(mnemonic.strip(), body[:-1], self.rng(child))
-            elif isinstance(inner[0], Token) and inner[0].type == "BARE_ID":
-                body = self.slice(inner[1])[1:-1] if len(inner) > 1 and inner[1] is not None else None
-                parts.props[target] = self.cuda_tile_attribute(str(inner[0]), body, self.rng(child))
-            else:
-                parts.props[target] = self.attribute(inner[0])
-            return
-        if custom in ("DenseTypedElementsAttr", "DenseTypedElementsAttrNoResult"):
-            elem_t, lit, ty_t = child.children
-            elem = self.type(elem_t)
-            # NVIDIA's parser reads the literal before the type after it: the
-            # type is verified after the literal's parse rules (bind_format)
-            ty = self._type(ty_t)
-            parts.deferred_types.append(ty_t)
-            values = self.dense_values(lit, elem) if lit is not None else []
-            shape = literal_shape(values)
-            parts.props[target] = A.DenseElementsAttr(elem, values, ty, shape, range=self.rng(child))
-            if custom == "DenseTypedElementsAttr" and len(d.args) > 1:
-                res = self._target(d.args[1])
-                if res is not None:
-                    parts.types[res] = [ty]
-            return
-        if custom == "SymbolVisibility":
-            if child is not None:
-                parts.props[target or "sym_visibility"] = A.StringAttr(str(child.children[0]), range=self.rng(child))
-            return
-        if custom in ("IfOpRegion", "Region"):
-            if target is not None:
-                parts.regions[target] = (child, list(parts.region_args))
-            return
-        if custom == "ArgumentRegion":
-            args_t, region_t = child.children
-            parts.regions[target] = (region_t, self.block_args(args_t))
-            return
-        if custom == "FunctionSignature":
-            args_t, res_t = child.children
-            args = self.block_args(args_t)
-            results = self.type_list(res_t.children[0]) if res_t is not None else []
-            parts.region_args = args
-            parts.props[target or "function_type"] = A.TypeAttr(
-                T.FunctionType(tuple(t for _, t, _ in args), tuple(results)), range=self.rng(child))
-            return
-        if custom == "ForHeader":
-            unsigned_t, iv_t, lb, ub, step, ty_t = child.children
-            ty = self.type(ty_t)
-            if unsigned_t is not None:
-                parts.props["unsignedCmp"] = A.UnitAttr()
-            names = [self._target(a) for a in d.args]
-            for nm, u in zip(names, (lb, ub, step)):
-                parts.operands[nm] = [(str(u.children[0]), self.rng(u))]
-                parts.types[nm] = [ty]
-            parts.region_args = [(str(iv_t.children[0]), ty, self.rng(iv_t))]
-            return
-        if custom == "ForIterValues":
-            if child is None:
-                parts.operands[target] = []
-                parts.types.setdefault("resultValues", [])
-                return
-            uses, ts = self.iter_values(child, parts)
-            parts.operands[target] = uses
-            parts.types[target] = ts
-            for r in opdef.results:
-                parts.types[r.name] = ts
-            return
-        if custom == "LoopHeader":
-            iter_t, res_t = child.children
-            uses = []
-            if iter_t is not None:
-                uses, ts = self.iter_values(iter_t, parts)
-                parts.types[target] = ts
-            parts.operands[target] = uses
-            results = self.type_list(res_t.children[0]) if res_t is not None and res_t.children and res_t.children[0] is not None else []
-            for r in opdef.results:
-                parts.types[r.name] = results
-            return
-        if custom == "IndexList":
-            items = [c for c in child.children if c is not None]
-            parts.operands[target] = [(str(c.children[0]), self.rng(c)) for c in items if isinstance(c, Tree)]
-            return
-        if custom == "ShapeList":
-            items = [c for c in child.children if c is not None]
-            # the static entries are in the result type; the parse rules read the node
-            parts.operands[target] = [(str(c.children[0]), self.rng(c)) for c in items if isinstance(c, Tree)]
-            return
-        if custom == "TypeArrowType":
-            first, second = child.children
-            if second is None:
-                parts.types[target] = [self.type(first)]
-            else:
-                idx_t = self.type(first)
-                parts.types[target] = [self.type(second)]
-                for o in opdef.operands:
-                    if o.kind == "variadic":
-                        parts.types[o.name] = [idx_t]
-            return
-        if custom == "OptHints":
-            if child is not None:
-                body = self.slice(child.children[0])[1:-1].strip()
-                parts.props[target or "optimization_hints"] = self.cuda_tile_attribute(
-                    "optimization_hints", body, self.rng(child))
-            return
+        first = target(d.args[0]) if d.args else None
+        if first is not None:
+            parts.nodes.setdefault(first, child)
+        DIRECTIVES[d.custom].build(self, opdef, d, child, parts)
 
-    def iter_values(self, node: Tree, parts: _OpParts) -> tuple[list[tuple[str, Range | None]], list[T.Type]]:
-        """The ``iter_values(%acc = %init, ...) : types`` of a ``for``/``loop`` header: each ``%acc``
-        becomes a region argument (in ``parts.region_args``); returns the ``%init`` uses and the types."""
-        *iter_args, types_t = node.children
-        ts = self.type_list(types_t)
-        uses = []
-        for k, ia in enumerate(iter_args):
-            vname, u = ia.children
-            uses.append((str(u.children[0]), self.rng(u)))
-            parts.region_args.append((str(vname), ts[k] if k < len(ts) else T.UNKNOWN, self.rng(vname)))
-        return uses, ts
+    # -- what the custom directives ask of the builder ---------------------------
+
+    def point_after(self, node: Tree) -> Range:
+        """Where MLIR reports an error met after ``node``: the start of the next token, as a point."""
+        after = next_token_offset(self.text, node.meta.end_pos)
+        return self.source.range(self.base + after, self.base + after)
+
+    def unverified_type(self, node: Any) -> T.Type:
+        """:meth:`type` without the type verifier, for a type whose verification comes later."""
+        return self._type(node)
+
+    def dense_literal(self, lit: Any, element: T.Type) -> tuple[Any, tuple[int, ...] | None]:
+        """``(values, shape)`` of a dense literal subtree of ``element`` values (``[]`` for none)."""
+        values = self.dense_values(lit, element) if lit is not None else []
+        return values, literal_shape(values)
 
     def infer_types(self, opdef: OpDef, parts: _OpParts, bound) -> None:
         """Fill the types the format leaves out from the op table's ``type_inference``."""
