@@ -310,3 +310,25 @@ def test_alias_spans_move_with_a_reused_unit():
     assert index.references(P(0, 1)) == [R(0, 0, 2), R(7, 15, 17), R(8, 23, 25)]
     assert index.references(P(1, 1)) == [R(1, 0, 2), R(9, 15, 17)]
     assert hover_markdown(index, P(8, 24)).startswith("type alias `!t`")
+
+
+def test_successors_are_references_of_their_block():
+    """A successor list names blocks of its region (``Operation.successors`` point at them); the label's
+    references include those uses, and renaming the label renames them."""
+    text = ('"cuda_tile.module"() <{sym_name = "m"}> ({\n'
+            '  "cuda_tile.entry"() <{function_type = () -> (), sym_name = "k"}> ({\n'
+            '    "cuda_tile.return"()[^bb1] : () -> ()\n'
+            '  ^bb1:\n'
+            '    "cuda_tile.return"()[^bb1] : () -> ()\n'
+            '  }) : () -> ()\n'
+            '}) : () -> ()\n')
+    analysis = analyze_text(text)
+    entry = analysis.chunks[0].module.body.operations[0].regions[0].blocks[0].operations[0]
+    region = entry.regions[0]
+    assert [op.successors[0] is region.blocks[1] for b in region.blocks for op in b.operations] == [True, True]
+    index = DocumentIndex(analysis)
+    uses = [R(2, 25, 29), R(3, 2, 6), R(4, 25, 29)]
+    assert sorted((r.start.line, r.start.character) for r in index.references(P(2, 26), True)) == \
+        [(r.start.line, r.start.character) for r in uses]
+    assert sorted((e.range.start.line, e.range.start.character, e.new_text) for e in index.rename(P(3, 3), "^exit")) \
+        == [(r.start.line, r.start.character, "^exit") for r in uses]

@@ -67,6 +67,12 @@ CASES = [
      "    return\n  }\n}\n", (2, 61, "expected '}' in attribute dictionary")),
     # MLIR's lexer: a `%` without a name
     ("invalid-ssa-name", HEAD + "    % = make_token : token\n", (3, 5, "invalid SSA name")),
+    # a successor names a block of the op's region; the entry block has no name (cuda-tile-opt 13.x)
+    ("undefined-successor", HEAD + '    "cuda_tile.return"()[^bb0] : () -> ()\n  }\n}\n',
+     (3, 26, "reference to an undefined block")),
+    # ... reported once the region is parsed: ^bb1 is defined after its use, ^bb2 nowhere
+    ("undefined-successor-after-blocks", HEAD + '    "cuda_tile.return"()[^bb1] : () -> ()\n  ^bb1:\n'
+     '    "cuda_tile.return"()[^bb2, ^bb1] : () -> ()\n  }\n}\n', (5, 26, "reference to an undefined block")),
     ("no-cascade-after-blank", HEAD + C128 + "    %b = constant <i32: 1> : tile<128xi32\n"
      "    %c = addi %a, %b : tile<128xi32>\n    %d = addi %c, %b : tile<128xi32>\n    return\n  }\n}\n",
      (4, 42, "expected '>'")),

@@ -27,8 +27,8 @@ Where the IR objects hold no range, the index reads the builder's span table:
 * the type under the cursor (for hover) is the tile-type span of the op
   that contains it.
 
-Successor uses of block labels (``cf.br ^bb1``) carry no range in the IR, so
-a block's references are its label only.
+A block's references are its label and the successor lists that name it
+(``"cf.br"()[^bb1]``, ``Operation.successor_ranges``).
 
 All positions are whole-file LSP positions (0-based line, UTF-16 column).
 """
@@ -573,6 +573,7 @@ class _ChunkIndexer:
         self.value_entities: dict[int, Entity] = {}  # id(value) -> entity
         self.undefined: dict[str, Entity] = {}  # name -> entity of a value used but never defined
         self.symbols: dict[int, Entity] = {}  # id(defining op) -> entity
+        self.blocks: dict[int, Entity] = {}  # id(labelled block) -> entity
         self.unresolved_symbols: dict[str, Entity] = {}
 
     def run(self) -> None:
@@ -615,8 +616,9 @@ class _ChunkIndexer:
             for region in op.regions:
                 for block in region.blocks:
                     if block.label is not None and block.label_range is not None:
-                        self.new(EntityKind.BLOCK, block.label, block=block, scope=region).add(
-                            block.label_range, True, op=op)
+                        entity = self.new(EntityKind.BLOCK, block.label, block=block, scope=region)
+                        entity.add(block.label_range, True, op=op)
+                        self.blocks[id(block)] = entity
                     for arg in block.arguments:
                         if arg.range is None:
                             continue
@@ -650,6 +652,10 @@ class _ChunkIndexer:
             for attr in _attributes_of(op):
                 if isinstance(attr, A.SymbolRefAttr) and attr.range is not None:
                     self.symbol_use(op, attr)
+            for block, rng in zip(op.successors, op.successor_ranges):
+                entity = self.blocks.get(id(block))
+                if entity is not None and rng is not None:
+                    entity.add(rng, False, op=op)
             for region in op.regions:
                 for block in region.blocks:
                     self.collect_uses(block.operations)

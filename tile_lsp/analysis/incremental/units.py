@@ -182,6 +182,8 @@ class _Shifter:
             inner.range = _shift_range(inner.range, d)
             inner.name_range = _shift_range(inner.name_range, d)
             inner.operand_ranges = [_shift_range(r, d) for r in inner.operand_ranges]
+            if inner.successor_ranges:
+                inner.successor_ranges = [_shift_range(r, d) for r in inner.successor_ranges]
             if inner.part_ranges:
                 inner.part_ranges = {k: _shift_range(r, d) for k, r in inner.part_ranges.items()}
             for v in inner.operands:

@@ -198,7 +198,8 @@ class Operation:
     (``None`` for unregistered ops).  ``attributes`` holds discardable
     attributes and ``properties`` the inherent ones (MLIR ``<{...}>``); for
     custom forms, inherent attributes go to ``properties``.
-    ``operand_ranges[i]`` is the range of the i-th operand's use.
+    ``operand_ranges[i]`` is the range of the i-th operand's use, ``successor_ranges[i]`` that of
+    the i-th successor's label (``^bb1`` in ``"cf.br"()[^bb1]``).
     ``generic`` is true when the op was written in generic form.
     ``range`` spans the whole op (results through location), ``name_range``
     the op name.
@@ -213,6 +214,7 @@ class Operation:
     properties: dict[str, Attribute] = field(default_factory=dict)
     regions: list[Region] = field(default_factory=list)
     successors: list[Block] = field(default_factory=list)
+    successor_ranges: list[Range | None] = field(default_factory=list)
     location: Attribute | None = None
     parent: Block | None = None
     range: Range | None = None
@@ -341,7 +343,8 @@ class _Cloner:
 
     def op(self, op: Operation, parent: Block) -> Operation:
         new = dataclasses.replace(
-            op, operands=[], operand_ranges=list(op.operand_ranges), results=[],
+            op, operands=[], operand_ranges=list(op.operand_ranges), successor_ranges=list(op.successor_ranges),
+            results=[],
             attributes=dict(op.attributes), properties=dict(op.properties), regions=[], successors=[],
             parent=parent, part_ranges=dict(op.part_ranges), operand_segments=dict(op.operand_segments),
             result_segments=dict(op.result_segments))

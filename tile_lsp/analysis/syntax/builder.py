@@ -167,6 +167,8 @@ class Builder(TypeAttributeReader):
         self.spans: list[Span] = self.module.spans
         #: the line the spans read now count from (:class:`~tile_lsp.analysis.ir.core.Span`)
         self.span_base = 0
+        #: per region being built, innermost last: the ``(op, successor index)`` of its ops' successors
+        self._successors: list[list[tuple[Operation, int]]] = []
 
     # -- ranges and diagnostics ------------------------------------------------
 
@@ -469,7 +471,17 @@ class Builder(TypeAttributeReader):
         # then are the operands resolved, and the results bound after the op.
         if succ_t is not None:
             for s in succ_t.children:
+                # a stand-in until the enclosing region's blocks are known (region)
                 op.successors.append(Block(label=str(s.children[0])))
+                op.successor_ranges.append(self.rng(s.children[0]))
+                if self._successors:
+                    self._successors[-1].append((op, len(op.successors) - 1))
+                else:
+                    # built outside any region of this builder: at the top level, or as one statement of
+                    # a body the incremental analysis splits, which it does only for a body without
+                    # block labels (a labelled body is built whole); no label is in scope
+                    self.error("reference to an undefined block", op.successor_ranges[-1],
+                               "structure.undefined_block")
         if props_t is not None:
             d = self.attribute(props_t.children[0])
             op.properties.update(d.entries if isinstance(d, A.DictAttr) else {})
@@ -941,6 +953,7 @@ class Builder(TypeAttributeReader):
         """
         region = Region(parent=op, range=self.rng(tree))
         inner = Scope(parent=scope, pending_boundary=isolated)
+        self._successors.append([])
         body = tree.children[0]
         ops = [c for c in body.children if isinstance(c, Tree) and c.data == "operation"]
         blocks = [c for c in body.children if isinstance(c, Tree) and c.data == "block"]
@@ -975,8 +988,26 @@ class Builder(TypeAttributeReader):
             for o in bt.children[1:]:
                 if isinstance(o, Tree):
                     self.operation(o, blk, inner)
+        self.resolve_successors(region, self._successors.pop())
         self.finish_scope(inner) if isolated else self._hoist_pending(inner, scope)
         return region
+
+    def resolve_successors(self, region: Region, successors: list[tuple[Operation, int]]) -> None:
+        """Point each ``(op, index)`` successor at the block of ``region`` its label names; report those
+        naming none, in text order: MLIR ``OperationParser::popSSANameScope``, "reference to an
+        undefined block", once the region is parsed (block names are scoped to their region)."""
+        blocks = {b.label: b for b in region.blocks if b.label is not None}
+        undefined = []
+        for op, index in successors:
+            block = blocks.get(op.successors[index].label)
+            if block is None:
+                undefined.append(op.successor_ranges[index])
+            else:
+                op.successors[index] = block
+        undefined.sort(key=lambda r: (r.start.line, r.start.character) if r is not None else (-1, -1))
+        for k, rng in enumerate(undefined):
+            self.error("reference to an undefined block", rng, "structure.undefined_block",
+                       fatal=k == len(undefined) - 1)
 
     def _hoist_pending(self, inner: Scope, outer: Scope) -> None:
         for name, uses in inner.pending.items():
