@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from tile_lsp.analysis.ir.core import Module, Operation
 from tile_lsp.codegen.layouts import KernelPlan
-from tile_lsp.codegen.lower import KernelLowering
+from tile_lsp.codegen.lower import KernelLowering, load_pred_byte
 from tile_lsp.codegen.ops_memory import global_decl
 from tile_lsp.codegen.passes import KernelInfo
 from tile_lsp.codegen.ptx import LoweringError, TileValue, reg_class
@@ -53,6 +53,10 @@ def _lower_entry(entry: Operation, plan: KernelPlan, target: Target, decls: dict
     lw = KernelLowering(entry, target, plan.threads, decls, 1, warnings)
     f = lw.f
     head: list[str] = []
+
+    def load_param(line: str) -> None:  # parameter loads precede the prologue and body: not f.emit
+        head.append(f"\t{line};")
+
     params = []
     for i, arg in enumerate(_entry_args(entry)):
         pty = _param_type(arg.type)
@@ -63,11 +67,9 @@ def _lower_entry(entry: Operation, plan: KernelPlan, target: Target, decls: dict
         cls = reg_class(elem)
         r = f.reg(cls)
         if cls == "pred":
-            t = f.reg("b16")
-            head.append(f"\tld.param.u8 {t}, [{pname}];")
-            head.append(f"\tsetp.ne.u16 {r}, {t}, 0;")
+            load_pred_byte(f, r, "ld.param", pname, emit=load_param)
         else:
-            head.append(f"\tld.param{pty} {r}, [{pname}];")
+            load_param(f"ld.param{pty} {r}, [{pname}]")
         lw.set(arg, TileValue((), elem, [r]))
     ops = entry.regions[0].blocks[0].operations if entry.regions and entry.regions[0].blocks else []
     lw.run_ops(ops)

@@ -208,6 +208,22 @@ class KernelLowering:
             ty = {"b16": "b16", "b32": "b32", "b64": "b64", "f32": "f32", "f64": "f64"}[cls]
             self.f.emit(f"mov.{ty} {dst}, {src}")
 
+    def select(self, cls: str, dst: str, cond: str, if_true: str, if_false: str) -> None:
+        """``dst = cond ? if_true : if_false`` for registers of class ``cls``.
+
+        ``selp`` has no ``.pred`` form (PTX ISA "selp"), so predicates are
+        selected as ``(cond & if_true) | (!cond & if_false)``.
+        """
+        f = self.f
+        if cls != "pred":
+            f.emit(f"selp.{cls} {dst}, {if_true}, {if_false}, {cond}")
+            return
+        t1, not_cond, t2 = f.reg("pred"), f.reg("pred"), f.reg("pred")
+        f.emit(f"and.pred {t1}, {cond}, {if_true}")
+        f.emit(f"not.pred {not_cond}, {cond}")
+        f.emit(f"and.pred {t2}, {not_cond}, {if_false}")
+        f.emit(f"or.pred {dst}, {t1}, {t2}")
+
     def scalar_int(self, v: Value, width: int = 32) -> str:
         """A b32 (``width`` 32) or b64 register holding the 0-d integer tile ``v``, sign-extended."""
         tv = self.tile(v)
@@ -380,14 +396,11 @@ class KernelLowering:
         a = f.reg("b32")
         f.emit(f"mad.lo.s32 {a}, {index}, {esz}, {self.smem_addr()}")
         out = f.reg(cls)
+        guard = f"@{pred} " if pred else ""
         if cls == "pred":
-            t = f.reg("b16")
-            if pred:
-                f.emit(f"mov.b16 {t}, 0")
-            f.emit((f"@{pred} " if pred else "") + f"ld.shared.u8 {t}, [{a}+{offset}]")
-            f.emit(f"setp.ne.u16 {out}, {t}, 0")
+            load_pred_byte(f, out, f"{guard}ld.shared", f"{a}+{offset}", zero_first=pred is not None)
         else:
-            f.emit((f"@{pred} " if pred else "") + f"ld.shared.{_cls_mem(cls)} {out}, [{a}+{offset}]")
+            f.emit(f"{guard}ld.shared.{_cls_mem(cls)} {out}, [{a}+{offset}]")
         return out
 
     def linear(self, terms: list[tuple[str | int, int]], const: int = 0) -> str:
@@ -479,10 +492,39 @@ def _cls_mem(cls: str) -> str:
 
 def _st_shared(cls: str, addr: str, off: int, reg: str, f: Function) -> str:
     if cls == "pred":
-        t = f.reg("b16")
-        f.emit(f"selp.u16 {t}, 1, 0, {reg}")
-        return f"st.shared.u8 [{addr}+{off}], {t}"
+        return f"st.shared.u8 [{addr}+{off}], {pred_byte(f, reg)}"
     return f"st.shared.{_cls_mem(cls)} [{addr}+{off}], {reg}"
 
 
-__all__ = ["HANDLERS", "KernelLowering", "f32_imm", "f64_imm", "handler", "storage_bytes"]
+# -- i1 in memory: one byte, 0 or 1 (PTX has no predicate loads or stores) -------
+
+def pred_byte(f: Function, pred: str) -> str:
+    """A fresh ``b16`` register holding 1 where predicate ``pred`` is true, else 0: the byte an i1
+    element is stored as (``st...u8`` of it)."""
+    t = f.reg("b16")
+    f.emit(f"selp.u16 {t}, 1, 0, {pred}")
+    return t
+
+
+def load_pred_byte(f: Function, dst: str, load: str, address: str, zero_first: bool = False,
+                   emit: Callable[[str], None] | None = None) -> None:
+    """Load an i1 element stored as a byte (see :func:`pred_byte`) into predicate register ``dst``.
+
+    ``load`` is the load instruction without its type, a guard allowed
+    (``"@%p1 ld.shared"``), ``address`` what goes in its brackets
+    (``"%r4+16"``): it reads ``.u8`` into a fresh ``b16`` register and
+    ``setp.ne.u16`` makes ``dst`` true for any non-zero byte.
+    ``zero_first`` clears that register before the load, so a guarded load
+    that does not run reads false.  ``emit`` takes each instruction
+    (default :meth:`Function.emit`).
+    """
+    emit = emit or f.emit
+    t = f.reg("b16")
+    if zero_first:
+        emit(f"mov.b16 {t}, 0")
+    emit(f"{load}.u8 {t}, [{address}]")
+    emit(f"setp.ne.u16 {dst}, {t}, 0")
+
+
+__all__ = ["HANDLERS", "KernelLowering", "f32_imm", "f64_imm", "handler", "load_pred_byte", "pred_byte",
+           "storage_bytes"]

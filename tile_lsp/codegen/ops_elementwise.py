@@ -670,18 +670,8 @@ def _select(lw: KernelLowering, op: Operation) -> None:
     c, a, b = _operands(lw, op)
     out = lw.new_result(op)
     cls = reg_class(a.elem)
-    f = lw.f
     for s in range(len(out.regs)):
-        cond = c.regs[s if len(c.regs) > 1 else 0]
-        if cls == "pred":
-            t1, t2 = f.reg("pred"), f.reg("pred")
-            f.emit(f"and.pred {t1}, {cond}, {a.regs[s]}")
-            nc = f.reg("pred")
-            f.emit(f"not.pred {nc}, {cond}")
-            f.emit(f"and.pred {t2}, {nc}, {b.regs[s]}")
-            f.emit(f"or.pred {out.regs[s]}, {t1}, {t2}")
-        else:
-            f.emit(f"selp.{cls} {out.regs[s]}, {a.regs[s]}, {b.regs[s]}, {cond}")
+        lw.select(cls, out.regs[s], c.regs[s if len(c.regs) > 1 else 0], a.regs[s], b.regs[s])
 
 
 # ---------------------------------------------------------------------------

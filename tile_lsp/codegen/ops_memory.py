@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.ir.core import Operation
-from tile_lsp.codegen.lower import KernelLowering, enum_case, handler
+from tile_lsp.codegen.lower import KernelLowering, enum_case, handler, load_pred_byte, pred_byte
 from tile_lsp.codegen.ptx import (
     TOKEN,
     LoweringError,
@@ -234,10 +234,7 @@ def load_element(lw: KernelLowering, elem: T.Type, dst: str, addr: str, pred: st
     cls = reg_class(elem)
     g = f"@{pred} " if pred else ""
     if cls == "pred":
-        t = f.reg("b16")
-        f.emit(f"mov.b16 {t}, 0")
-        f.emit(f"{g}ld{sem}{space}.u8 {t}, [{addr}]")
-        f.emit(f"setp.ne.u16 {dst}, {t}, 0")
+        load_pred_byte(f, dst, f"{g}ld{sem}{space}", addr, zero_first=True)
         return
     mt = mem_type(elem)
     w = T.bit_width(elem) or 32
@@ -256,9 +253,7 @@ def store_element(lw: KernelLowering, elem: T.Type, src: str, addr: str, pred: s
     cls = reg_class(elem)
     g = f"@{pred} " if pred else ""
     if cls == "pred":
-        t = f.reg("b16")
-        f.emit(f"selp.u16 {t}, 1, 0, {src}")
-        f.emit(f"{g}st{sem}{space}.u8 [{addr}], {t}")
+        f.emit(f"{g}st{sem}{space}.u8 [{addr}], {pred_byte(f, src)}")
         return
     f.emit(f"{g}st{sem}{space}{mem_type(elem)} [{addr}], {src}")
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.ir.core import Operation
-from tile_lsp.codegen.lower import KernelLowering, handler
+from tile_lsp.codegen.lower import KernelLowering, handler, load_pred_byte
 from tile_lsp.codegen.ops_elementwise import zext
 from tile_lsp.codegen.ptx import LoweringError, StagedTile, TileValue, reg_class
 from tile_lsp.dialect import types as T
@@ -70,9 +70,7 @@ def _constant(lw: KernelLowering, op: Operation) -> None:
         a = f.reg("b64")
         f.emit(f"mad.wide.u32 {a}, {lw.lin(out.n, s)}, {esz}, {base}")
         if cls == "pred":
-            t = f.reg("b16")
-            f.emit(f"ld.const.u8 {t}, [{a}]")
-            f.emit(f"setp.ne.u16 {r}, {t}, 0")
+            load_pred_byte(f, r, "ld.const", a)
         else:
             f.emit(f"ld.const.b{esz * 8} {r}, [{a}]")
 
@@ -187,17 +185,7 @@ def _insert(lw: KernelLowering, op: Operation) -> None:
             terms.append((rel, sst[d]))
         i = lw.linear(terms)
         v = lw.smem_read(src.elem, off, i, inside)
-        cls = reg_class(out.elem)
-        if cls == "pred":
-            t1 = f.reg("pred")
-            f.emit(f"and.pred {t1}, {inside}, {v}")
-            ni = f.reg("pred")
-            f.emit(f"not.pred {ni}, {inside}")
-            t2 = f.reg("pred")
-            f.emit(f"and.pred {t2}, {ni}, {dest.regs[s]}")
-            f.emit(f"or.pred {r}, {t1}, {t2}")
-        else:
-            f.emit(f"selp.{cls} {r}, {v}, {dest.regs[s]}, {inside}")
+        lw.select(reg_class(out.elem), r, inside, v, dest.regs[s])
 
 
 @handler("cat")
@@ -213,10 +201,7 @@ def _cat(lw: KernelLowering, op: Operation) -> None:
         coords = lw.coords(out.shape, s)
         c = coords[dim]
         in_a = f.reg("pred")
-        if isinstance(c, int):
-            f.emit(f"setp.lt.u32 {in_a}, {c}, {a.shape[dim]}")
-        else:
-            f.emit(f"setp.lt.u32 {in_a}, {c}, {a.shape[dim]}")
+        f.emit(f"setp.lt.u32 {in_a}, {c}, {a.shape[dim]}")
         in_b = f.reg("pred")
         f.emit(f"not.pred {in_b}, {in_a}")
         ia = lw.linear([(x, ast[d]) for d, x in enumerate(coords)])

@@ -882,11 +882,16 @@ class _ChunkRun:
                     verify_function(res, key)
                     continue
                 start = len(ctx.diagnostics)
-                for op in res.ops:
-                    verify_op(op, ctx, tables)
-                res.verify = ctx.diagnostics[start:]
-                res.verify_key = key
+                verify_unit(res, key)
                 del ctx.diagnostics[start:]
+
+        def verify_unit(res: UnitResult, key: tuple) -> None:
+            # verify the unit's ops; their diagnostics are kept in res.verify under key (and stay in ctx)
+            start = len(ctx.diagnostics)
+            for op in res.ops:
+                verify_op(op, ctx, tables)
+            res.verify = ctx.diagnostics[start:]
+            res.verify_key = key
 
         def verify_function(res: UnitResult, key: tuple) -> None:
             # the function op, then each statement (its diagnostics kept while nothing it uses or
@@ -900,11 +905,7 @@ class _ChunkRun:
                     if child.verify is not None and _same_context(child.verify_key, context):
                         ctx.diagnostics.extend(child.verify)
                         continue
-                    child_start = len(ctx.diagnostics)
-                    for o in child.ops:
-                        verify_op(o, ctx, tables)
-                    child.verify = ctx.diagnostics[child_start:]
-                    child.verify_key = context
+                    verify_unit(child, context)
                 verify_op_tail(op, ctx, tables)
                 verify_isolated_dominance(op, ctx)
             res.verify = ctx.diagnostics[start:]

@@ -44,6 +44,7 @@ and are then dropped (the line still counts as a directive line).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from tile_lsp.analysis.ir.diagnostics import (
@@ -419,35 +420,9 @@ class _EreTranslator:
         else:
             c = 0
         if c == ord(":"):
-            self.i += 2
-            if not self.more():
-                self.error(_REG_EBRACK)
-            if self.peek() in b"-]":
-                self.error(_REG_ECTYPE)
-            start = self.i
-            while self.more() and _isalpha(self.peek()):
-                self.i += 1
-            members = _CCLASSES.get(self.p[start : self.i])
-            if members is None:
-                self.error(_REG_ECTYPE)
-            values.update(members)
-            if not self.more():
-                self.error(_REG_EBRACK)
-            if not self.seetwo(":", "]"):
-                self.error(_REG_ECTYPE)
-            self.i += 2
+            values.update(self.bracket_class(":", _REG_ECTYPE, self.cclass))
         elif c == ord("="):
-            self.i += 2
-            if not self.more():
-                self.error(_REG_EBRACK)
-            if self.peek() in b"-]":
-                self.error(_REG_ECOLLATE)
-            values.add(self.collating_element("="))
-            if not self.more():
-                self.error(_REG_EBRACK)
-            if not self.seetwo("=", "]"):
-                self.error(_REG_ECOLLATE)
-            self.i += 2
+            values.update(self.bracket_class("=", _REG_ECOLLATE, self.eclass))
         else:
             start = self.symbol()
             if self.see("-") and self.i + 1 < self.end and self.p[self.i + 1] != ord("]"):
@@ -459,6 +434,40 @@ class _EreTranslator:
             if low > high:
                 self.error(_REG_ERANGE)
             values.update(v & 0xFF for v in range(low, high + 1))
+
+    def bracket_class(self, delim: str, err: str, body: Callable[[], Iterable[int]]) -> Iterable[int]:
+        """The bytes of a ``[:name:]`` (``delim`` ``:``) or ``[=name=]`` (``=``) term, at its ``[``.
+
+        ``p_b_term``'s two cases: ``body`` reads the name (``p_b_cclass`` /
+        ``p_b_eclass``); the pattern ending early is ``REG_EBRACK``, a name
+        starting with ``-`` or ``]`` or a missing ``delim]`` is ``err``.
+        """
+        self.i += 2
+        if not self.more():
+            self.error(_REG_EBRACK)
+        if self.peek() in b"-]":
+            self.error(err)
+        members = body()
+        if not self.more():
+            self.error(_REG_EBRACK)
+        if not self.seetwo(delim, "]"):
+            self.error(err)
+        self.i += 2
+        return members
+
+    def cclass(self) -> Iterable[int]:
+        """``p_b_cclass``: the bytes of the character class named here (``alpha``, ``digit`` ...)."""
+        start = self.i
+        while self.more() and _isalpha(self.peek()):
+            self.i += 1
+        members = _CCLASSES.get(self.p[start : self.i])
+        if members is None:
+            self.error(_REG_ECTYPE)
+        return members
+
+    def eclass(self) -> Iterable[int]:
+        """``p_b_eclass``: an equivalence class is its one collating element (C locale)."""
+        return (self.collating_element("="),)
 
     def symbol(self) -> int:
         if not self.more():
