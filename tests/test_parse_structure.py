@@ -67,6 +67,18 @@ CASES = [
      "    return\n  }\n}\n", (2, 61, "expected '}' in attribute dictionary")),
     # MLIR's lexer: a `%` without a name
     ("invalid-ssa-name", HEAD + "    % = make_token : token\n", (3, 5, "invalid SSA name")),
+    # an assume predicate that is another attribute is rejected as soon as it is read: that error comes
+    # before one in what follows (NVIDIA parseAssumePredicate, parseOptionalAttribute; cuda-tile-opt 13.x)
+    ("assume-string-predicate", HEAD.replace("@f()", "@f(%a: tile<i32>)")
+     + '    %b = assume "cuda_tile.assume"(%a) : tile<i32>\n    return\n  }\n}\n',
+     (3, 17, "custom op 'cuda_tile.assume' expected assume predicate attribute")),
+    ("assume-list-predicate", HEAD.replace("@f()", "@f(%a: tile<i32>)")
+     + "    %b = assume [1, 2], (%a) : tile<i32>\n    return\n  }\n}\n",
+     (3, 17, "custom op 'cuda_tile.assume' expected assume predicate attribute")),
+    ("assume-unknown-keyword", HEAD.replace("@f()", "@f(%a: tile<i32>)")
+     + "    %b = assume array<i32: 1> (%a) : tile<i32>\n    return\n  }\n}\n",
+     (3, 17, "custom op 'cuda_tile.assume' unknown assume predicate attribute: array (expected 'div_by', "
+             "'same_elements', or 'bounded')")),
     # a successor names a block of the op's region; the entry block has no name (cuda-tile-opt 13.x)
     ("undefined-successor", HEAD + '    "cuda_tile.return"()[^bb0] : () -> ()\n  }\n}\n',
      (3, 26, "reference to an undefined block")),

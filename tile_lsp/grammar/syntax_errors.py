@@ -30,7 +30,7 @@ from tile_lsp.dialect.custom_formats import (
 from tile_lsp.dialect.enums import ENUMS
 from tile_lsp.dialect.registry import lookup
 from tile_lsp.grammar.formats import attr_grammar
-from tile_lsp.grammar.lexical import comment_start, next_token_offset
+from tile_lsp.grammar.lexical import BARE_ID, STRING, comment_start, next_token_offset
 from tile_lsp.grammar.loader import get_parser
 
 
@@ -424,6 +424,74 @@ def _assume_form(err: UnexpectedInput) -> tuple[str, str, list[str]] | None:
         else:
             return None
     return None
+
+
+#: What MLIR's ``parseOptionalAttribute`` reads as an attribute when it starts a token (the token
+#: kinds of its switch, mlir/lib/AsmParser/AttributeParser.cpp): an assume predicate that starts so is
+#: read whole as an attribute, and then is not a predicate.
+_ATTRIBUTE_START = re.compile(r'"|[-0-9\[{@]|(?:unit|true|false|dense|dense_resource|sparse|loc|affine_map|affine_set)\b')
+
+
+def _attribute_end(text: str, start: int) -> int | None:
+    """Where the attribute starting at ``start`` ends, for the forms :func:`_not_a_predicate` reads:
+    a string, a bracketed list or dictionary (strings skipped), or a single word or number; ``None``
+    when its brackets do not close."""
+    if text.startswith('"', start):
+        m = re.compile(STRING).match(text, start)
+        return m.end() if m else None
+    if text[start] in "[{":
+        depth = 0
+        i = start
+        while i < len(text):
+            c = text[i]
+            if c == '"':
+                m = re.compile(STRING).match(text, i)
+                if m is None:
+                    return None
+                i = m.end()
+                continue
+            if c in "[{(<":
+                depth += 1
+            elif c in "]})>":
+                depth -= 1
+                if depth == 0:
+                    return i + 1
+            i += 1
+        return None
+    m = re.compile(r"-?[@A-Za-z0-9_$.+]+").match(text, start)
+    return m.end() if m else None
+
+
+def _not_a_predicate(err: UnexpectedToken, text: str, start: int, eof: bool) -> list[SyntaxIssue] | None:
+    """``expected assume predicate attribute``, when an assume's predicate is an attribute of another
+    kind (a string, a number, a list...) and the error comes after it: NVIDIA's
+    ``parseAssumePredicate`` reads such an attribute with ``parseOptionalAttribute`` and rejects it
+    before it reads on, so that error comes first.  Likewise ``unknown assume predicate attribute``
+    for a keyword that names no predicate (``array<...>``)."""
+    current = _current_op(err)
+    values = _value_stack(err)
+    if current is None or current[0] != "cuda_tile.assume" or current[1] + 1 >= len(values):
+        return None
+    first = values[current[1] + 1]
+    while isinstance(first, Tree) and first.data == "assume_predicate" and first.children:
+        first = first.children[0]  # reduced already: the predicate is followed by what the format wants
+    if first is None:
+        return None
+    at = first.start_pos if isinstance(first, Token) else getattr(first.meta, "start_pos", None)
+    if at is None:
+        return None
+    if isinstance(first, Token) and re.fullmatch(BARE_ID, str(first)) and not _ATTRIBUTE_START.match(text, at):
+        # a keyword: one that names no predicate fails as soon as it is read
+        if str(first) in ASSUME_PREDICATE_WORDS or (start < first.end_pos and not eof):
+            return None
+        return [SyntaxIssue("custom op 'cuda_tile.assume' " + MSG_UNKNOWN_ASSUME_PREDICATE.format(word=first),
+                            at, first.end_pos)]
+    if not _ATTRIBUTE_START.match(text, at):
+        return None
+    end = _attribute_end(text, at)
+    if end is None or (start < end and not eof):
+        return None
+    return [SyntaxIssue("custom op 'cuda_tile.assume' expected assume predicate attribute", at, at)]
 
 
 def _assume_issue(err: UnexpectedToken, text: str, start: int, end: int, eof: bool) -> list[SyntaxIssue] | None:
@@ -1007,7 +1075,7 @@ def describe_error(err: UnexpectedInput, text: str, outer_ops: tuple[str, ...] =
         structural = _structural_issue(err, text, start, end, eof)
         if structural is not None:
             return [structural]
-        assume = _assume_issue(err, text, start, end, eof)
+        assume = _not_a_predicate(err, text, start, eof) or _assume_issue(err, text, start, end, eof)
         if assume is not None:
             return assume
         element = _dense_element_issue(err, text, eof)
