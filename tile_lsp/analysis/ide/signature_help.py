@@ -167,15 +167,8 @@ class _Whole:
     nodes: tuple  # how to match it
 
 
-@dataclass(frozen=True)
-class _Opt:
-    then: tuple
-    else_: tuple
-
-
-@dataclass(frozen=True)
-class _OIList:
-    clauses: tuple  # (keyword, attr name, attr kind)
+# An optional group is the format's OptionalGroup over signature nodes, and an oilist the format's
+# OIList whose clauses are (keyword, attr name, attr kind).
 
 
 def _node_param(node) -> str | None:
@@ -187,9 +180,9 @@ def _node_param(node) -> str | None:
         return node.param
     if isinstance(node, _Whole):
         return node.param
-    if isinstance(node, _Opt):
+    if isinstance(node, OptionalGroup):
         return _first_param([node.then])
-    if isinstance(node, _OIList):
+    if isinstance(node, OIList):
         return node.clauses[0][1] if node.clauses else None
     return None
 
@@ -240,7 +233,7 @@ class _Converter:
             while j < len(out) and (isinstance(out[j], _Space) or (isinstance(out[j], _Lit) and out[j].text in ("=", "<"))):
                 j += 1
             if j < len(out):
-                p = _node_param(out[j]) if not isinstance(out[j], (_Lit, _Opt, _OIList)) else None
+                p = _node_param(out[j]) if not isinstance(out[j], (_Lit, OptionalGroup, OIList)) else None
                 if p is not None:
                     out[k] = _Lit(node.text, p)
                     for m in range(k + 1, j):
@@ -298,13 +291,13 @@ class _Converter:
                 return tuple(nodes)
             return None
         if isinstance(e, OptionalGroup):
-            return _Opt(self.seq(e.then, in_custom), self.seq(e.else_, in_custom))
+            return OptionalGroup(self.seq(e.then, in_custom), self.seq(e.else_, in_custom))
         if isinstance(e, OIList):
             clauses = []
             for kw, name in e.clauses:
                 attr = self.op.attribute(name)
                 clauses.append((kw, name, attr.kind if attr else "unit"))
-            return _OIList(tuple(clauses))
+            return OIList(tuple(clauses))
         return None
 
     def custom(self, e: Directive):
@@ -393,7 +386,7 @@ class _Renderer:
             return
         if isinstance(node, _AttrDict):
             return
-        if isinstance(node, _Opt):
+        if isinstance(node, OptionalGroup):
             first = next((n for n in node.then if not isinstance(n, _Space)), None)
             comma = isinstance(first, _Lit) and first.text == ","
             self.emit("[", None, self.space and not comma)
@@ -402,7 +395,7 @@ class _Renderer:
             self.emit("]", None, False)
             self.space, self.last_punct = True, False
             return
-        if isinstance(node, _OIList):
+        if isinstance(node, OIList):
             for kw, name, kind in node.clauses:
                 self.emit("[", None, self.space)
                 self.emit(kw, name, False)
@@ -733,7 +726,7 @@ class _Walker:
                 raise _Stop(node.param or _first_param(after))
             self.take(node.param)
             return
-        if isinstance(node, _Opt):
+        if isinstance(node, OptionalGroup):
             if self.peek() is None:
                 raise _Stop(_first_param(here))
             ok = self.starts(node.then)
@@ -745,7 +738,7 @@ class _Walker:
             elif node.else_:
                 self.seq(node.else_, after)
             return
-        if isinstance(node, _OIList):
+        if isinstance(node, OIList):
             used: set[str] = set()
             while True:
                 t = self.peek()
