@@ -810,3 +810,45 @@ def test_assume_predicates_round_trip_with_mlir_integers():
     preds = [op.attr("predicate") for op in read.walk() if op.name == "cuda_tile.assume"]
     assert [p.value for p in preds] == [A.DivBy(16, 4, 0), A.Bounded(-8, None), A.SameElements((16,))]
     assert [p.body for p in preds] == ["16, every 4 along 0", "-8, ?", "[16]"]
+
+
+def _entry_bytecode(signature: str, body: str) -> bytes:
+    """The bytecode of ``cuda_tile.module @m { entry @f<signature> { <body> return } }`` (no diagnostics)."""
+    text = f"cuda_tile.module @m {{\n  entry @f{signature} {{\n    {body}\n    return\n  }}\n}}\n"
+    analysis = analyze_text(text)
+    assert analysis.diagnostics == [], [d.message for d in analysis.diagnostics]
+    return write_bytecode(analysis.chunks[0].module)
+
+
+def test_generic_enum_attribute_is_written_as_its_decoded_case():
+    """``#cuda_tile.rounding<"zero">`` is the case ``zero`` (the builder decoded it once): the same
+    bytes as the custom form (the writer once looked up the case ``"zero"``, quotes included)."""
+    t = "!cuda_tile.tile<f32>"
+    custom = _entry_bytecode("(%a: tile<f32>)", "%0 = divf %a, %a rounding<zero> : tile<f32>")
+    for case in ('"zero"', " zero // the case\n"):
+        generic = _entry_bytecode("(%a: tile<f32>)", f'%0 = "cuda_tile.divf"(%a, %a) '
+                                  f"<{{rounding_mode = #cuda_tile.rounding<{case}>}}> : ({t}, {t}) -> {t}")
+        assert generic == custom
+
+
+def test_optimization_hints_are_written_from_their_decoded_entries():
+    """The writer writes the entries the builder decoded (``OptimizationHintsAttr::parse``): a key
+    as a string and an integer in hexadecimal are read as MLIR reads them; an integer without a
+    type is an ``i32`` (as cuTile writes hints), one with a type keeps it.  The reader gives its
+    attribute the same decoded entries (typed as read), which write back to the same bytes."""
+    from tile_lsp.analysis.syntax.parse_rules.entry import optimization_hint_entries
+
+    def entry(hints: str) -> bytes:
+        return _entry_bytecode(f"(%a: tile<ptr<f32>>) optimization_hints=<{hints}>", "")
+
+    plain = entry("sm_100 = {num_cta_in_cga = 2}, sm_120 = {occupancy = 4 : i64, num_cta_in_cga = 1}")
+    assert entry('"sm_100" = {num_cta_in_cga = 0x2}, sm_120 = {occupancy = 4 : i64, num_cta_in_cga = 01}') \
+        == plain
+    read = read_bytecode(plain)
+    hints = next(op for op in read.walk() if op.name == "cuda_tile.entry").attr("optimization_hints")
+    assert hints.body == "sm_100 = {num_cta_in_cga = 2}, sm_120 = {num_cta_in_cga = 1, occupancy = 4}"
+    assert [(key, [(p, v.kind, v.value, v.type) for p, v in d.entries])
+            for key, d in optimization_hint_entries(hints)] == [
+        ("sm_100", [("num_cta_in_cga", "int", 2, "i32")]),
+        ("sm_120", [("occupancy", "int", 4, "i64"), ("num_cta_in_cga", "int", 1, "i32")])]
+    assert write_bytecode(read) == plain

@@ -536,6 +536,39 @@ def test_kind_word_spellings():
             kind_word_of(bad)
 
 
+def test_carriers_are_decoded_once_by_the_builder():
+    """The builder decodes a carrier's text once (``DialectAttr.value``, a ``CarrierValue``: the
+    word or layout, or why it does not read); the verifier reports that reading at the attribute."""
+    from tile_lsp.analysis.ir.decoders import CarrierValue, UmmaLayout
+
+    layout = "#nv_tileas<umma_layout K, swizzle = 128B, ((8, 8), (16, 4)) : ((16, 128), (1, 2048))>"
+    text = ('%a = "test.src"() : () -> !cuda_tile.tile<64x32xi8>\n'
+            '%b = "test.src"() : () -> !cuda_tile.tile<32x64xi8>\n'
+            '%c = "test.src"() : () -> !cuda_tile.tile<64x64xi32>\n'
+            "%d = nv_tileas.dot %a, %b, %c {atom = #nv_tileas<atom tcgen05_mma>, a_signed = true, "
+            f"b_signed = true, tcgen05_kind = KIND, a_layout = {layout}}} : "
+            "tile<64x32xi8>, tile<32x64xi8>, tile<64x64xi32> -> tile<64x64xi32>\n")
+
+    def dot(kind: str):
+        analysis = analyze_text(text.replace("KIND", kind))
+        op = next(o for o in analysis.chunks[0].module.walk() if o.name == "nv_tileas.dot")
+        return op, [(d.message, d.range.start.line, d.range.start.character) for d in analysis.diagnostics]
+
+    op, found = dot("#nv_tileas.tcgen05_kind<i8, cta_group = 2>")
+    assert op.attr("tcgen05_kind").value == CarrierValue("tcgen05_kind", 0x42)
+    assert op.attr("a_layout").value == CarrierValue(
+        "umma_layout", UmmaLayout(0, (3, 4, 3), ((8, 8), (16, 4)), ((16, 128), (1, 2048))))
+    assert [m for m, _, _ in found] == ["'nv_tileas.dot' op INT8 type is supported only on arch-conditional variants."]
+    kind = "#nv_tileas<tcgen05_kind f64>"
+    op, found = dot(kind)
+    why = ("tcgen05_kind expects an mma kind first (one of mxf4nvf4, i8, mxf8f6f4, f16, tf32, f8f6f4, mxf4), "
+           "but got 'f64'")
+    assert op.attr("tcgen05_kind").value == CarrierValue("tcgen05_kind", error=why)
+    column = text.index("KIND") - text.index("%d")
+    assert found == [(f"'nv_tileas.dot' op cannot read 'tcgen05_kind': {why}", 3, column)]
+    assert op.attr("atom").value is None  # not a carrier
+
+
 def test_umma_layout_and_swizzle_spellings():
     from tile_lsp.analysis.ir.decoders import (
         CarrierError,

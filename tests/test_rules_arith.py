@@ -141,6 +141,54 @@ def test_divf_sqrt_rounding_lists():
         "'cuda_tile.exp' op invalid rounding mode specified, expect one of [approx, full]")
 
 
+def test_generic_enum_case_is_the_one_mlir_reads():
+    """The builder decodes ``#cuda_tile.rounding<...>`` once (its case a keyword or a string between
+    blanks and comments, as the enum's generated ``FieldParser`` reads it) and every verifier reads
+    that case: ``"full"`` and ``full // ...`` are ``full``, through an alias too.  cuda-tile-opt
+    accepts ``divf`` with ``#cuda_tile.rounding<"full">`` and rejects ``addf`` with it."""
+    t = "!cuda_tile.tile<4xf32>"
+    assert errors(generic("divf", '"full"')) == []
+    assert errors(generic("exp", " approx // the case\n", n=1)) == []
+    assert single(generic("addf", '"full"'))[0] == (
+        "'cuda_tile.addf' op invalid rounding mode specified, expect one of "
+        "[nearest_even, zero, negative_inf, positive_inf]")
+    def aliased(op: str) -> str:
+        return "#r = #cuda_tile.rounding<full>\n" + func(
+            f"%a: {t}", f'%0 = "cuda_tile.{op}"(%a, %a) <{{rounding_mode = #r}}> : ({t}, {t}) -> {t}')
+
+    assert errors(aliased("divf")) == []
+    assert single(aliased("mulf"))[0] == (
+        "'cuda_tile.mulf' op invalid rounding mode specified, expect one of "
+        "[nearest_even, zero, negative_inf, positive_inf]")
+
+    def ftoi(mode: str) -> str:  # conversion.py's rule reads the same case (FToIOp::verify)
+        return func(f"%a: {t}", f'%0 = "cuda_tile.ftoi"(%a) <{{rounding_mode = #cuda_tile.rounding<{mode}>, '
+                                f'signedness = #cuda_tile.signedness<"signed">}}> : ({t}) -> !cuda_tile.tile<4xi32>')
+
+    assert errors(ftoi('"nearest_int_to_zero"')) == []
+    assert single(ftoi('"zero"'))[0] == (
+        "'cuda_tile.ftoi' op invalid rounding mode specified. Only 'nearest_int_to_zero' is supported")
+
+
+def test_generic_enum_attribute_value():
+    """``DialectAttr.value`` of a generic enum attribute is its :class:`EnumAttr`; one that names no
+    case of its enum has none (the parser reported it)."""
+    from tile_lsp.analysis.ir import attributes as A
+    from tile_lsp.analysis.syntax.parse_rules.entry import decode_enum_attribute, optimization_hint_entries
+
+    assert decode_enum_attribute("rounding", ' "zero" ') == A.EnumAttr("RoundingMode", "zero", "rounding")
+    assert decode_enum_attribute("signedness", "unsigned // u\n").case == "unsigned"
+    assert decode_enum_attribute("rounding", "signed") is None
+    assert decode_enum_attribute("rounding", "zero zero") is None
+    assert decode_enum_attribute("div_by", "16") is None
+    text = generic("divf", " zero ")
+    op = next(o for o in analyze_text(text).chunks[0].module.walk() if o.name == "cuda_tile.divf")
+    attr = op.attr("rounding_mode")
+    assert isinstance(attr, A.DialectAttr) and attr.body == " zero "
+    assert attr.value == A.EnumAttr("RoundingMode", "zero", "rounding") and A.enum_case(attr) == "zero"
+    assert optimization_hint_entries(attr) is None  # a decoded value, but no hints
+
+
 def test_tanh_rounding_error_does_not_stop_verification():
     t = "!cuda_tile.tile<4xf32>"
     text = func(f"%a: {t}", f"%0 = cuda_tile.tanh %a rounding<nearest_even> : {t}")

@@ -28,6 +28,7 @@ from tile_lsp.analysis.ir.core import (
     Value,
 )
 from tile_lsp.analysis.ir.numbers import dense_element_bits, dense_storage_bytes, float_from_bits
+from tile_lsp.analysis.syntax.parse_rules.entry import HAttr
 from tile_lsp.bytecode import format as F
 from tile_lsp.dialect import types as T
 from tile_lsp.dialect.enums import ENUMS
@@ -610,7 +611,7 @@ class _Reader:
         op.properties["sym_name"] = A.SymbolNameAttr(name)
         op.properties["function_type"] = A.TypeAttr(sig)
         if hints is None:
-            hints = A.DialectAttr("cuda_tile", "optimization_hints", "")
+            hints = A.DialectAttr("cuda_tile", "optimization_hints", "", [])
         op.properties["optimization_hints"] = hints
         region = Region(parent=op)
         block = Block(parent=region)
@@ -1062,11 +1063,35 @@ def _attr_text(a: A.Attribute) -> str:
 
 
 def _opt_hints(entries: dict[str, A.Attribute]) -> A.DialectAttr:
-    """``#cuda_tile.optimization_hints<arch = {k = v}>`` with the body as MLIR prints it."""
+    """``#cuda_tile.optimization_hints<arch = {k = v}>`` with the body as MLIR prints it, and as
+    ``value`` the entries decoded as the builder decodes the text's
+    (:func:`tile_lsp.analysis.syntax.parse_rules.entry.optimization_hint_entries`), in the order
+    the bytecode holds them, each value with its type (what the writer writes back)."""
     body = ", ".join(f"{k} = {_attr_text(v)}" for k, v in sorted(entries.items()))
-    attr = A.DialectAttr("cuda_tile", "optimization_hints", body)
-    attr.entries = entries  # type: ignore[attr-defined]  # kept for the writer
-    return attr
+    return A.DialectAttr("cuda_tile", "optimization_hints", body, [(k, _hint_value(v)) for k, v in entries.items()])
+
+
+def _hint_value(a: A.Attribute) -> HAttr:
+    """A hint value read from bytecode as the hints parser gives it (:class:`HAttr`): integers,
+    floats and strings with their type, dictionaries and arrays element by element; another
+    attribute (which ``OptimizationHintsAttr::verifyParamWithContext`` rejects) as its text."""
+    if isinstance(a, A.DictAttr):
+        return HAttr("dict", None, entries=[(k, _hint_value(v)) for k, v in a.entries.items()])
+    if isinstance(a, A.ArrayAttr):
+        return HAttr("array", [_hint_value(e) for e in a.elements])
+    if isinstance(a, A.BoolAttr):
+        return HAttr("bool", a.value)
+    if isinstance(a, A.IntegerAttr):
+        return HAttr("int", a.value, str(a.type) if a.type is not None else None)
+    if isinstance(a, A.FloatAttr):
+        return HAttr("float", a.value, str(a.type) if a.type is not None else None)
+    if isinstance(a, A.StringAttr):
+        return HAttr("string", a.value)
+    if isinstance(a, A.TypeAttr):
+        return HAttr("type", str(a.value))
+    if isinstance(a, A.UnitAttr):
+        return HAttr("unit", None)
+    return HAttr("opaque", str(a))
 
 
 def read_bytecode(data: bytes) -> Module:

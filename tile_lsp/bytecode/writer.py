@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.ir.debuginfo import DebugInfoDecoder, decoder_for
-from tile_lsp.analysis.syntax.parse_rules.entry import assume_predicate_value
+from tile_lsp.analysis.syntax.parse_rules.entry import HAttr, assume_predicate_value, optimization_hint_entries
 from tile_lsp.analysis.ir.core import Block, Module, Operation, Region, Value
 from tile_lsp.analysis.ir.numbers import DenseDataError, dense_raw_data, float_to_bits
 from tile_lsp.analysis.ir.printer import adds_implicit_terminator, implicit_terminator, region_written
@@ -812,14 +812,17 @@ def _case_value(enum: str, case: str) -> int:
 
 
 def _enum_value(a: A.Attribute, enum: str) -> int:
-    if isinstance(a, A.EnumAttr):
-        return _case_value(enum, a.case)
+    """The integer of the case of ``enum`` that ``a`` holds: an enum attribute in custom or generic
+    form (:func:`tile_lsp.analysis.ir.attributes.enum_case`), the integer itself, or a keyword or
+    string naming the case.  Raises :class:`BytecodeWriteError` for anything else or a case
+    ``enum`` lacks."""
+    case = A.enum_case(a)
+    if case is not None:
+        return _case_value(enum, case)
     if isinstance(a, A.IntegerAttr):
         return a.value
     if isinstance(a, (A.OpaqueAttr, A.StringAttr)):
         return _case_value(enum, str(getattr(a, "value", None) or a).strip().strip('"'))
-    if isinstance(a, A.DialectAttr) and a.body is not None:
-        return _case_value(enum, a.body.strip())
     raise BytecodeWriteError(f"expected a {enum} value, got {a}")
 
 
@@ -889,42 +892,57 @@ def _operand_groups(op: Operation, enc: F.OpEncoding) -> dict[str, list[Value]]:
     return groups
 
 
-_HINT_VALUE = re.compile(r"\s*([A-Za-z_][\w.]*)\s*(?:=\s*(\{[^{}]*\}|\"[^\"]*\"|[^,{}]+))?\s*(?:,|$)")
+#: An integer type of a hint value (``1 : i64``).
+_HINT_INT_TYPE = re.compile(r"i([0-9]+)")
 
 
-def _parse_hint_dict(body: str) -> dict[str, A.Attribute]:
-    out: dict[str, A.Attribute] = {}
-    for m in _HINT_VALUE.finditer(body.strip()):
-        key, val = m.group(1), m.group(2)
-        if key is None or not key:
-            continue
-        if val is None:
-            out[key] = A.UnitAttr()
-        elif val.startswith("{"):
-            out[key] = A.DictAttr(_parse_hint_dict(val[1:-1]))
-        elif val.startswith('"'):
-            out[key] = A.StringAttr(val[1:-1])
-        elif val.strip() in ("true", "false"):
-            out[key] = A.BoolAttr(val.strip() == "true")
-        else:
-            text = val.strip()
-            m2 = re.fullmatch(r"(-?\d+)\s*(?::\s*i(\d+))?", text)
-            if m2:
-                out[key] = A.IntegerAttr(int(m2.group(1)), T.IntegerType(int(m2.group(2) or 32)))
-            else:
-                out[key] = A.OpaqueAttr(text)
-    return out
+def _hint_attribute(h: HAttr) -> A.Attribute:
+    """The attribute the bytecode holds for the hint value ``h`` (as
+    :func:`~tile_lsp.analysis.syntax.parse_rules.entry.optimization_hint_entries` gives it).
+
+    An integer without a type is an ``i32`` (as cuTile writes the hints: ``latency = 2`` is
+    ``2 : i32``), a float without one an ``f64``; dictionaries and arrays are converted element
+    by element.  A value with no bytecode form here (a unit, a symbol, a dialect attribute, an
+    integer of a non-``iN`` type) becomes an :class:`~tile_lsp.analysis.ir.attributes.OpaqueAttr`
+    of its text, which :meth:`_Writer._self_contained` refuses.
+    """
+    k = h.kind
+    if k == "dict":
+        return A.DictAttr({key: _hint_attribute(v) for key, v in h.entries})
+    if k == "array":
+        return A.ArrayAttr([_hint_attribute(e) for e in h.value])
+    if k == "bool":
+        return A.BoolAttr(h.value)
+    if k == "string" and h.type is None:
+        return A.StringAttr(h.value)
+    if k == "int":
+        width = _HINT_INT_TYPE.fullmatch(h.type or "i32")
+        if width is not None:
+            return A.IntegerAttr(h.value, T.IntegerType(int(width.group(1))))
+    if k == "float":
+        ty = T.element_type(h.type or "f64")
+        if isinstance(ty, T.FloatType):
+            return A.FloatAttr(h.value, ty)
+    if k == "type":
+        ty = T.element_type(h.value)
+        if ty is not None:
+            return A.TypeAttr(ty)
+    if k == "unit":
+        return A.UnitAttr()
+    return A.OpaqueAttr(h.print())
 
 
 def _hints_entries(a: A.Attribute) -> dict[str, A.Attribute]:
-    entries = getattr(a, "entries", None)
-    if isinstance(entries, dict):
-        return entries
+    """The entries ``{arch: {hint: value}}`` of an ``optimization_hints`` attribute: the decoded
+    value of ``#cuda_tile.optimization_hints<...>`` (the builder's or the reader's), or a
+    dictionary.  Raises :class:`BytecodeWriteError` for another attribute or hints that do not
+    parse."""
     if isinstance(a, A.DictAttr):
         return a.entries
-    if isinstance(a, A.DialectAttr):
-        return _parse_hint_dict(a.body or "")
-    raise BytecodeWriteError(f"expected optimization hints, got {a}")
+    entries = optimization_hint_entries(a) if isinstance(a, A.DialectAttr) else None
+    if entries is None:
+        raise BytecodeWriteError(f"expected optimization hints, got {a}")
+    return {key: _hint_attribute(value) for key, value in entries}
 
 
 def _predicate(a: A.DialectAttr) -> A.DivBy | A.Bounded | A.SameElements:

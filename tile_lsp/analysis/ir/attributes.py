@@ -205,9 +205,13 @@ class DialectAttr(Attribute):
     prints).  ``value`` is what the builder decoded from it, once, for the
     readers downstream: the debug-info value of a ``#cuda_tile.di_*``
     attribute (:mod:`tile_lsp.analysis.ir.debuginfo`), the entries of
-    ``optimization_hints`` (:func:`tile_lsp.analysis.syntax.parse_rules.entry.optimization_hint_entries`);
-    ``None`` when nothing decoded it (an attribute that does not parse, or
-    one made outside the builder).
+    ``optimization_hints`` (:func:`tile_lsp.analysis.syntax.parse_rules.entry.optimization_hint_entries`),
+    the :class:`DivBy` / :class:`Bounded` / :class:`SameElements` of an assume
+    predicate, the :class:`EnumAttr` of an enum attribute in generic form
+    (``#cuda_tile.rounding<zero>``: read it with :func:`enum_case`), the
+    :class:`~tile_lsp.analysis.ir.decoders.CarrierValue` of an nv_tileas carrier
+    (``#nv_tileas<tcgen05_kind ...>``); ``None`` when nothing decoded it (an
+    attribute that does not parse, or one made outside the builder).
     """
 
     dialect: str
@@ -276,6 +280,25 @@ class LocationAttr(Attribute):
         if k == "fused":
             return "loc(fused[...])"
         return f"loc({self.attr})"
+
+
+def enum_case(attr: Attribute | None) -> str | None:
+    """The case spelling (``"zero"``) a cuda_tile enum attribute holds, in the two forms MLIR
+    reads: the custom form's :class:`EnumAttr`, or the generic ``#cuda_tile.<mnemonic><case>``
+    (NVIDIA AttrDefs.td ``CudaTileEnumAttr``, e.g. ``#cuda_tile.rounding<zero>``), whose case the
+    builder decoded once into ``DialectAttr.value`` (an :class:`EnumAttr`).  An alias is followed.
+
+    ``None`` for any other attribute, an enum attribute in generic form that did not decode (the
+    parser reported it) included: a string or an integer standing for a case is the caller's to
+    read, as the ODS attribute it expects says.  The case is that of the attribute as written,
+    which need not belong to the enum the caller expects (``#cuda_tile.signedness<signed>`` where
+    a rounding mode is expected gives ``"signed"``).
+    """
+    if isinstance(attr, AliasAttr):
+        attr = attr.target
+    if isinstance(attr, DialectAttr):
+        attr = attr.value
+    return attr.case if isinstance(attr, EnumAttr) else None
 
 
 # -- the decoded values of cuda_tile's assume predicates (``DialectAttr.value``) --------------

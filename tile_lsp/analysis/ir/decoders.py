@@ -8,7 +8,9 @@
 * :func:`tile_size_bytes` / :func:`describe_tile_size`: the storage size of a tile;
 * :func:`describe_swizzle`: a UMMA swizzle triple by name;
 * :func:`kind_word_of` / :func:`umma_layout_of`: the kind word or UMMA layout an
-  attribute carries in text (tile-lsp's spellings), ``CarrierError`` when malformed.
+  attribute carries (tile-lsp's spellings), ``CarrierError`` when malformed.  The
+  builder decodes such an attribute's text once (:func:`decode_carrier`, kept in
+  ``DialectAttr.value`` as a :class:`CarrierValue`); these read that value.
 
 Every function is total on its documented domain and raises ``ValueError``
 outside it (negative words, words wider than the field).
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from tile_lsp.dialect import types as T
 
@@ -216,15 +219,14 @@ def parse_int_tuple(text: str):
     return value
 
 
-def _dialect_body(attr, mnemonic: str) -> str | None:
-    """Body of ``#nv_tileas<MNEMONIC ...>`` or ``#nv_tileas.MNEMONIC<...>`` without the mnemonic, else ``None``."""
-    if getattr(attr, "dialect", None) != "nv_tileas" or getattr(attr, "body", None) is None:
-        return None
-    body = attr.body.strip()
-    if attr.mnemonic == mnemonic:
+def _carrier_body(mnemonic: str, body: str, carrier: str) -> str | None:
+    """The body of ``#nv_tileas<CARRIER ...>`` (``mnemonic`` empty, ``body`` starting with the
+    carrier's word) or ``#nv_tileas.CARRIER<...>`` without the carrier's word, else ``None``."""
+    body = body.strip()
+    if mnemonic == carrier:
         return body
-    if not attr.mnemonic and (body == mnemonic or body.startswith((mnemonic + " ", mnemonic + ","))):
-        return body[len(mnemonic):].strip()
+    if not mnemonic and (body == carrier or body.startswith((carrier + " ", carrier + ","))):
+        return body[len(carrier):].strip()
     return None
 
 
@@ -246,16 +248,20 @@ def kind_word_of(attr) -> int | None:
     ``#nv_tileas<tcgen05_kind KIND[, cta_group = 1|2|4][, scale_vec = 1X|2X|4X]
     [, scale_input_acc][, block_scale]>`` with ``KIND`` an mma_kind name
     (:data:`TCGEN05_MMA_KINDS`); ``cta_group`` defaults to 1, ``scale_vec``
-    to 1X.  ``CarrierError`` when the value is malformed or out of range.
+    to 1X.  The latter is read from the value the builder decoded (:func:`carried_value`).
+    ``CarrierError`` when the value is malformed or out of range.
     """
     value = _int_of(attr)
     if value is not None:
         if not 0 <= value < 2**9:
             raise CarrierError(f"a tcgen05 kind word has 9 bits (0 to 511), but got {value}")
         return value
-    body = _dialect_body(attr, "tcgen05_kind")
-    if body is None:
-        return None
+    return carried_value(attr, "tcgen05_kind")
+
+
+def _kind_word(body: str) -> int:
+    """The kind word of the body of a ``tcgen05_kind`` carrier (after the word), see
+    :func:`kind_word_of`; ``CarrierError`` when malformed."""
     items = [x.strip() for x in body.split(",") if x.strip()]
     names = {v: k for k, v in TCGEN05_MMA_KINDS.items()}
     if not items or items[0] not in names:
@@ -313,11 +319,15 @@ def umma_layout_of(attr) -> UmmaLayout | None:
     Spelling (tile-lsp's): ``#nv_tileas<umma_layout MN|K, swizzle = (mode, B, M) | NAME,
     (MN, K) : (MN stride, K stride)>``, the layout in CuTe's ``shape : stride``
     notation with one mode per dimension (``((8, 16), (8, 2)) : ((1, 64), (8, 512))``);
-    ``NAME`` is a :data:`SWIZZLE_SPELLINGS` key.  ``CarrierError`` when malformed.
+    ``NAME`` is a :data:`SWIZZLE_SPELLINGS` key.  Read from the value the builder decoded
+    (:func:`carried_value`).  ``CarrierError`` when malformed.
     """
-    body = _dialect_body(attr, "umma_layout")
-    if body is None:
-        return None
+    return carried_value(attr, "umma_layout")
+
+
+def _umma_layout(body: str) -> UmmaLayout:
+    """The layout of the body of an ``umma_layout`` carrier (after the word), see
+    :func:`umma_layout_of`; ``CarrierError`` when malformed."""
     m = _UMMA_BODY.match(body)
     if not m:
         raise CarrierError("umma_layout expects 'MN|K, swizzle = (mode, B, M), (MN, K) : (MN stride, K stride)', "
@@ -341,6 +351,58 @@ def umma_layout_of(attr) -> UmmaLayout | None:
     if not _congruent(shape, stride):
         raise CarrierError(f"layout shape {m.group(3)} and stride {m.group(4)} are not congruent")
     return UmmaLayout(direction, tuple(swizzle), shape, stride)
+
+
+@dataclass(frozen=True)
+class CarrierValue:
+    """What an nv_tileas carrier attribute's text decodes to (``DialectAttr.value``, decoded once by
+    the builder: :func:`decode_carrier`).
+
+    ``carrier``: ``"tcgen05_kind"`` or ``"umma_layout"``; ``value``: the kind word (``int``) or the
+    :class:`UmmaLayout`, ``None`` when the text does not read; ``error``: then the
+    :class:`CarrierError` message saying why.
+    """
+
+    carrier: str
+    value: Any = None
+    error: str | None = None
+
+
+#: The carriers tile-lsp decodes: carrier word -> decoder of the body after the word.
+_CARRIER_DECODERS = {"tcgen05_kind": _kind_word, "umma_layout": _umma_layout}
+
+
+def decode_carrier(mnemonic: str, body: str | None) -> CarrierValue | None:
+    """The value of the nv_tileas attribute ``#nv_tileas.<mnemonic><body>`` (``mnemonic`` empty for
+    ``#nv_tileas<body>``) when it is a carrier (``tcgen05_kind``, ``umma_layout``: the spellings
+    of :func:`kind_word_of` and :func:`umma_layout_of`), else ``None``.  A malformed carrier gives
+    a :class:`CarrierValue` holding the error; nothing is raised."""
+    if body is None:
+        return None
+    for carrier, decode in _CARRIER_DECODERS.items():
+        text = _carrier_body(mnemonic, body, carrier)
+        if text is not None:
+            try:
+                return CarrierValue(carrier, decode(text))
+            except CarrierError as e:
+                return CarrierValue(carrier, error=str(e))
+    return None
+
+
+def carried_value(attr, carrier: str) -> Any:
+    """The value the nv_tileas carrier ``carrier`` attribute ``attr`` holds (the builder's
+    :class:`CarrierValue`; an attribute made elsewhere is decoded here, :func:`decode_carrier`),
+    ``None`` when ``attr`` is no such carrier.  ``CarrierError`` when its text does not read."""
+    if getattr(attr, "dialect", None) != "nv_tileas":
+        return None
+    decoded = getattr(attr, "value", None)
+    if not isinstance(decoded, CarrierValue):
+        decoded = decode_carrier(getattr(attr, "mnemonic", ""), getattr(attr, "body", None))
+    if decoded is None or decoded.carrier != carrier:
+        return None
+    if decoded.error is not None:
+        raise CarrierError(decoded.error)
+    return decoded.value
 
 
 def _congruent(a, b) -> bool:

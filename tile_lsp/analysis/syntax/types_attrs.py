@@ -20,6 +20,7 @@ from lark import Token, Tree
 from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.ir import debuginfo
 from tile_lsp.analysis.ir.core import Span
+from tile_lsp.analysis.ir.decoders import decode_carrier
 from tile_lsp.analysis.ir.diagnostics import Diagnostic, Range, Severity
 from tile_lsp.dialect import types as T
 from tile_lsp.analysis.syntax.parse_rules.dense import start_of
@@ -36,7 +37,7 @@ class TypeAttributeReader:
     def cuda_tile_attribute(self, mnemonic: str, body: str | None, rng: Range | None) -> A.DialectAttr:
         """``#cuda_tile.<mnemonic><body>``, decoded once where a decoder knows the mnemonic
         (:data:`~tile_lsp.analysis.syntax.parse_rules.entry.CUDA_TILE_ATTRIBUTE_DECODERS`: the
-        assume predicates, the optimization hints) into ``value``."""
+        assume predicates, the optimization hints, the enum attributes) into ``value``."""
         decode = CUDA_TILE_ATTRIBUTE_DECODERS.get(mnemonic)
         value = decode(body) if decode is not None and body is not None else None
         return A.DialectAttr("cuda_tile", mnemonic, body, value, range=rng)
@@ -283,8 +284,11 @@ class TypeAttributeReader:
             full = str(c[0])[1:]
             dialect, _, mnemonic = full.partition(".")
             body = self.slice(c[1])[1:-1]
-            attr = self.cuda_tile_attribute(mnemonic, body, rng) if dialect == "cuda_tile" else \
-                A.DialectAttr(dialect, mnemonic, body, range=rng)
+            if dialect == "cuda_tile":
+                attr = self.cuda_tile_attribute(mnemonic, body, rng)
+            else:  # an nv_tileas carrier (tcgen05_kind, umma_layout) is decoded once, here
+                value = decode_carrier(mnemonic, body) if dialect == "nv_tileas" else None
+                attr = A.DialectAttr(dialect, mnemonic, body, value, range=rng)
             if dialect == "cuda_tile" and self._report_attr_issues(c[0], mnemonic, c[1]):
                 return attr
             # debug-info attributes are parsed by their own (generated) parsers

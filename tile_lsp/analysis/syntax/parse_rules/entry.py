@@ -25,6 +25,11 @@ or 'bounded')``, both at the predicate.
 The symbol name errors of ``entry``/``global`` (``expected valid
 '@'-identifier for symbol name``) are syntax errors of the grammar, reported
 before the builder runs.
+
+:data:`CUDA_TILE_ATTRIBUTE_DECODERS` lists what the builder decodes once when it
+builds a ``#cuda_tile.<mnemonic><...>`` attribute (into ``DialectAttr.value``):
+the assume predicates, the optimization hints, and the case of an enum attribute
+written in generic form (``#cuda_tile.rounding<zero>``: :func:`decode_enum_attribute`).
 """
 
 from __future__ import annotations
@@ -34,8 +39,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from tile_lsp.dialect.attr_syntax import ENUM_ATTRS
 from tile_lsp.dialect.custom_formats import ASSUME_PREDICATE_WORDS, MSG_UNKNOWN_ASSUME_PREDICATE
-from tile_lsp.grammar.lexical import STRING
+from tile_lsp.grammar.lexical import BARE_ID, LINE_COMMENT, STRING
 from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.syntax.parse_rules import ParseContext, parse_rule
 from tile_lsp.analysis.syntax.parse_rules.dense import emit, end_of, offset_range, source_text, start_of
@@ -407,10 +413,34 @@ def assume_predicate_value(attr: A.DialectAttr) -> A.DivBy | A.Bounded | A.SameE
     return decode_assume_predicate(attr.mnemonic, attr.body or "")
 
 
+#: The body of an enum attribute: one keyword or string between blanks (MLIR's lexer skips
+#: whitespace and ``//`` comments).
+_ENUM_BODY = re.compile(rf"(?:\s+|{LINE_COMMENT})*({BARE_ID}|{STRING})(?:\s+|{LINE_COMMENT})*")
+
+
+def decode_enum_attribute(mnemonic: str, body: str) -> A.EnumAttr | None:
+    """The case of the enum attribute ``#cuda_tile.<mnemonic><body>`` (``body`` without the angle
+    brackets), e.g. ``rounding`` and ``" zero "`` -> ``EnumAttr("RoundingMode", "zero", "rounding")``;
+    ``None`` when ``mnemonic`` names no enum attribute or the body names none of its cases (the
+    parser reports that: :func:`tile_lsp.dialect.attr_syntax.attribute_issues`).
+
+    Source: NVIDIA AttrDefs.td ``CudaTileEnumAttr`` (format ``<$value>``), whose generated
+    ``FieldParser`` reads the case as a keyword or a string.
+    """
+    enum = ENUM_ATTRS.get(mnemonic)
+    m = _ENUM_BODY.fullmatch(body) if enum is not None else None
+    if m is None:
+        return None
+    word = m.group(1)
+    case = word[1:-1] if word.startswith('"') else word
+    return A.EnumAttr(enum.name, case, mnemonic) if enum.case(case) is not None else None
+
+
 #: The decoders of the cuda_tile attributes the builder decodes when it builds them
 #: (``DialectAttr.value``): mnemonic -> ``decode(body)``.
 CUDA_TILE_ATTRIBUTE_DECODERS = {
     **{word: functools.partial(decode_assume_predicate, word) for word in ASSUME_PREDICATE_WORDS},
+    **{mnemonic: functools.partial(decode_enum_attribute, mnemonic) for mnemonic in ENUM_ATTRS},
     "optimization_hints": lambda body: decode_optimization_hints(body),
 }
 
@@ -445,12 +475,13 @@ def optimization_hint_entries(attr: A.Attribute | None) -> list[tuple[str, HAttr
     ``None`` when there is none or it does not parse (the parse rule reported that).
 
     The builder decodes the attributes it builds once (:func:`decode_optimization_hints`, kept in
-    ``DialectAttr.value``); others (the bytecode reader's) are decoded here.  The result is shared
-    between the attributes of the same text: treat it as read-only."""
+    ``DialectAttr.value``), and the bytecode reader gives its own the entries it read; others
+    (made elsewhere) are decoded here.  The result is shared between the attributes of the same
+    text: treat it as read-only."""
     if attr is None:
         return None
-    if isinstance(attr, A.DialectAttr) and attr.value is not None:
-        return attr.value
+    if isinstance(attr, A.DialectAttr) and attr.mnemonic == "optimization_hints" and attr.value is not None:
+        return attr.value  # (another attribute's value is no hints: an assume predicate, an enum case)
     if isinstance(attr, A.DialectAttr):
         text = "<" + (attr.body or "") + ">"
     else:

@@ -64,16 +64,12 @@ MMAF_ACCUMULATORS: tuple[tuple[str, tuple[str, ...]], ...] = (
 
 
 def enum_case(attr: A.Attribute | None) -> str | None:
-    """The case of an enum attribute, custom (``EnumAttr``) or generic (``#cuda_tile.rounding<x>``)."""
-    if isinstance(attr, A.AliasAttr):
-        attr = attr.target
-    if isinstance(attr, A.EnumAttr):
-        return attr.case
-    if isinstance(attr, A.DialectAttr) and attr.body is not None:
-        return attr.body.strip()
+    """The case of an enum attribute: custom (``EnumAttr``) or generic (``#cuda_tile.rounding<x>``,
+    as the builder decoded it), read by :func:`tile_lsp.analysis.ir.attributes.enum_case`; or the
+    value of a string attribute.  ``None`` for another attribute."""
     if isinstance(attr, A.StringAttr):
         return attr.value
-    return None
+    return A.enum_case(attr)
 
 
 def has_unit(op: Operation, name: str) -> bool:

@@ -66,15 +66,15 @@ def _from_to(op: Operation) -> tuple[T.Type, T.Type]:
 
 
 def _rounding(op: Operation) -> str | None:
+    """The rounding mode of ``op``: the case of its ``rounding_mode`` (custom or generic form,
+    :func:`tile_lsp.analysis.ir.attributes.enum_case`), the ODS default when absent, else the
+    attribute's text (no mode a rule allows)."""
     a = op.attr("rounding_mode")
-    if isinstance(a, A.EnumAttr):
-        return a.case
-    if isinstance(a, A.DialectAttr):  # generic form: #cuda_tile.rounding<zero>
-        return (a.body or "").strip()
     if a is None:
         opdef = op.opdef.attribute("rounding_mode") if op.opdef else None
         return opdef.default if opdef is not None else None
-    return str(a)
+    case = A.enum_case(a)
+    return case if case is not None else str(a)
 
 
 @rule("cuda_tile.exti", "cuda_tile.trunci")
