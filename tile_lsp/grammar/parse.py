@@ -19,7 +19,8 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedTok
 
 from tile_lsp.grammar.lexical import STRINGS_AND_COMMENTS
 from tile_lsp.grammar.loader import get_parser
-from tile_lsp.grammar.syntax_errors import SyntaxIssue, at_end, blank, describe_error, line_bounds, met_offset
+from tile_lsp.grammar.parser_state import SyntaxIssue
+from tile_lsp.grammar.syntax_errors import at_end, blank, describe_error, line_bounds, met_offset
 
 # Trees that end a statement: what lies below them on the parser's stack is
 # not part of the operation being parsed.

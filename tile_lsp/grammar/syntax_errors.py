@@ -5,13 +5,14 @@ the :class:`SyntaxIssue` MLIR's parser (``mlir/lib/AsmParser``) and NVIDIA's
 custom parsers (``CudaTile.cpp``) report for the same text: "expected ...",
 "custom op 'x' is unknown", the enum keyword messages, dense literal and
 dimension list errors, at the token MLIR stands on.  :mod:`.parse` drives the
-parser and its recovery; this module only names what went wrong.
+parser and its recovery; this module only names what went wrong, reading the
+parser's state through :mod:`.parser_state`; the assume predicates' errors are
+in :mod:`.assume_errors`.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from lark import Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
@@ -30,8 +31,18 @@ from tile_lsp.dialect.custom_formats import (
 from tile_lsp.dialect.enums import ENUMS
 from tile_lsp.dialect.registry import lookup
 from tile_lsp.grammar.formats import attr_grammar
-from tile_lsp.grammar.lexical import BARE_ID, STRING, comment_start, next_token_offset
+from tile_lsp.grammar.lexical import comment_start, next_token_offset
 from tile_lsp.grammar.loader import get_parser
+from tile_lsp.grammar.assume_errors import assume_issue, not_a_predicate
+from tile_lsp.grammar.parser_state import (
+    SyntaxIssue,
+    accepted,
+    current_op,
+    shift,
+    state_after,
+    value_stack,
+    wrong_token_offset,
+)
 
 
 
@@ -50,20 +61,6 @@ _PUNCT = {
 }
 
 
-@dataclass
-class SyntaxIssue:
-    """A syntax error: ``message`` and the code-point span ``[start, end)`` in the text."""
-
-    message: str
-    start: int
-    end: int
-    #: the parser met the error at the first token of a statement or at the end of the text: what it
-    #: reports then depends on what comes before or after (the statement before, in the same block)
-    needs_context: bool = False
-    #: the span ``[start, end)`` recovery blanked after this error (the statement that failed), if any
-    blanked: tuple[int, int] | None = None
-    #: where the parser met the token it could not take (the end of the text for its end)
-    met: int | None = None
 
 
 
@@ -112,38 +109,6 @@ def _expected_message(expected: set[str], token: Token | None) -> str:
     if found:
         return "unexpected end of file"
     return "unexpected token"
-
-
-def _op_of(value: object) -> str | None:
-    """The op name a stack item stands for: a reduced ``opname_*`` tree or an op-name keyword token."""
-    if isinstance(value, Tree) and isinstance(value.data, str) and value.data.startswith("opname_"):
-        name = str(value.children[0])
-    elif isinstance(value, Token) and value.type not in ("VALUE_ID", "BARE_ID", "STRING", "INT", "FLOAT"):
-        name = str(value)
-        if lookup(name) is None:
-            return None
-    else:
-        return None
-    return name if "." in name else f"cuda_tile.{name}"
-
-
-def _value_stack(err: UnexpectedInput) -> list:
-    """The parser's value stack at ``err`` (its top last); empty when ``err`` carries no parser."""
-    ip = getattr(err, "interactive_parser", None)
-    return ip.parser_state.value_stack if ip is not None else []
-
-
-def _current_op(err: UnexpectedInput) -> tuple[str, int] | None:
-    """Full name of the custom op being parsed at ``err`` and its index on the value stack."""
-    values = _value_stack(err)
-    for i in range(len(values) - 1, -1, -1):
-        value = values[i]
-        if isinstance(value, Tree) and value.data in ("operation", "region", "block_label"):
-            return None
-        name = _op_of(value)
-        if name is not None:
-            return name, i
-    return None
 
 
 def _enum_rule_of(ip, index: int) -> str | None:
@@ -250,36 +215,6 @@ def _completed_rule(err: UnexpectedToken, token_type: str, value: str) -> str | 
     return _probe(err, [token_type])
 
 
-def wrong_token_offset(text: str, offset: int, eof: bool = False) -> int:
-    """Where MLIR's ``Parser::emitWrongTokenError`` reports an error met at ``offset``.
-
-    Rule (MLIR ``mlir/lib/AsmParser/Parser.cpp``, ``emitWrongTokenError``):
-    at the end of the file the location first moves back one character;
-    then the text before it is trimmed of blanks and tabs and, while it ends
-    with a line break, of that break, of the part of the line above from a
-    ``//`` on (found naively, as MLIR does, even inside a string) and of the
-    blanks before; the error is reported just past what remains, or at the
-    original location when nothing does.  So a missing token is reported at
-    the end of the previous one, even across blank and comment lines, and an
-    error at the end of a text whose last character ends a token is reported
-    *at* that last character.
-    """
-    loc = max(offset - 1, 0) if eof else offset
-    buf = text[:loc]
-    while True:
-        buf = buf.rstrip(" \t")
-        if not buf:
-            return loc
-        if buf[-1] not in "\n\r":
-            return len(buf)
-        buf = buf[:-1]
-        newline = max(buf.rfind("\n"), buf.rfind("\r"))
-        line = buf[newline:] if newline >= 0 else buf
-        comment = line.find("//")
-        if comment >= 0:
-            buf = buf[:len(buf) - (len(line) - comment)]
-
-
 # What MLIR's lexer reads as a bare identifier or a keyword (its integer types excepted): at the start of an
 # operation such a word is taken for the name of a custom op, so it is not a wrong token there.
 _NAME_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
@@ -291,7 +226,7 @@ def _probe(err: UnexpectedToken, names: list[str]) -> str | None:
 
     ``None`` when a terminal does not fit.  Asks "what would these tokens
     complete here?" (an attribute dictionary, the results of an op), by
-    replaying the parse table on the state stack (:func:`_state_after`).
+    replaying the parse table on the state stack (:func:`state_after`).
     """
     ip = getattr(err, "interactive_parser", None)
     if ip is None:
@@ -300,7 +235,7 @@ def _probe(err: UnexpectedToken, names: list[str]) -> str | None:
     stack = list(ip.parser_state.state_stack)
     table = ip.parser_state.parse_conf.parse_table.states
     for name in names:
-        state = _shift(table, stack, name)
+        state = shift(table, stack, name)
         if state is None:
             return None
         stack.append(state)
@@ -320,7 +255,7 @@ def _in_hint_dictionary(err: UnexpectedToken, text: str, start: int) -> str | No
     architecture's value as a dictionary attribute, with MLIR's messages
     (``Parser::parseAttributeDict``).
     """
-    values = _value_stack(err)
+    values = value_stack(err)
     for i in range(len(values) - 1, -1, -1):
         item = values[i]
         if isinstance(item, Token) and item.type == "LBRACE":
@@ -339,7 +274,7 @@ def _accepts_op(err: UnexpectedToken) -> bool:
     Probed with ``make_token`` (an op without operands or attributes), which
     no attribute or type body accepts, unlike a quoted name or ``%``.
     """
-    return _state_after(err, "MAKE_TOKEN") is not None
+    return state_after(err, "MAKE_TOKEN") is not None
 
 
 def _structural_issue(err: UnexpectedToken, text: str, start: int, end: int, eof: bool) -> SyntaxIssue | None:
@@ -397,162 +332,6 @@ def _structural_issue(err: UnexpectedToken, text: str, start: int, end: int, eof
 
 
 #: The short forms of an assume predicate the grammar spells out, by their keyword's terminal.
-_ASSUME_FORMS = {"DIV_BY": "div_by", "SAME_ELEMENTS": "same_elements", "BOUNDED": "bounded"}
-_SAME_ELEMENTS_FAILED = ("failed to parse CudaTile_SameElementsAttr parameter 'values' which is to be a "
-                         "`DenseI64ArrayAttr`")
-
-
-def _assume_form(err: UnexpectedInput) -> tuple[str, str, list[str]] | None:
-    """``(op, form, tokens)`` when ``err`` happened inside an assume predicate's short form.
-
-    ``form`` is ``div_by``, ``same_elements`` or ``bounded``; ``tokens`` are the types of the
-    terminals read since its keyword (``["LESSTHAN", "INT", "COMMA"]``).
-    """
-    values = _value_stack(err)
-    read: list[str] = []
-    for i in range(len(values) - 1, -1, -1):
-        value = values[i]
-        if isinstance(value, Token):
-            if value.type in _ASSUME_FORMS:
-                current = _current_op(err)
-                if current is None:
-                    return None
-                return current[0], _ASSUME_FORMS[value.type], read[::-1]
-            read.append(value.type)
-        elif isinstance(value, Tree) and value.data == "assume_bound":
-            read.append("BOUND")
-        else:
-            return None
-    return None
-
-
-#: What MLIR's ``parseOptionalAttribute`` reads as an attribute when it starts a token (the token
-#: kinds of its switch, mlir/lib/AsmParser/AttributeParser.cpp): an assume predicate that starts so is
-#: read whole as an attribute, and then is not a predicate.
-_ATTRIBUTE_START = re.compile(r'"|[-0-9\[{@]|(?:unit|true|false|dense|dense_resource|sparse|loc|affine_map|affine_set)\b')
-
-
-def _attribute_end(text: str, start: int) -> int | None:
-    """Where the attribute starting at ``start`` ends, for the forms :func:`_not_a_predicate` reads:
-    a string, a bracketed list or dictionary (strings skipped), or a single word or number; ``None``
-    when its brackets do not close."""
-    if text.startswith('"', start):
-        m = re.compile(STRING).match(text, start)
-        return m.end() if m else None
-    if text[start] in "[{":
-        depth = 0
-        i = start
-        while i < len(text):
-            c = text[i]
-            if c == '"':
-                m = re.compile(STRING).match(text, i)
-                if m is None:
-                    return None
-                i = m.end()
-                continue
-            if c in "[{(<":
-                depth += 1
-            elif c in "]})>":
-                depth -= 1
-                if depth == 0:
-                    return i + 1
-            i += 1
-        return None
-    m = re.compile(r"-?[@A-Za-z0-9_$.+]+").match(text, start)
-    return m.end() if m else None
-
-
-def _not_a_predicate(err: UnexpectedToken, text: str, start: int, eof: bool) -> list[SyntaxIssue] | None:
-    """``expected assume predicate attribute``, when an assume's predicate is an attribute of another
-    kind (a string, a number, a list...) and the error comes after it: NVIDIA's
-    ``parseAssumePredicate`` reads such an attribute with ``parseOptionalAttribute`` and rejects it
-    before it reads on, so that error comes first.  Likewise ``unknown assume predicate attribute``
-    for a keyword that names no predicate (``array<...>``)."""
-    current = _current_op(err)
-    values = _value_stack(err)
-    if current is None or current[0] != "cuda_tile.assume" or current[1] + 1 >= len(values):
-        return None
-    first = values[current[1] + 1]
-    while isinstance(first, Tree) and first.data == "assume_predicate" and first.children:
-        first = first.children[0]  # reduced already: the predicate is followed by what the format wants
-    if first is None:
-        return None
-    at = first.start_pos if isinstance(first, Token) else getattr(first.meta, "start_pos", None)
-    if at is None:
-        return None
-    if isinstance(first, Token) and re.fullmatch(BARE_ID, str(first)) and not _ATTRIBUTE_START.match(text, at):
-        # a keyword: one that names no predicate fails as soon as it is read
-        if str(first) in ASSUME_PREDICATE_WORDS or (start < first.end_pos and not eof):
-            return None
-        return [SyntaxIssue("custom op 'cuda_tile.assume' " + MSG_UNKNOWN_ASSUME_PREDICATE.format(word=first),
-                            at, first.end_pos)]
-    if not _ATTRIBUTE_START.match(text, at):
-        return None
-    end = _attribute_end(text, at)
-    if end is None or (start < end and not eof):
-        return None
-    return [SyntaxIssue("custom op 'cuda_tile.assume' expected assume predicate attribute", at, at)]
-
-
-def _assume_issue(err: UnexpectedToken, text: str, start: int, end: int, eof: bool) -> list[SyntaxIssue] | None:
-    """MLIR's errors for a token that does not fit an assume predicate's short form, or ``None``.
-
-    The forms and their parsers (NVIDIA ``parseAssumePredicate`` in CudaTile.cpp and the
-    attributes' formats in AttrDefs.td): ``bounded<LB|?, UB|?>`` is read by hand, a bound being
-    an optional integer or ``?`` ("expected '?'", a wrong token); ``div_by<N (, every E along
-    A)?>`` and ``same_elements<[N, ...]>`` by ODS-generated parsers, whose integers and keywords
-    are read through the op's parser ("custom op 'cuda_tile.assume' expected integer value",
-    "... expected 'every'", at the token found), and which add "failed to parse ..." when a
-    parameter fails; punctuation is read with ``parseToken`` ("expected '>'", a wrong token).
-    At the end of the file a token's position is the end of the text.
-    """
-    at = len(text) if eof else start
-    current = _current_op(err)
-    if current is not None and _state_after(err, "BOUNDED") is not None:
-        # the predicate itself: parseOptionalKeyword found none, then parseAttribute wanted a name
-        prefix = f"custom op '{current[0]}' "
-        return [SyntaxIssue(prefix + "expected valid keyword", at, at),
-                SyntaxIssue(prefix + "expected attribute name", at, at)]
-    found = _assume_form(err)
-    if found is None:
-        return None
-    op, form, read = found
-    if read and read[-1] == "MORETHAN":
-        return None  # the form is complete: the error is in what follows it
-    prefix = f"custom op '{op}' "
-    wrong = wrong_token_offset(text, start, eof)
-    last = read[-1] if read else None
-    if not read:
-        return [SyntaxIssue("expected '<'", wrong, wrong)]
-    if form == "bounded":
-        if last in ("LESSTHAN", "COMMA"):
-            return [SyntaxIssue("expected '?'", wrong, wrong)]
-        message = "expected ','" if len(read) == 2 else "expected '>'"
-        return [SyntaxIssue(message, wrong, wrong)]
-    if form == "div_by":
-        if last == "LESSTHAN":
-            return [SyntaxIssue(prefix + "expected integer value", at, at),
-                    SyntaxIssue(prefix + "failed to parse parameter 'divisor' which is expected to be an integer",
-                                at, at)]
-        if last == "COMMA":
-            return [SyntaxIssue(prefix + "expected 'every'", at, at)]
-        if last in ("EVERY", "ALONG"):
-            return [SyntaxIssue(prefix + "expected integer value", at, at)]
-        if last == "INT" and read[-2] == "EVERY":
-            return [SyntaxIssue(prefix + "expected 'along'", at, at)]
-        return [SyntaxIssue("expected '>'", wrong, wrong)]
-    # same_elements
-    if last == "LESSTHAN":
-        return [SyntaxIssue("expected '['", wrong, wrong), SyntaxIssue(prefix + _SAME_ELEMENTS_FAILED, at, at)]
-    if last in ("LSQB", "COMMA"):
-        return [SyntaxIssue(prefix + "expected integer value", at, at), SyntaxIssue("expected ']'", wrong, wrong),
-                SyntaxIssue(prefix + _SAME_ELEMENTS_FAILED, at, at)]
-    if last == "INT":
-        return [SyntaxIssue("expected ']'", wrong, wrong), SyntaxIssue(prefix + _SAME_ELEMENTS_FAILED, at, at)]
-    return [SyntaxIssue("expected '>'", wrong, wrong)]
-
-
-#: What may stand, in the parser's value stack, between a dense literal's ``:`` and the end of the text.
 _DENSE_READ_TOKENS = frozenset({"LSQB", "COMMA", "INT", "FLOAT", "BOOL", "STRING", "BARE_ID"})
 
 
@@ -569,7 +348,7 @@ def _dense_element_issue(err: UnexpectedToken, text: str, eof: bool) -> list[Syn
     """
     if not eof:
         return None
-    values = _value_stack(err)
+    values = value_stack(err)
     if not values or not (isinstance(values[-1], Token) and values[-1].type in ("COLON", "LSQB", "COMMA")):
         return None
     i = len(values) - 1
@@ -586,7 +365,7 @@ def _dense_element_issue(err: UnexpectedToken, text: str, eof: bool) -> list[Syn
     element = values[i - 1]
     word = str(element) if isinstance(element, Token) else (
         str(element.children[0]) if isinstance(element, Tree) and element.data == "scalar_type" else "")
-    current = _current_op(err)
+    current = current_op(err)
     at = len(text)
     if current is None:
         return None
@@ -645,7 +424,7 @@ def _list_end(err: UnexpectedToken) -> str | None:
     "expected ']'strides array" (TensorViewType::parse, Types.cpp).  ``None`` unless exactly one
     closer fits.
     """
-    closers = _accepted(err, sorted(name for name in err.expected if name in _CLOSERS))
+    closers = accepted(err, sorted(name for name in err.expected if name in _CLOSERS))
     if len(closers) != 1:
         return None
     closer = _CLOSERS[next(iter(closers))]
@@ -681,10 +460,10 @@ def _word_read_before_end(err: UnexpectedToken, text: str) -> list[SyntaxIssue] 
     the text; ``parseDenseTypedElementsAttr``) and an assume predicate keyword that names no
     predicate (at the keyword; ``parseAssumePredicate``).  Elsewhere the builder reports them.
     """
-    values = _value_stack(err)
+    values = value_stack(err)
     if len(values) < 2 or not isinstance(values[-1], Token) or values[-1].type != "BARE_ID":
         return None
-    current = _current_op(err)
+    current = current_op(err)
     if current is None:
         return None
     op, index = current
@@ -693,7 +472,7 @@ def _word_read_before_end(err: UnexpectedToken, text: str) -> list[SyntaxIssue] 
     if index == len(values) - 2 and op == "cuda_tile.assume" and str(word) not in ASSUME_PREDICATE_WORDS:
         return [SyntaxIssue(prefix + MSG_UNKNOWN_ASSUME_PREDICATE.format(word=word), word.start_pos, word.end_pos)]
     if isinstance(before, Token) and before.type == "LESSTHAN" \
-            and _state_after(err, "COLON") is not None and op in ("cuda_tile.constant", "cuda_tile.global"):
+            and state_after(err, "COLON") is not None and op in ("cuda_tile.constant", "cuda_tile.global"):
         end = len(text)
         return [SyntaxIssue(f"{prefix}unknown type: {word}", end, end),
                 SyntaxIssue(prefix + MSG_DENSE_ELEMENT_TYPE.format(NULL_TYPE), end, end)]
@@ -765,50 +544,6 @@ def _op_name_terminals() -> frozenset[str]:
     return cached
 
 
-def _state_after(err: UnexpectedInput, name: str) -> int | None:
-    """The LALR state the parser at ``err`` would be in after shifting a ``name`` terminal,
-    ``None`` when that terminal does not fit there.
-
-    Replays the parse table on a copy of the state stack alone (reductions, then the shift):
-    Lark's own ``InteractiveParser.copy`` deep-copies every tree on the value stack.
-    """
-    ip = getattr(err, "interactive_parser", None)
-    if ip is None:
-        return None
-    state = ip.parser_state
-    return _shift(state.parse_conf.parse_table.states, list(state.state_stack), name)
-
-
-def _shift(table, stack: list, name: str) -> int | None:
-    """Reduce ``stack`` (LALR states, modified in place) as the terminal ``name`` asks, then the state
-    its shift goes to; ``None`` when ``name`` does not fit."""
-    for _ in range(10000):
-        action = table.get(stack[-1], {}).get(name)
-        if action is None:
-            return None
-        kind, arg = action
-        if kind is not Reduce:
-            return arg
-        size = len(arg.expansion)
-        if size:
-            del stack[-size:]
-        goto = table.get(stack[-1], {}).get(arg.origin.name)
-        if goto is None:
-            return None
-        stack.append(goto[1])
-    return None
-
-
-def _accepted(err: UnexpectedInput, names) -> set[str]:
-    """The terminals among ``names`` that the parser at ``err`` really accepts next.
-
-    Lark's ``expected`` is the look-ahead set of an LALR state, which merges the contexts that
-    share it (after a type, what may follow any type); replaying each terminal on the parser's
-    stack keeps those that fit this context.
-    """
-    return {name for name in names if not name.startswith("$") and _state_after(err, name) is not None}
-
-
 def _at_operation_name(err: UnexpectedInput, expected: set[str]) -> bool:
     """Whether the parser at ``err`` expected the name of an operation (it then takes any op name).
 
@@ -819,7 +554,7 @@ def _at_operation_name(err: UnexpectedInput, expected: set[str]) -> bool:
     names = expected & _op_name_terminals()
     if len(names) < 20:
         return False
-    return bool(_accepted(err, sorted(names)[:3]))
+    return bool(accepted(err, sorted(names)[:3]))
 
 
 def _region_owners(err: UnexpectedInput) -> list[str | None]:
@@ -939,7 +674,7 @@ def _type_prefix(op: str | None, text: str, pos: int) -> str | None:
 def _attribute_type(err: UnexpectedInput) -> bool:
     """Whether the type expected at ``err`` is that of an attribute (``0.0 : f32``,
     ``dense<...> : type``), read by MLIR's own type parser rather than NVIDIA's."""
-    values = _value_stack(err)
+    values = value_stack(err)
     if len(values) < 2 or not (isinstance(values[-1], Token) and values[-1].type == "COLON"):
         return False
     before = values[-2]
@@ -979,7 +714,7 @@ def _unknown_type(tok: Token, op: str | None, text: str) -> SyntaxIssue | None:
 def _open_tensor_view_shape(err: UnexpectedInput) -> bool | None:
     """Inside a ``tensor_view<...>`` type at ``err``: whether it was given a shape (``?x4x...``);
     ``None`` when not inside one."""
-    values = _value_stack(err)
+    values = value_stack(err)
     for i in range(len(values) - 1, -1, -1):
         item = values[i]
         if isinstance(item, Token) and str(item) in ("tensor_view", "!cuda_tile.tensor_view"):
@@ -993,7 +728,7 @@ def _open_tensor_view_shape(err: UnexpectedInput) -> bool | None:
 
 def _after_comma(err: UnexpectedInput) -> bool:
     """Whether the token before the error was a ``,`` (in a 0-d tensor_view: after its element type)."""
-    values = _value_stack(err)
+    values = value_stack(err)
     return bool(values) and isinstance(values[-1], Token) and values[-1].type == "COMMA"
 
 
@@ -1012,7 +747,7 @@ def _punctuation_named(expected: set[str]) -> set[str]:
 def _keyword_or_region(err: UnexpectedToken, expected: set[str], op: str | None, text: str) -> SyntaxIssue | None:
     """What an op's parser reports when the next token fits no keyword or region it accepts.
 
-    Of the terminals the parser really accepts (:func:`_accepted`): when only keywords, ``,``
+    Of the terminals the parser really accepts (:func:`accepted`): when only keywords, ``,``
     (a list that may go on) and an attribute dictionary's ``{`` remain, the optional ones were tried first
     (MLIR ``parseOptionalKeyword``/``parseOptionalComma``/``parseOptionalAttrDict``) and the
     error is the required one: a single keyword gives "expected '<keyword>'" at the token
@@ -1020,16 +755,16 @@ def _keyword_or_region(err: UnexpectedToken, expected: set[str], op: str | None,
     come next, whatever else may come first is optional: "expected '{' to begin a region" at the
     end of the token before (MLIR ``OperationParser::parseRegion``, emitWrongTokenError).
     """
-    accepted = _accepted(err, expected - {"BARE_ID"} - _op_name_terminals())
+    fits = accepted(err, expected - {"BARE_ID"} - _op_name_terminals())
     literals = _literal_terminals()
-    keywords = {n for n in accepted if n in literals and n not in _op_name_terminals()}
-    region = "LBRACE" in accepted and _opens_region(err)
+    keywords = {n for n in fits if n in literals and n not in _op_name_terminals()}
+    region = "LBRACE" in fits and _opens_region(err)
     tok = err.token
     if region:
         # what else fits here comes before the region, so is optional
         pos = _end_of_previous_token(text, tok.start_pos)
         return SyntaxIssue("expected '{' to begin a region", pos, pos)
-    rest = accepted - keywords - {"COMMA", "LBRACE"}  # a `{` here opens an optional attribute dictionary
+    rest = fits - keywords - {"COMMA", "LBRACE"}  # a `{` here opens an optional attribute dictionary
     if not rest and len(keywords) == 1:
         return _missing_keyword(tok, literals[next(iter(keywords))], op, text)
     return None
@@ -1037,7 +772,7 @@ def _keyword_or_region(err: UnexpectedToken, expected: set[str], op: str | None,
 
 def _opens_region(err: UnexpectedInput) -> bool:
     """Whether a ``{`` fed to the parser at ``err`` opens a region (block labels may follow)."""
-    after = _state_after(err, "LBRACE")
+    after = state_after(err, "LBRACE")
     if after is None:
         return False
     return "CARET_ID" in err.interactive_parser.parser_state.parse_conf.parse_table.states.get(after, {})
@@ -1063,7 +798,7 @@ def describe_error(err: UnexpectedInput, text: str, outer_ops: tuple[str, ...] =
         eof = tok.type == "$END"
         # Lark stops in the state before the reductions a fitting token would make: its look-ahead
         # set merges the contexts that share that state; keep what really fits here
-        fits = _accepted(err, expected)
+        fits = accepted(err, expected)
         if fits:
             err.expected = expected = fits
         if eof:
@@ -1075,7 +810,7 @@ def describe_error(err: UnexpectedInput, text: str, outer_ops: tuple[str, ...] =
         structural = _structural_issue(err, text, start, end, eof)
         if structural is not None:
             return [structural]
-        assume = _not_a_predicate(err, text, start, eof) or _assume_issue(err, text, start, end, eof)
+        assume = not_a_predicate(err, text, start, eof) or assume_issue(err, text, start, end, eof)
         if assume is not None:
             return assume
         element = _dense_element_issue(err, text, eof)
@@ -1085,7 +820,7 @@ def describe_error(err: UnexpectedInput, text: str, outer_ops: tuple[str, ...] =
             read = _word_read_before_end(err, text)
             if read is not None:
                 return read
-        current = _current_op(err)
+        current = current_op(err)
         op = current[0] if current is not None else None
         dims = _dimension_list_issue(err, text, start, op)
         if dims is not None:
@@ -1169,7 +904,7 @@ def describe_error(err: UnexpectedInput, text: str, outer_ops: tuple[str, ...] =
             return [SyntaxIssue(_PREFIX_ERRORS[ch], pos, pos + 1)]
         if ch == "-" and "INT_TYPE" in (err.allowed or ()):
             # a negative dimension: MLIR's type parser wants the element type keyword here
-            current = _current_op(err)
+            current = current_op(err)
             prefix = f"custom op '{current[0]}' " if current and not _written_with_bang(text, pos) else ""
             return [SyntaxIssue(prefix + "expected valid keyword", pos, pos)]
         return [SyntaxIssue("unexpected character", pos, pos + 1)]

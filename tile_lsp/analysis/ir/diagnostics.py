@@ -91,7 +91,7 @@ class Diagnostic:
 
     @classmethod
     def from_syntax(cls, issue, source: "SourceText", base: int) -> "Diagnostic":
-        """The error of a :class:`~tile_lsp.grammar.syntax_errors.SyntaxIssue` found in text at code-point
+        """The error of a :class:`~tile_lsp.grammar.parser_state.SyntaxIssue` found in text at code-point
         offset ``base`` of the document ``source``."""
         return cls(Severity.ERROR, issue.message, source.range(base + issue.start, base + issue.end),
                    "parse.syntax",

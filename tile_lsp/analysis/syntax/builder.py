@@ -46,7 +46,7 @@ from tile_lsp.dialect.registry import lookup
 from tile_lsp.dialect.schema import OpDef
 from tile_lsp.dialect.type_transforms import apply_transform, index_space_rank
 from tile_lsp.grammar.lexical import next_token_offset
-from tile_lsp.grammar.syntax_errors import wrong_token_offset
+from tile_lsp.grammar.parser_state import wrong_token_offset
 from tile_lsp.dialect.assembly_format import Directive, Literal, OIList, OptionalGroup, Var, parse_format
 
 
@@ -216,7 +216,7 @@ class Builder(TypeAttributeReader):
     def _after_token(self, tok: Token) -> Range:
         """Where MLIR's ``emitWrongTokenError`` reports an error met at the token after ``tok``:
         the end of ``tok`` (past blanks and comments), or, at the end of the text, its last
-        character (:func:`~tile_lsp.grammar.syntax_errors.wrong_token_offset`)."""
+        character (:func:`~tile_lsp.grammar.parser_state.wrong_token_offset`)."""
         after = next_token_offset(self.text, tok.end_pos)
         at_end = after >= self.end
         pos = wrong_token_offset(self.text[:self.end], self.end, eof=True) if at_end \

@@ -28,7 +28,7 @@ from tile_lsp.analysis.syntax.parse_rules.entry import CUDA_TILE_ATTRIBUTE_DECOD
 from tile_lsp.analysis.syntax.type_rules import locate_type_error
 from tile_lsp.dialect.attr_syntax import attribute_issues
 from tile_lsp.grammar.lexical import next_token_offset
-from tile_lsp.grammar.syntax_errors import wrong_token_offset
+from tile_lsp.grammar.parser_state import wrong_token_offset
 
 
 class TypeAttributeReader:
