@@ -52,17 +52,9 @@ def f64_imm(x: float) -> str:
 
 
 def enum_case(op: Operation, name: str, default: str | None = None) -> str | None:
-    """The case of ``op``'s enum attribute ``name`` (``rounding_mode`` -> ``"nearest_even"``):
-    ``EnumAttr.case``, the word inside ``<...>`` of another attribute's text, ``default`` when absent."""
-    a = op.attr(name)
-    if isinstance(a, A.EnumAttr):
-        return a.case
-    if a is not None:
-        s = str(a)
-        if "<" in s:
-            return s[s.index("<") + 1:s.rindex(">")]
-        return s
-    return default
+    """The case of ``op``'s enum attribute ``name`` (``rounding_mode`` -> ``"nearest_even"``), ``default``
+    when absent: :meth:`~tile_lsp.analysis.ir.core.Operation.enum_case`."""
+    return op.enum_case(name, default)
 
 
 class KernelLowering:

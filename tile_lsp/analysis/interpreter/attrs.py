@@ -18,13 +18,9 @@ def result_type(o: Operation, i: int = 0) -> T.Type:
 
 
 def enum_case(o: Operation, name: str, default: str | None = None) -> str | None:
-    """The case of ``o``'s enum attribute ``name`` (its value's text for another attribute), ``default`` when absent."""
-    a = o.attr(name)
-    if a is None:
-        return default
-    if isinstance(a, A.EnumAttr):
-        return a.case
-    return str(getattr(a, "value", a))
+    """The case of ``o``'s enum attribute ``name``, ``default`` when absent:
+    :meth:`~tile_lsp.analysis.ir.core.Operation.enum_case`."""
+    return o.enum_case(name, default)
 
 
 def flag(o: Operation, name: str) -> bool:

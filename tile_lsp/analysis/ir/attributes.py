@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tile_lsp.analysis.ir.diagnostics import Range
+from tile_lsp.dialect.enums import ENUMS
 from tile_lsp.dialect.types import Type
 
 
@@ -299,6 +300,23 @@ def enum_case(attr: Attribute | None) -> str | None:
     if isinstance(attr, DialectAttr):
         attr = attr.value
     return attr.case if isinstance(attr, EnumAttr) else None
+
+
+def enum_spelling(attr: Attribute | None, enum: str) -> str | None:
+    """The case of ``enum`` (``"MemoryOrderingSemantics"``) that ``attr`` holds, in every form an
+    enum attribute takes in MLIR text: the enum attribute custom or generic (:func:`enum_case`),
+    the integer of an enum stored as a plain ``i32`` property (``memory_ordering_semantics = 0 : i32``,
+    the generic form tileirdisasm prints: its case by value in ``tile_lsp.dialect.enums``), or a
+    string naming the case.  ``None`` for anything else, or an integer that is no case of ``enum``."""
+    case = enum_case(attr)
+    if case is not None:
+        return case
+    if isinstance(attr, IntegerAttr):
+        found = ENUMS.get(enum)
+        return found.spelling_of(attr.value) if found is not None else None
+    if isinstance(attr, StringAttr):
+        return attr.value
+    return None
 
 
 # -- the decoded values of cuda_tile's assume predicates (``DialectAttr.value``) --------------

@@ -17,7 +17,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Iterator, Literal, TypeVar
 
-from tile_lsp.analysis.ir.attributes import Attribute
+from tile_lsp.analysis.ir.attributes import Attribute, enum_spelling
 from tile_lsp.analysis.ir.diagnostics import Position, Range
 from tile_lsp.dialect.schema import OpDef
 from tile_lsp.dialect.types import Type
@@ -246,6 +246,19 @@ class Operation:
         """Inherent or discardable attribute ``name``."""
         a = self.properties.get(name)
         return a if a is not None else self.attributes.get(name)
+
+    def enum_case(self, name: str, default: str | None = None) -> str | None:
+        """The case of enum attribute ``name`` (``rounding_mode`` -> ``"nearest_even"``) in any of the
+        forms MLIR reads (:func:`~tile_lsp.analysis.ir.attributes.enum_spelling`, the enum taken from
+        the op table), ``default`` when the op has no such attribute, the attribute's text when it
+        holds no case."""
+        a = self.attr(name)
+        if a is None:
+            return default
+        adef = self.opdef.attribute(name) if self.opdef is not None else None
+        enum = adef.kind[5:] if adef is not None and adef.kind.startswith("enum:") else ""
+        case = enum_spelling(a, enum)
+        return case if case is not None else str(a)
 
     def operand_group(self, name: str) -> list[Value]:
         """The operands of ODS operand ``name`` (by the op definition's segments)."""

@@ -27,7 +27,6 @@ from tile_lsp.analysis.ir.core import Operation
 from tile_lsp.analysis.verify.rules.core import verify_optimization_hints
 from tile_lsp.analysis.verify.verifier import VerifyContext, rule
 from tile_lsp.dialect import types as T
-from tile_lsp.dialect.enums import ENUMS
 
 # ---------------------------------------------------------------------------
 # Tables
@@ -66,14 +65,9 @@ def int_or_float_width(t: T.Type) -> int | None:
 
 
 def enum_case(op: Operation, name: str, enum: str) -> str | None:
-    """The case spelling of enum attribute ``name`` of ``op`` (custom form or the generic ``N : i32``)."""
-    a = op.attr(name)
-    if isinstance(a, A.EnumAttr):
-        return a.case
-    if isinstance(a, A.IntegerAttr):
-        e = ENUMS.get(enum)
-        return e.spelling_of(a.value) if e is not None else None
-    return None
+    """The case of ``enum`` that attribute ``name`` of ``op`` holds, in any of its forms
+    (:func:`tile_lsp.analysis.ir.attributes.enum_spelling`)."""
+    return A.enum_spelling(op.attr(name), enum)
 
 
 def memory_model_issue(kind: str, ordering: str | None, scope: str | None) -> str | None:

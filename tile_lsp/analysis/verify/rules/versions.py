@@ -116,24 +116,12 @@ def type_requirements(t: T.Type) -> Iterator[tuple[str, str]]:
             yield from type_requirements(sub)
 
 
-def _attr_case(a: A.Attribute, enum_name: str) -> str | None:
-    """The enum case an attribute holds (``EnumAttr``, integer or string form)."""
-    if isinstance(a, A.EnumAttr):
-        return a.case
-    enum = ENUMS.get(enum_name)
-    if isinstance(a, A.IntegerAttr) and enum is not None:
-        return enum.spelling_of(a.value)
-    if isinstance(a, A.StringAttr):
-        return a.value
-    return None
-
-
 def _is_default(a: A.Attribute, adef: AttrDef) -> bool:
     """Whether attribute ``a`` holds ``adef``'s default value."""
     if adef.default is None:
         return False
     if adef.kind.startswith("enum:"):
-        return _attr_case(a, adef.kind[5:]) == adef.default
+        return A.enum_spelling(a, adef.kind[5:]) == adef.default
     value = getattr(a, "value", None)
     return value is not None and str(value).lower() == adef.default.lower()
 
@@ -146,7 +134,7 @@ def _global_messages(op: Operation, vt: str) -> Iterator[tuple[str, Range | None
     """``writeGlobalSection``'s refusals for a 13.1/13.2 target."""
     name = op.symbol_name
     vis = op.attr("symbol_visibility")
-    if vis is not None and _attr_case(vis, "SymbolVisibility") not in (None, "public"):
+    if vis is not None and A.enum_spelling(vis, "SymbolVisibility") not in (None, "public"):
         yield (f"global `{name}` uses non-public symbol visibility, which cannot be encoded "
                f"in bytecode version {vt} (requires bytecode {GLOBAL_EXTENDED_FIELDS}+)", vis.range)
     const = op.attr("constant")
@@ -190,7 +178,7 @@ def version_problems(op: Operation, target_text: str) -> Iterator[tuple[str, Ran
             continue
         if adef.kind.startswith("enum:"):
             enum = ENUMS.get(adef.kind[5:])
-            case = enum.case(_attr_case(a, enum.name) or "") if enum else None
+            case = enum.case(A.enum_spelling(a, enum.name) or "") if enum else None
             if case is not None and newer(case[2], target):
                 yield f"enum value for attribute '{adef.name}' is not available in bytecode version {vt}", a.range
     # operands
