@@ -116,6 +116,20 @@ def test_generic_function_region_constraint():
     assert (line, col) == at(text, '"cuda_tile.testing$func"')
 
 
+def test_single_block_before_the_region_constraint_custom_form_too():
+    """A labelled block makes two: SingleBlock's message, in custom and generic form, before ODS's
+    region constraint (cuda-tile-opt 13.x prints only 'expects region #0 to have 0 or 1 blocks')."""
+    body = "    return\n  ^bb1:\n    return\n"
+    text = module("  entry @e() {\n" + body + "  }")
+    [(sev, msg, line, col)] = errors(text)
+    assert msg == "'cuda_tile.entry' op expects region #0 to have 0 or 1 blocks"
+    assert (line, col) == at(text, "entry")
+    generic = module('  "cuda_tile.entry"() <{function_type = () -> (), sym_name = "e"}> ({\n'
+                     '    "cuda_tile.return"() : () -> ()\n  ^bb1:\n    "cuda_tile.return"() : () -> ()\n'
+                     "  }) : () -> ()")
+    assert messages(generic) == ["'cuda_tile.entry' op expects region #0 to have 0 or 1 blocks"]
+
+
 # ---------------------------------------------------------------------------
 # assume
 # ---------------------------------------------------------------------------

@@ -17,33 +17,34 @@ from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.ir.diagnostics import Severity
 from tile_lsp.analysis.ir.core import Operation, SymbolTable
 from tile_lsp.analysis.syntax.parse_rules.entry import HAttr, assume_predicate_value, optimization_hint_entries
+from tile_lsp.analysis.verify.rules.control_flow import MSG_REGION_BLOCKS, block_count, check_region_constraints
 from tile_lsp.analysis.verify.verifier import VerifyContext, op_location, region_rule, rule
 from tile_lsp.dialect import types as T
 
 # ---------------------------------------------------------------------------
-# Region constraints of the generic form (ODS SizedRegion<1> / MaxSizedRegion<1>)
+# SingleBlock and the region constraints of entry, testing$func and module
 # ---------------------------------------------------------------------------
-
-#: RegionDef.kind -> (accepts a number of blocks, constraint summary)
-REGION_CONSTRAINTS = {
-    "single_block": (lambda n: n == 1, "region with 1 blocks"),
-    "max_one_block": (lambda n: n <= 1, "region with at most 1 blocks"),
-}
 
 
 @rule("cuda_tile.entry", "cuda_tile.testing$func", "cuda_tile.module")
 def region_constraints(op: Operation, ctx: VerifyContext) -> None:
-    """ODS region constraints: ``region #0 ('body') failed to verify constraint: region with 1 blocks``.
+    """``SingleBlock``, then ODS region constraints (``region #0 ('body') failed to verify
+    constraint: region with 1 blocks``).
 
-    The custom forms always build one block (the C++ parsers add one to an
-    empty body), so only the generic form can break them.
+    ``SingleBlock`` comes first: ODS lists its traits before ``OpInvariants`` (the generated
+    ``verifyInvariantsImpl``, which checks the region constraints), and MLIR stops at the first
+    that fails.  A body with a labelled block has two blocks in the custom form too
+    (``expects region #0 to have 0 or 1 blocks``); an empty region is the generic form's alone
+    (the custom parsers give an empty body a block).
     """
-    if op.opdef is None or not op.generic:
+    if op.opdef is None:
         return
-    for index, (rdef, region) in enumerate(zip(op.opdef.regions, op.regions)):
-        check = REGION_CONSTRAINTS.get(rdef.kind)
-        if check is not None and not check[0](len(region.blocks)):
-            ctx.op_error(op, f"region #{index} ('{rdef.name}') failed to verify constraint: {check[1]}")
+    for index, region in enumerate(op.regions):
+        if op.opdef.has_trait("SingleBlock") and block_count(op, region) > 1:
+            ctx.op_error(op, MSG_REGION_BLOCKS.format(index=index))
+            return
+    if op.generic:
+        check_region_constraints(op, ctx)
 
 
 # ---------------------------------------------------------------------------
