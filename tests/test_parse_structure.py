@@ -158,3 +158,18 @@ def test_lexical_patterns_match_what_the_grammar_terminals_match(terminal, patte
     for s in samples:
         assert bool(ours.fullmatch(s)) == bool(theirs.fullmatch(s)), (terminal, s)
     assert any(ours.fullmatch(s) for s in samples)
+
+
+@pytest.mark.parametrize("text,where", [
+    ("entry @k() {\n  return\n}\n", (1, 1)),
+    ("module {\n  entry @k() {\n    return\n  }\n}\n", (2, 3)),
+    ('"cuda_tile.module"() <{sym_name = "m"}> ({\n  entry @k() {\n    return\n  }\n}) : () -> ()\n', (2, 3)),
+], ids=["top-level", "builtin-module", "generic-module"])
+def test_prefixless_op_where_the_default_dialect_is_builtin(text, where):
+    """MLIR tries a name without prefix in the default dialect of the enclosing custom ops: builtin at
+    the top level, in a builtin module and under generic ops (cuda-tile-opt 13.x).  MLIR-compat mode
+    says so; the editor reads tileirdisasm's top-level form as the cuda_tile op."""
+    assert _mlir_positions(text, AnalysisOptions(mlir_compat=True)) == [
+        (*where, "custom op 'entry' is unknown (tried 'builtin.entry' as well)")]
+    if where == (1, 1):
+        assert _mlir_positions(text) == []

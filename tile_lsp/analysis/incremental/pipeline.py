@@ -73,7 +73,8 @@ def analyze_chunk(chunk: Chunk, options: AnalysisOptions, source: SourceText | N
                 return analysis
         result = parse(chunk.text, max_issues=50)
         syntax = [Diagnostic.from_syntax(issue, source, base) for issue in result.issues]
-        builder = Builder(source, base, result.text, stop_at_first_error=compat, end=len(chunk.text))
+        builder = Builder(source, base, result.text, stop_at_first_error=compat, end=len(chunk.text),
+                          builtin_default=compat)
         module = builder.build(result.tree)
         build = without_recovery_cascades(builder.diagnostics, result, chunk.text, source, base)
         if compat and (syntax or build):

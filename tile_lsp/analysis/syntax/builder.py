@@ -47,6 +47,7 @@ from tile_lsp.dialect.schema import OpDef
 from tile_lsp.dialect.type_transforms import apply_transform, index_space_rank
 from tile_lsp.grammar.lexical import next_token_offset
 from tile_lsp.grammar.parser_state import wrong_token_offset
+from tile_lsp.grammar.syntax_errors import default_dialect, unknown_operation_message
 from tile_lsp.dialect.assembly_format import Directive, Literal, OIList, OptionalGroup, Var, parse_format
 
 
@@ -144,8 +145,13 @@ class Builder(TypeAttributeReader):
     """
 
     def __init__(self, source: SourceText, base: int, text: str, *, stop_at_first_error: bool = False,
-                 end: int | None = None):
+                 end: int | None = None, builtin_default: bool = False):
         self.source = source
+        #: whether a cuda_tile op name without prefix where MLIR's default dialect is builtin (the top
+        #: level, a builtin module: :func:`default_dialect`) is MLIR's "custom op 'entry' is unknown
+        #: (tried 'builtin.entry' as well)"; else it is taken as the cuda_tile op, as tileirdisasm
+        #: prints it (``entry @k(...)`` with no module around it), which an editor must read
+        self.builtin_default = builtin_default
         self.base = base
         self.text = text
         #: the end of the text as written: recovery may have closed its brackets after it
@@ -565,6 +571,11 @@ class Builder(TypeAttributeReader):
             # MLIR resolves a bare `module` outside cuda_tile ops to builtin.module
             opdef = lookup("builtin.module")
         op = Operation(opdef.full_name, opdef, name_range=self.rng(name_tok))
+        if self.builtin_default and "." not in str(name_tok) and opdef.dialect == "cuda_tile" \
+                and default_dialect(_enclosing_ops(block)) == "builtin":
+            # MLIR parseCustomOperationName: a name without a dialect is tried in the default dialect of
+            # the enclosing ops (builtin at the top level); the op is built all the same
+            self.error(unknown_operation_message(str(name_tok), "builtin"), self.rng(name_tok), "parse.unknown_op")
         errors_before = len(self.diagnostics)
         parts = _OpParts()
         elems = parse_format(opdef.format)
@@ -1016,6 +1027,17 @@ class Builder(TypeAttributeReader):
 # ---------------------------------------------------------------------------
 # helpers
 # ---------------------------------------------------------------------------
+
+
+def _enclosing_ops(block: Block) -> list[str | None]:
+    """The ops whose regions hold ``block``, outermost first, as :func:`default_dialect` reads them:
+    the full name of a custom-form op, ``None`` for a generic one."""
+    out: list[str | None] = []
+    op = block.parent_op
+    while op is not None:
+        out.append(None if op.generic else op.name)
+        op = op.parent_op
+    return out[::-1]
 
 
 def _disambiguate_optional_operands(opdef: OpDef, parts: _OpParts) -> None:
