@@ -384,7 +384,10 @@ def test_valid_debug_info_texts_have_no_debug_info_diagnostics(corpus):
     checked_functions = 0
     for path in _valid_texts(corpus):
         text = open(path, encoding="utf-8").read()
-        analysis = analyze_text(text, AnalysisOptions(split_input_file="// -----" in text, mlir_compat=True))
+        # the kernels are tileirdisasm's form (no module around the entries), which MLIR's tools
+        # (mlir_compat) do not read: they are checked as the editor reads them
+        analysis = analyze_text(text, AnalysisOptions(split_input_file="// -----" in text,
+                                                      mlir_compat=not path.endswith(".g.mlir")))
         for d in analysis.diagnostics:
             assert "debug info" not in d.message, (path, d.message)
         for ca in analysis.chunks:

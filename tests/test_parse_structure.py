@@ -173,3 +173,44 @@ def test_prefixless_op_where_the_default_dialect_is_builtin(text, where):
         (*where, "custom op 'entry' is unknown (tried 'builtin.entry' as well)")]
     if where == (1, 1):
         assert _mlir_positions(text) == []
+
+
+#: (text after ``return``, MLIR's error: 1-based line and column, message) -- each printed by cuda-tile-opt
+#: 13.x for ``cuda_tile.module @m {\n  entry @k() {\n    return<TAIL>\n  }\n}\n``
+LOCATION_CASES = [
+    (" loc", 3, 15, "expected '(' in location"),
+    (" loc(", 3, 16, "expected location instance"),
+    (" loc(foo)", 3, 16, "expected location instance"),
+    (' loc("a"', 3, 19, "expected ')' in location"),
+    (' loc("a":)', 3, 20, "expected integer line number in FileLineColRange"),
+    (' loc("a":1:)', 3, 22, "expected integer column number in FileLineColRange"),
+    (' loc("a":1:2 to', 3, 26, "expected either integer or `:` post `to` in FileLineColRange"),
+    (' loc("a"("b"', 3, 23, "expected ')' after child location of NameLoc"),
+    (" loc(callsite", 3, 24, "expected '(' in callsite location"),
+    (" loc(callsite(unknown", 3, 32, "expected 'at' in callsite location"),
+    (" loc(callsite(unknown at", 3, 35, "expected location instance"),
+    (" loc(callsite(unknown at unknown", 3, 43, "expected ')' in callsite location"),
+    (" loc(fused", 3, 21, "expected '[' in fused location"),
+    (" loc(fused<", 3, 22, "expected attribute value"),
+    (" loc(fused<true", 3, 26, "expected '>' after fused location metadata"),
+    (" loc(fused<true>[unknown", 3, 35, "expected ']' in fused location"),
+    (" loc(fused[unknown,", 3, 30, "expected location instance"),
+]
+
+
+@pytest.mark.parametrize("tail,line,column,message", LOCATION_CASES, ids=[c[0].strip() for c in LOCATION_CASES])
+def test_location_syntax_errors_in_mlir_words(tail, line, column, message):
+    """MLIR's location parser names what it wanted at each step (mlir/lib/AsmParser/LocationParser.cpp)."""
+    text = "cuda_tile.module @m {\n  entry @k() {\n    return" + tail + "\n  }\n}\n"
+    assert _mlir_positions(text)[0] == (line, column, message)
+    assert _mlir_positions(text, AnalysisOptions(mlir_compat=True)) == [(line, column, message)]
+
+
+def test_a_file_location_may_give_its_line_alone():
+    """``loc("a":1)``: a FileLineColRange of one line (MLIR 20+, which cuda-tile-opt 13.x accepts)."""
+    text = 'cuda_tile.module @m {\n  entry @k() {\n    return loc("a":1)\n  }\n}\n'
+    analysis = analyze_text(text)
+    assert analysis.diagnostics == []
+    ret = analysis.chunks[0].module.body.operations[0].regions[0].blocks[0].operations[0].regions[0].blocks[0] \
+        .operations[0]
+    assert (ret.location.kind, ret.location.filename, ret.location.line) == ("file", "a", 1)

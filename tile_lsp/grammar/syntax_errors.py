@@ -7,7 +7,7 @@ custom parsers (``CudaTile.cpp``) report for the same text: "expected ...",
 dimension list errors, at the token MLIR stands on.  :mod:`.parse` drives the
 parser and its recovery; this module only names what went wrong, reading the
 parser's state through :mod:`.parser_state`; the assume predicates' errors are
-in :mod:`.assume_errors`.
+in :mod:`.assume_errors`, a location's in :mod:`.location_errors`.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from tile_lsp.grammar.formats import attr_grammar
 from tile_lsp.grammar.lexical import comment_start, next_token_offset
 from tile_lsp.grammar.loader import get_parser
 from tile_lsp.grammar.assume_errors import assume_issue, not_a_predicate
+from tile_lsp.grammar.location_errors import location_issue
 from tile_lsp.grammar.parser_state import (
     SyntaxIssue,
     accepted,
@@ -694,12 +695,18 @@ def _attribute_type(err: UnexpectedInput) -> bool:
     return False
 
 
+#: MLIR's builtin types written ``keyword<...>`` (mlir/lib/AsmParser/TypeParser.cpp): without the
+#: ``<`` their parser says "expected '<' in tensor type".
+_BUILTIN_ANGLE_TYPES = frozenset({"tensor", "vector", "memref", "complex", "tuple"})
+
+
 def _unknown_type(tok: Token, op: str | None, text: str) -> SyntaxIssue | None:
     """A keyword read where a cuda_tile type was required that names no type.
 
     Source: NVIDIA ``parseCudaTileType`` (lib/Dialect/CudaTile/IR/Types.cpp): after the
     ``token`` keyword and MLIR's builtin types, the keyword is looked up among the dialect's
     type mnemonics; none matching, "unknown type: <keyword>" is reported at the token after it.
+    A builtin type keyword without its ``<`` fails in MLIR's type parser instead.
     """
     word = str(tok)
     if not _is_mlir_keyword(word):
@@ -708,6 +715,10 @@ def _unknown_type(tok: Token, op: str | None, text: str) -> SyntaxIssue | None:
     if prefix is None:
         return None
     pos = next_token_offset(text, tok.end_pos)
+    if word in _BUILTIN_ANGLE_TYPES:
+        # a builtin type: MLIR's type parser wants its '<' (parseToken, reported as a wrong token)
+        where = wrong_token_offset(text, pos, pos >= len(text))
+        return SyntaxIssue(f"expected '<' in {word} type", where, where)
     return SyntaxIssue(f"{prefix}unknown type: {word}", pos, pos)
 
 
@@ -807,6 +818,9 @@ def describe_error(err: UnexpectedInput, text: str, outer_ops: tuple[str, ...] =
         else:
             start = tok.start_pos if tok.start_pos is not None else 0
             end = tok.end_pos if tok.end_pos is not None else start + len(str(tok))
+        located = location_issue(err, text, start, eof)
+        if located is not None:
+            return located
         structural = _structural_issue(err, text, start, end, eof)
         if structural is not None:
             return [structural]

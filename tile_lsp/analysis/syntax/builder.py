@@ -471,6 +471,7 @@ class Builder(TypeAttributeReader):
         name = self.string_literal(name_tok) if str(name_tok).startswith('"') else str(name_tok)
         opdef = lookup(name) if "." in name else None
         op = Operation(name, opdef, generic=True, name_range=self.rng(name_tok))
+        op.parent = block  # known to what its regions hold while they are built (_enclosing_ops)
         errors_before = len(self.diagnostics)
         # MLIR ``parseGenericOperationAfterOpName``: operands (unresolved),
         # successors, properties, regions, attribute dict, function type; only
@@ -571,6 +572,7 @@ class Builder(TypeAttributeReader):
             # MLIR resolves a bare `module` outside cuda_tile ops to builtin.module
             opdef = lookup("builtin.module")
         op = Operation(opdef.full_name, opdef, name_range=self.rng(name_tok))
+        op.parent = block  # known to what its regions hold while they are built (_enclosing_ops)
         if self.builtin_default and "." not in str(name_tok) and opdef.dialect == "cuda_tile" \
                 and default_dialect(_enclosing_ops(block)) == "builtin":
             # MLIR parseCustomOperationName: a name without a dialect is tried in the default dialect of
