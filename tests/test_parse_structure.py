@@ -214,3 +214,27 @@ def test_a_file_location_may_give_its_line_alone():
     ret = analysis.chunks[0].module.body.operations[0].regions[0].blocks[0].operations[0].regions[0].blocks[0] \
         .operations[0]
     assert (ret.location.kind, ret.location.filename, ret.location.line) == ("file", "a", 1)
+
+
+VIEW_HEAD = ("cuda_tile.module @m {\n  entry @k(%pv: partition_view<tile=(8), tensor_view<8xf32, strides=[1]>>, "
+             "%c: tile<i32>) {\n    ")
+
+
+@pytest.mark.parametrize("body,column,message", [
+    ("%t, %tok = load_view_tko we", 30,
+     'invalid memory_ordering_semantics attribute specification. Got "we" but expect one of: weak, relaxed, '
+     "acquire, release, acq_rel"),
+    ("%t, %tok = load_view_tko weak device %pv[%c]", 35,
+     'operation specifies weak memory ordering semantics, but then provides "device" scope, expected no memory '
+     "scope."),
+    ("%t, %tok = load_view_tko relaxed dev %pv[%c] :", 38,
+     'invalid memory_scope attribute specification. Got "dev" but expect one of: tl_blk, device, sys'),
+    ("%tok = atomic_red_view_tko relax", 32,
+     "invalid memory_ordering_semantics: 'relax'; expected one of: weak, relaxed, acquire, release, acq_rel"),
+], ids=["ordering", "scope-after-weak", "scope", "atomic-red-ordering"])
+def test_a_view_op_keyword_is_checked_as_it_is_read(body, column, message):
+    """NVIDIA's view-op parsers check the ordering and scope keywords as they read them: that error
+    comes before a later syntax error, here the text ending (cuda-tile-opt 13.x)."""
+    op = body.split("= ")[1].split()[0]
+    assert _mlir_positions(VIEW_HEAD + body, AnalysisOptions(mlir_compat=True)) == [
+        (3, column, f"custom op 'cuda_tile.{op}' {message}")]

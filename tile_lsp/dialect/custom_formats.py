@@ -111,3 +111,28 @@ DECLARATIVE_ENUMS: dict[str, tuple[tuple[str, str, bool], ...]] = {
 }
 # the ODS-generated parser of an enum attribute (mlir-tblgen OpFormatGen)
 MSG_GENERATED_ENUM = "expected string or keyword containing one of the following enum values for attribute '{attr}' [{cases}]"
+
+
+# The keywords NVIDIA's C++ parsers of the view ops read and check first (CudaTile.cpp
+# parseMemoryAttributes for load_view_tko/store_view_tko, AtomicRedViewTkoOp::parse), and their words.
+# parseMemoryAttributes (load_view_tko, store_view_tko)
+MSG_ORDERING = ('invalid memory_ordering_semantics attribute specification. Got "{kw}" but expect one of: '
+                "weak, relaxed, acquire, release, acq_rel")
+MSG_WEAK_SCOPE = ('operation specifies weak memory ordering semantics, but then provides "{kw}" scope, '
+                  "expected no memory scope.")
+MSG_SCOPE = 'invalid memory_scope attribute specification. Got "{kw}" but expect one of: tl_blk, device, sys'
+# AtomicRedViewTkoOp::parse
+MSG_RED_ORDERING = "invalid memory_ordering_semantics: '{kw}'; expected one of: weak, relaxed, acquire, release, acq_rel"
+MSG_RED_SCOPE = "invalid memory_scope: '{kw}'; expected one of: tl_blk, device, sys"
+MSG_RED_MODE = "unknown atomic RMW mode: '{kw}'; expected one of: and, or, xor, add, addf, max, min, umax, umin"
+#: op -> ``(attribute, enum, message, message after weak)`` of the keywords it reads first, in text
+#: order (the scope may be absent); each is checked as it is read, before anything after it.  The
+#: fourth is what the parser says of any scope after ``weak`` (``None``: nothing of its own).
+VIEW_KEYWORDS: dict[str, tuple[tuple[str, str, str, str | None], ...]] = {
+    "load_view_tko": (("memory_ordering_semantics", "MemoryOrderingSemantics", MSG_ORDERING, None),
+                      ("memory_scope", "MemoryScope", MSG_SCOPE, MSG_WEAK_SCOPE)),
+    "store_view_tko": (("memory_ordering_semantics", "MemoryOrderingSemantics", MSG_ORDERING, None),
+                       ("memory_scope", "MemoryScope", MSG_SCOPE, MSG_WEAK_SCOPE)),
+    "atomic_red_view_tko": (("memory_ordering_semantics", "MemoryOrderingSemantics", MSG_RED_ORDERING, None),
+                            ("memory_scope", "MemoryScope", MSG_RED_SCOPE, None)),
+}

@@ -27,6 +27,7 @@ from tile_lsp.dialect.custom_formats import (
     MSG_DENSE_ELEMENT_TYPE,
     MSG_UNKNOWN_ASSUME_PREDICATE,
     NULL_TYPE,
+    VIEW_KEYWORDS,
 )
 from tile_lsp.dialect.enums import ENUMS
 from tile_lsp.dialect.registry import lookup
@@ -139,6 +140,8 @@ def _invalid_enum_before(err: UnexpectedInput, op: str, op_index: int) -> Syntax
     generic_attrs = _declarative_enum_attrs(opdef)
     seen_generic = 0
     values = ip.parser_state.value_stack
+    if opdef.name in VIEW_KEYWORDS:
+        return _invalid_view_keyword(values, op, op_index, VIEW_KEYWORDS[opdef.name])
     for i in range(op_index + 1, len(values)):
         rule = _enum_rule_of(ip, i)
         if rule is None:
@@ -161,6 +164,33 @@ def _invalid_enum_before(err: UnexpectedInput, op: str, op_index: int) -> Syntax
         cases = _cases(enum)
         if cases and word not in cases:
             return SyntaxIssue(f"custom op '{op}' {message}", tok.start_pos, tok.end_pos)
+    return None
+
+
+def _leading_keywords(values: list, start: int):
+    """The keyword tokens read first from ``values[start]`` on: bare words, ``enum_keyword`` trees, an
+    optional group (``og_*``) holding one; up to the first other item."""
+    for value in values[start:]:
+        while isinstance(value, Tree) and value.data.startswith("og_") and len(value.children) == 1:
+            value = value.children[0]
+        if isinstance(value, Tree) and value.data == "enum_keyword":
+            value = value.children[0]
+        if not (isinstance(value, Token) and value.type == "BARE_ID"):
+            return
+        yield value
+
+
+def _invalid_view_keyword(values: list, op: str, op_index: int, keywords) -> SyntaxIssue | None:
+    """A view op's leading keyword (ordering, then the optional scope) that its C++ parser rejects as
+    it reads it (:data:`~tile_lsp.dialect.custom_formats.VIEW_KEYWORDS`), in its words."""
+    previous = None
+    for tok, (_, enum, message, after_weak) in zip(_leading_keywords(values, op_index + 1), keywords):
+        word = str(tok)
+        if after_weak is not None and previous == "weak":
+            return SyntaxIssue(f"custom op '{op}' " + after_weak.format(kw=word), tok.start_pos, tok.start_pos)
+        if word not in _cases(enum):
+            return SyntaxIssue(f"custom op '{op}' " + message.format(kw=word), tok.start_pos, tok.start_pos)
+        previous = word
     return None
 
 

@@ -28,7 +28,16 @@ from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.ir.diagnostics import Range
 from tile_lsp.analysis.syntax.parse_rules import ParseContext, parse_rule
 from tile_lsp.dialect import types as T
-from tile_lsp.dialect.custom_formats import DECLARATIVE_ENUMS, MSG_GENERATED_ENUM
+from tile_lsp.dialect.custom_formats import (
+    DECLARATIVE_ENUMS,
+    MSG_GENERATED_ENUM,
+    MSG_ORDERING,
+    MSG_RED_MODE,
+    MSG_RED_ORDERING,
+    MSG_RED_SCOPE,
+    MSG_SCOPE,
+    MSG_WEAK_SCOPE,
+)
 from tile_lsp.dialect.enums import ENUMS
 
 #: Attributes whose keywords the rules of this module check, with the parsers'
@@ -43,16 +52,6 @@ CUSTOM_ENUM_KEYWORDS: dict[str, tuple[str, ...]] = {
     "atomic_cas_tko": ("memory_ordering_semantics", "memory_scope"),
 }
 
-# parseMemoryAttributes (load_view_tko, store_view_tko)
-MSG_ORDERING = ('invalid memory_ordering_semantics attribute specification. Got "{kw}" but expect one of: '
-                "weak, relaxed, acquire, release, acq_rel")
-MSG_WEAK_SCOPE = ('operation specifies weak memory ordering semantics, but then provides "{kw}" scope, '
-                  "expected no memory scope.")
-MSG_SCOPE = 'invalid memory_scope attribute specification. Got "{kw}" but expect one of: tl_blk, device, sys'
-# AtomicRedViewTkoOp::parse
-MSG_RED_ORDERING = "invalid memory_ordering_semantics: '{kw}'; expected one of: weak, relaxed, acquire, release, acq_rel"
-MSG_RED_SCOPE = "invalid memory_scope: '{kw}'; expected one of: tl_blk, device, sys"
-MSG_RED_MODE = "unknown atomic RMW mode: '{kw}'; expected one of: and, or, xor, add, addf, max, min, umax, umin"
 # finalizeViewTkoParse / AtomicRedViewTkoOp::parse
 MSG_INDEX_TYPES_MISSING = "index types must be specified when indices are present"
 MSG_INDEX_TYPE_COUNT = "expected {n} index types, got {m}"
