@@ -117,6 +117,24 @@ class Cursor:
     def le(self, size: int, what: str, signed: bool = False) -> int:
         return int.from_bytes(self.bytes(size, what), "little", signed=signed)
 
+    def words(self, n: int, size: int, what: str, too_many: str) -> list[int]:
+        """``n`` little-endian unsigned words of ``size`` bytes (a table of offsets or indices, aligned
+        by the caller).  Raises :class:`BytecodeError` with ``too_many`` when ``n`` such words cannot
+        fit in what is left."""
+        if n > self.remaining() // size:
+            raise self.error(too_many)
+        return [self.le(size, what) for _ in range(n)]
+
+    def offset_table(self, n: int, size: int, what: str, too_many: str) -> tuple[int, int, list[tuple[int, int]]]:
+        """A table of ``n`` offsets of ``size`` bytes (aligned to ``size``) and the data they index, to
+        the end of the cursor: ``(base, data size, [(start, end)])``, the bounds relative to ``base``
+        and unchecked (an entry ends where the next starts, the last at the end of the data).  Raises
+        :class:`BytecodeError` as :meth:`align` and :meth:`words` do."""
+        self.align(size, f"{what}s")
+        offs = self.words(n, size, what, too_many)
+        base, end = self.pos, self.end - self.pos
+        return base, end, [(o, offs[i + 1] if i + 1 < n else end) for i, o in enumerate(offs)]
+
     def align(self, alignment: int, what: str) -> None:
         """Skip padding so the absolute offset is a multiple of ``alignment``."""
         if alignment < 2:
@@ -274,15 +292,12 @@ class _Reader:
         n = c.varint("number of strings")
         if n == 0:
             return
-        c.align(4, "string offsets")
-        if n > c.remaining() // 4:
-            raise c.error(f"number of strings ({n}) exceeds what the {c.remaining()} bytes left can hold")
-        offs = [c.le(4, "string offset") for _ in range(n)]
-        base, size = c.pos, c.end - c.pos
-        for i, o in enumerate(offs):
+        left = c.remaining() - (-c.pos % 4)  # after the offsets' padding
+        base, size, bounds = c.offset_table(n, 4, "string offset",
+                                            f"number of strings ({n}) exceeds what the {left} bytes left can hold")
+        for o, e in bounds:
             # As NVIDIA's reader (StringRef::substr): a start past the data or
             # an end before the start clamps instead of failing here.
-            e = offs[i + 1] if i + 1 < n else size
             s0 = min(o, size)
             e0 = min(s0 + ((e - o) % (1 << 32)), size)
             self.strings.append((base + s0, base + e0))
@@ -423,14 +438,12 @@ class _Reader:
         c = Cursor(self.data, start, end)
         nops = c.varint("number of operations with debug info")
         c.align(4, "debug info index offsets")
-        if nops > c.remaining() // 4:
-            raise c.error(f"number of operations with debug info ({nops}) exceeds the data left")
-        self.di_index_offsets = [c.le(4, "debug info index offset") for _ in range(nops)]
+        self.di_index_offsets = c.words(nops, 4, "debug info index offset",
+                                        f"number of operations with debug info ({nops}) exceeds the data left")
         nidx = c.varint("number of debug info indices")
         c.align(8, "debug info indices")
-        if nidx > c.remaining() // 8:
-            raise c.error(f"number of debug info indices ({nidx}) exceeds the data left")
-        self.di_indices = [c.le(8, "debug info index") for _ in range(nidx)]
+        self.di_indices = c.words(nidx, 8, "debug info index",
+                                  f"number of debug info indices ({nidx}) exceeds the data left")
         nattr = c.varint("number of debug info attributes")
         self.di_offsets = _entry_bounds(c, nattr, "debug info",
                                         "number of debug info attributes ({n}) exceeds the data left")
@@ -520,13 +533,8 @@ class _Reader:
         n = c.varint("number of constants")
         if n == 0:
             return
-        c.align(8, "constant offsets")
-        if n > c.remaining() // 8:
-            raise c.error("insufficient data for constant indices")
-        offs = [c.le(8, "constant offset") for _ in range(n)]
-        base, size = c.pos, c.end - c.pos
-        for i, o in enumerate(offs):
-            e = offs[i + 1] if i + 1 < n else size
+        base, size, bounds = c.offset_table(n, 8, "constant offset", "insufficient data for constant indices")
+        for i, (o, e) in enumerate(bounds):
             if o > e or e > size:
                 raise BytecodeError(f"constant {i} extends beyond available data", start)
             self.constants.append((base + o, base + e))
