@@ -19,7 +19,8 @@ examples, so the residency and semantic spellings are tile-lsp's choice):
 * ``!async.token`` / ``!nv_tileas.async_token`` (async completion token),
   ``!async.value<T>`` (an async value of payload ``T``);
 * ``!nv_tileaa.mem_token`` / ``!nv_tileas.mem_token`` (memory ordering token);
-* attributes ``#nv_tileas<atom NAME>`` / ``#nv_tileas.atom<NAME>``.
+* attributes ``#nv_tileas<atom NAME>`` / ``#nv_tileas.atom<NAME>`` and ``#nv_tileas<KIND WORD>``,
+  decoded once by the builder into ``DialectAttr.value`` (:class:`KeywordAttr`).
 
 Source of the type and attribute names: the spec documents 000 (verifiers)
 and 002 (op roster, worked pipeline example).
@@ -274,17 +275,59 @@ def unwrap_pipeline_iterator(t: object) -> object:
     return t
 
 
-def decode_atom(attr: object) -> AtomAttr | None:
-    """Decode ``#nv_tileas<atom NAME>`` / ``#nv_tileas.atom<NAME>`` (a ``DialectAttr``) or a string attribute."""
-    dialect = getattr(attr, "dialect", None)
+@dataclass(frozen=True)
+class KeywordAttr:
+    """What an nv_tileas attribute that carries no packed value decodes to: ``#nv_tileas<KIND WORD>``
+    or ``#nv_tileas.KIND<WORD>`` (``#nv_tileas<atom tma_load_2d>``, ``#nv_tileas<mem_semantic relaxed>``).
+
+    The builder decodes it once into ``DialectAttr.value`` (the carriers ``tcgen05_kind`` /
+    ``umma_layout`` hold their packed value instead:
+    :func:`tile_lsp.analysis.ir.decoders.decode_nv_tileas_attribute`).  ``word``: the last word of
+    the body, the case an enum-like attribute names (:func:`enum_word`), ``None`` for an empty body;
+    ``atom``: the :class:`AtomAttr` of an atom attribute (:func:`decode_atom`), else ``None``.
+    Spellings: docs/nv_tileas.md "Attributes" (tile-lsp's; spec 000 and 002 show
+    ``#nv_tileas<atom tma_load_2d>`` / ``#nv_tileas<atom mxf4>``).
+    """
+
+    word: str | None
+    atom: AtomAttr | None = None
+
+
+def decode_keyword_attr(mnemonic: str, body: str) -> KeywordAttr:
+    """The :class:`KeywordAttr` of ``#nv_tileas.<mnemonic><body>`` (``mnemonic`` empty for
+    ``#nv_tileas<body>``; ``body`` without the angle brackets).  An atom is ``#nv_tileas<atom NAME>``
+    or ``#nv_tileas.atom<NAME>`` (one word for its name); the word is the last of the body's words,
+    commas read as blanks (docs/nv_tileas.md "Attributes"; spec 000 and 002 examples)."""
+    words = body.split()
+    atom = None
+    if mnemonic == "" and len(words) == 2 and words[0] == "atom":
+        atom = AtomAttr(words[1])
+    elif mnemonic == "atom" and len(words) == 1:
+        atom = AtomAttr(words[0])
+    items = body.replace(",", " ").split()
+    return KeywordAttr(items[-1] if items else None, atom)
+
+
+def _keyword_attr(attr: object) -> KeywordAttr | None:
+    """The :class:`KeywordAttr` of an nv_tileas ``DialectAttr``: the builder's (``value``), else
+    decoded from its body (an attribute made elsewhere, or a carrier, whose value is its packed
+    value); ``None`` for another attribute or one without a body."""
+    if getattr(attr, "dialect", None) != "nv_tileas":
+        return None
+    value = getattr(attr, "value", None)
+    if isinstance(value, KeywordAttr):
+        return value
     body = getattr(attr, "body", None)
-    mnemonic = getattr(attr, "mnemonic", "")
-    if dialect == "nv_tileas" and body is not None:
-        words = body.split()
-        if mnemonic == "" and len(words) == 2 and words[0] == "atom":
-            return AtomAttr(words[1])
-        if mnemonic == "atom" and len(words) == 1:
-            return AtomAttr(words[0])
+    return decode_keyword_attr(getattr(attr, "mnemonic", ""), body) if isinstance(body, str) else None
+
+
+def decode_atom(attr: object) -> AtomAttr | None:
+    """The atom of ``#nv_tileas<atom NAME>`` / ``#nv_tileas.atom<NAME>`` (a ``DialectAttr``: the
+    :class:`KeywordAttr` the builder decoded, :func:`decode_keyword_attr`) or of a string attribute
+    naming it (docs/nv_tileas.md "Attributes"; spec 000 and 002 examples)."""
+    keyword = _keyword_attr(attr)
+    if keyword is not None and keyword.atom is not None:
+        return keyword.atom
     value = getattr(attr, "value", None)
     if isinstance(value, str) and value:
         return AtomAttr(value)
@@ -292,7 +335,10 @@ def decode_atom(attr: object) -> AtomAttr | None:
 
 
 def enum_word(attr: object) -> str | None:
-    """The case word of an enum-like attribute: a string, a bare keyword, or ``#nv_tileas<kind WORD>``."""
+    """The case word of an enum-like attribute: an enum attribute's case (custom form, or the generic
+    ``#cuda_tile.<mnemonic><case>`` whose case the builder decoded into ``DialectAttr.value``), a
+    string, ``#nv_tileas<kind WORD>`` (the last word: :class:`KeywordAttr`), a bare keyword
+    (docs/nv_tileas.md "Attributes"; NVIDIA AttrDefs.td ``CudaTileEnumAttr`` for the generic form)."""
     if attr is None:
         return None
     case = getattr(attr, "case", None)
@@ -302,9 +348,13 @@ def enum_word(attr: object) -> str | None:
     if isinstance(value, str):
         return value
     body = getattr(attr, "body", None)
-    if isinstance(body, str):
-        words = body.replace(",", " ").split()
-        return words[-1] if words else None
+    if isinstance(body, str):  # a DialectAttr: what the builder decoded, else the last word of the body
+        if isinstance(value, KeywordAttr):
+            return value.word
+        if isinstance(getattr(value, "case", None), str):  # the EnumAttr of #cuda_tile.<mnemonic><case>
+            return value.case
+        items = body.replace(",", " ").split()
+        return items[-1] if items else None
     text = getattr(attr, "text", None)
     if isinstance(text, str):
         return text.strip().strip('"')

@@ -187,7 +187,12 @@ def string_literal(value: str) -> str:
 
 def normalize_attr(attr: A.Attribute, kind: str | None) -> A.Attribute:
     """``attr`` as the ODS attribute of ``kind`` stores it: enum cases written as a
-    keyword, string, ``#cuda_tile.x<case>`` or integer become one :class:`EnumAttr`."""
+    keyword, string, ``#cuda_tile.x<case>`` or integer become one :class:`EnumAttr`.
+
+    The case of ``#cuda_tile.x<case>`` is the one the builder decoded (``DialectAttr.value``,
+    :func:`~tile_lsp.analysis.ir.attributes.enum_case`; NVIDIA AttrDefs.td ``CudaTileEnumAttr``);
+    a dialect attribute holding no decoded case (made elsewhere, or not a cuda_tile enum attribute:
+    ``#nv_tileas<signed>``) names the case by its whole body, as before the builder decoded it."""
     if isinstance(attr, A.AliasAttr) and attr.target is not None:
         attr = attr.target
     if not kind or not kind.startswith("enum:"):
@@ -201,7 +206,9 @@ def normalize_attr(attr: A.Attribute, kind: str | None) -> A.Attribute:
     elif isinstance(attr, A.StringAttr):
         case = attr.value
     elif isinstance(attr, A.DialectAttr):
-        case = attr.body
+        case = A.enum_case(attr)
+        if case is None:
+            case = attr.body
     elif isinstance(attr, A.IntegerAttr):
         case = enum.spelling_of(attr.value)
     elif isinstance(attr, A.OpaqueAttr):

@@ -10,7 +10,9 @@
 * :func:`kind_word_of` / :func:`umma_layout_of`: the kind word or UMMA layout an
   attribute carries (tile-lsp's spellings), ``CarrierError`` when malformed.  The
   builder decodes such an attribute's text once (:func:`decode_carrier`, kept in
-  ``DialectAttr.value`` as a :class:`CarrierValue`); these read that value.
+  ``DialectAttr.value`` as a :class:`CarrierValue`); these read that value;
+* :func:`decode_nv_tileas_attribute`: what the builder decodes any nv_tileas attribute to, the
+  carriers' :class:`CarrierValue` or the others' ``KeywordAttr`` (an atom, an enum word).
 
 Every function is total on its documented domain and raises ``ValueError``
 outside it (negative words, words wider than the field).
@@ -23,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tile_lsp.dialect import types as T
+from tile_lsp.dialect.nv_tileas_types import KeywordAttr, decode_keyword_attr
 
 #: (atom_K, vecSize) -> PTX kind of the legal block-scaled rows (spec 000 catalog).
 BLOCK_SCALE_KINDS = {
@@ -389,6 +392,19 @@ def decode_carrier(mnemonic: str, body: str | None) -> CarrierValue | None:
     return None
 
 
+def decode_nv_tileas_attribute(mnemonic: str, body: str | None) -> CarrierValue | KeywordAttr | None:
+    """What the builder decodes the nv_tileas attribute ``#nv_tileas.<mnemonic><body>`` to, once
+    (``DialectAttr.value``; ``mnemonic`` empty for ``#nv_tileas<body>``): a carrier's
+    :class:`CarrierValue` (:func:`decode_carrier`), else the
+    :class:`~tile_lsp.dialect.nv_tileas_types.KeywordAttr` of ``#nv_tileas<KIND WORD>``, the
+    atom of ``#nv_tileas<atom NAME>`` or the word of an enum-like attribute
+    (:func:`~tile_lsp.dialect.nv_tileas_types.decode_keyword_attr`); ``None`` without a body.
+    Spellings: docs/nv_tileas.md "Attributes" and "Mode-pattern carriers" (spec 000, 001, 002)."""
+    if body is None:
+        return None
+    return decode_carrier(mnemonic, body) or decode_keyword_attr(mnemonic, body)
+
+
 def carried_value(attr, carrier: str) -> Any:
     """The value the nv_tileas carrier ``carrier`` attribute ``attr`` holds (the builder's
     :class:`CarrierValue`; an attribute made elsewhere is decoded here, :func:`decode_carrier`),
@@ -396,6 +412,8 @@ def carried_value(attr, carrier: str) -> Any:
     if getattr(attr, "dialect", None) != "nv_tileas":
         return None
     decoded = getattr(attr, "value", None)
+    if isinstance(decoded, KeywordAttr):  # the builder read it: no carrier
+        return None
     if not isinstance(decoded, CarrierValue):
         decoded = decode_carrier(getattr(attr, "mnemonic", ""), getattr(attr, "body", None))
     if decoded is None or decoded.carrier != carrier:

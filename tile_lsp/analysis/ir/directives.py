@@ -59,8 +59,9 @@ def case_of(a: A.Attribute | None) -> str:
         return ""
     if isinstance(a, A.StringAttr):
         return a.value
-    if isinstance(a, A.EnumAttr):
-        return a.case
+    case = A.enum_case(a)  # custom form, or the generic form as the builder decoded it
+    if case is not None:
+        return case
     if isinstance(a, A.DialectAttr):
         return a.body or ""
     return str(a)

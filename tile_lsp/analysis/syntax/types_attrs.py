@@ -20,7 +20,7 @@ from lark import Token, Tree
 from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.ir import debuginfo
 from tile_lsp.analysis.ir.core import Span
-from tile_lsp.analysis.ir.decoders import decode_carrier
+from tile_lsp.analysis.ir.decoders import decode_nv_tileas_attribute
 from tile_lsp.analysis.ir.diagnostics import Diagnostic, Range, Severity
 from tile_lsp.dialect import types as T
 from tile_lsp.analysis.syntax.parse_rules.dense import start_of
@@ -286,8 +286,8 @@ class TypeAttributeReader:
             body = self.slice(c[1])[1:-1]
             if dialect == "cuda_tile":
                 attr = self.cuda_tile_attribute(mnemonic, body, rng)
-            else:  # an nv_tileas carrier (tcgen05_kind, umma_layout) is decoded once, here
-                value = decode_carrier(mnemonic, body) if dialect == "nv_tileas" else None
+            else:  # an nv_tileas attribute (a carrier's value, an atom, a word) is decoded once, here
+                value = decode_nv_tileas_attribute(mnemonic, body) if dialect == "nv_tileas" else None
                 attr = A.DialectAttr(dialect, mnemonic, body, value, range=rng)
             if dialect == "cuda_tile" and self._report_attr_issues(c[0], mnemonic, c[1]):
                 return attr

@@ -105,6 +105,10 @@ def _int_values(a) -> list[int] | None:
 
 
 def _text(a) -> str:
+    """An attribute as a message quotes it: its text, its value, or (a dialect attribute, whose value
+    is what the builder decoded from it) as written."""
+    if getattr(a, "dialect", None) is not None and getattr(a, "body", None) is not None:
+        return str(a)
     return getattr(a, "text", None) or str(getattr(a, "value", a))
 
 

@@ -176,6 +176,8 @@ def bool_attr(op: Operation, name: str) -> bool:
     a = op.attr(name)
     if isinstance(a, A.UnitAttr):
         return True
+    if isinstance(a, A.DialectAttr):
+        return False  # its value is what the builder decoded (a carrier, a keyword), no truth value
     return bool(getattr(a, "value", False)) if a is not None else False
 
 
