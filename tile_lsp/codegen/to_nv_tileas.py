@@ -45,6 +45,7 @@ from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.ir.core import Operation, OpResult, Region, Use, Value
 from tile_lsp.codegen.ptx import staged_bytes
 from tile_lsp.dialect import types as T
+from tile_lsp.dialect.nv_tileas_types import decode_keyword_attr
 from tile_lsp.dialect.registry import lookup
 
 #: cuda_tile ``memory_scope`` -> nv_tileas ``mem_scope`` (docs/nv_tileas.md "Attributes")
@@ -54,7 +55,16 @@ TILED_VIEWS = (T.PartitionViewType, T.StridedViewType)
 INDEX = T.IndexType()
 F32 = T.FloatType("f32")
 I32 = T.IntegerType(32)
-COPY_ATOM = "#nv_tileas<atom copy>"
+#: The atom of the copies this pass makes (``#nv_tileas<atom copy>``).
+COPY_ATOM = "copy"
+
+
+def atom_attr(name: str) -> A.DialectAttr:
+    """``#nv_tileas<atom NAME>`` as the builder builds it from text: the attribute with its decoded
+    value (:func:`tile_lsp.dialect.nv_tileas_types.decode_keyword_attr`), which the nv_tileas
+    verifiers between passes read (spec 002's worked pipeline example spells the atoms so)."""
+    body = f"atom {name}"
+    return A.DialectAttr("nv_tileas", "", body, decode_keyword_attr("", body))
 
 
 def _element_word(t: T.Type) -> str:
@@ -160,12 +170,10 @@ class _Rewriter:
 
     @staticmethod
     def memory_attrs(op: Operation) -> dict:
-        sem = op.attr("memory_ordering_semantics")
-        word = getattr(sem, "case", None) or "weak"
-        out = {"atom": A.OpaqueAttr(COPY_ATOM), "mem_semantic": A.StringAttr(word)}
+        word = op.enum_case("memory_ordering_semantics", "weak")
+        out = {"atom": atom_attr(COPY_ATOM), "mem_semantic": A.StringAttr(word)}
         if word != "weak":
-            scope = op.attr("memory_scope")
-            out["mem_scope"] = A.StringAttr(MEM_SCOPES[getattr(scope, "case", None) or "device"])
+            out["mem_scope"] = A.StringAttr(MEM_SCOPES[op.enum_case("memory_scope", "device")])
         return out
 
     def tiled_access(self, op: Operation, load: bool) -> bool:
@@ -217,7 +225,7 @@ class _Rewriter:
                           {"tile_lsp.smem_offset": A.IntegerAttr(offset, I32)}, {"operands": 0})
         zeros = [self.zero(like)] * len(t.shape)
         store = self.make("nv_tileas.tiled_store", [alloc.results[0], value, *zeros], [], like,
-                          {"atom": A.OpaqueAttr(COPY_ATOM), "mem_semantic": A.StringAttr("weak")},
+                          {"atom": atom_attr(COPY_ATOM), "mem_semantic": A.StringAttr("weak")},
                           {"view": 1, "value": 1, "coords": len(zeros), "offsets": 0, "token": 0})
         end = offset + t.num_elements * staged_bytes(t.element)
         return [alloc, store], alloc.results[0], (end + 7) // 8 * 8
@@ -228,12 +236,11 @@ class _Rewriter:
         if isinstance(acc, T.FloatType) and acc.name == "f64":
             return False
         widen = isinstance(acc, T.FloatType) and acc.name != "f32"
-        attrs = {"atom": A.OpaqueAttr(f"#nv_tileas<atom mma_{_element_word(a.type.element)}_"
-                                      f"{_element_word(b.type.element)}_{_element_word(F32 if widen else acc)}>")}
+        attrs = {"atom": atom_attr(f"mma_{_element_word(a.type.element)}_{_element_word(b.type.element)}_"
+                                   f"{_element_word(F32 if widen else acc)}")}
         if op.short_name == "mmai":
             for side, name in (("a", "signedness_lhs"), ("b", "signedness_rhs")):
-                s = op.attr(name)
-                attrs[f"{side}_signed"] = A.BoolAttr(getattr(s, "case", "signed") != "unsigned")
+                attrs[f"{side}_signed"] = A.BoolAttr(op.enum_case(name, "signed") != "unsigned")
         attrs.update(self.layout_attrs(op))
         stage_a, sa, offset = self.stage(a, 0, op)
         stage_b, sb, _ = self.stage(b, offset, op)
