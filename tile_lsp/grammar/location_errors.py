@@ -33,6 +33,12 @@ _AFTER_INSTANCE = {
     "name": "expected ')' after child location of NameLoc",
     "fused": "expected ']' in fused location",
 }
+#: What MLIR says when a location keyword is not followed by its bracket.
+_AFTER_KEYWORD = {
+    "LOC": "expected '(' in location",
+    "CALLSITE": "expected '(' in callsite location",
+    "FUSED": "expected '[' in fused location",
+}
 _LINE = "expected integer line number in FileLineColRange"
 _COLUMN = "expected integer column number in FileLineColRange"
 _AFTER_TO = "expected either integer or `:` post `to` in FileLineColRange"
@@ -158,15 +164,8 @@ def location_issue(err: UnexpectedToken, text: str, start: int, eof: bool) -> li
         return None
     kinds = [_kind(v) for v in values]
     where = wrong_token_offset(text, start, eof)
-    top = kinds[-1]
-    message = None
-    if top == "LOC":
-        message = "expected '(' in location"
-    elif top == "CALLSITE":
-        message = "expected '(' in callsite location"
-    elif top == "FUSED":
-        message = "expected '[' in fused location"
-    else:
+    message = _AFTER_KEYWORD.get(kinds[-1])
+    if message is None:
         found = _open_construct(kinds, len(kinds) - 1)
         if found is None:
             return None

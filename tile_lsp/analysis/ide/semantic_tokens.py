@@ -125,6 +125,8 @@ _LEX = re.compile(
     r'|(?P<number>[-+]?0x[0-9A-Fa-f]+|[-+]?[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?)'
     r'|(?P<word>[A-Za-z_][A-Za-z0-9_$.]*)'
 )
+#: The token type of a lexical class that is not its own name.
+_LEX_TYPES = {"value": "variable", "symbol": "decorator", "typename": "type", "attrname": "macro"}
 _DIM = re.compile(r"[0-9]+|\?")
 _ATTR_NAME_FOLLOWS = re.compile(r"\s*=(?!=)")
 _NUMBER = re.compile(r"[-+]?0x[0-9A-Fa-f]+|[-+]?[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?")
@@ -372,15 +374,7 @@ def _lexical(text: str, start: int, end: int, out: list[_Tok]) -> None:
         elif kind == "shape":
             out.extend((a + d.start(), a + d.end(), "number", _NONE) for d in _DIM.finditer(m.group()))
             continue
-        elif kind == "value":
-            kind = "variable"
-        elif kind == "symbol":
-            kind = "decorator"
-        elif kind == "typename":
-            kind = "type"
-        elif kind == "attrname":
-            kind = "macro"
-        out.append((a, b, kind, _NONE))  # type: ignore[arg-type]
+        out.append((a, b, _LEX_TYPES.get(kind, kind), _NONE))  # type: ignore[arg-type]
 
 
 def semantic_tokens(analysis: DocumentAnalysis, index: DocumentIndex | None = None) -> list[SemanticToken]:
