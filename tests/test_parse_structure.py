@@ -238,3 +238,34 @@ def test_a_view_op_keyword_is_checked_as_it_is_read(body, column, message):
     op = body.split("= ")[1].split()[0]
     assert _mlir_positions(VIEW_HEAD + body, AnalysisOptions(mlir_compat=True)) == [
         (3, column, f"custom op 'cuda_tile.{op}' {message}")]
+
+
+#: (text, MLIR's only error: 1-based line, column, message) -- each printed by cuda-tile-opt 13.x
+LEXER_AND_NAME_CASES = [
+    # MLIR's lexer reports an unterminated string where it runs into the line break or the end
+    ('cuda_tile.module @m {\n  entry @k() {\n    return loc("abc\n  }\n}\n', 3, 20,
+     "expected '\"' in string literal"),
+    ('cuda_tile.module @m {\n  entry @k() {\n    return loc("abc', 3, 20, "expected '\"' in string literal"),
+    # ... and an '@' without a name at the character after it
+    ("cuda_tile.module @1 {\n}\n", 1, 19, "@ identifier expected to start with letter or '_'"),
+    # NVIDIA's ModuleOp::parse reads the symbol name first, at the token after the op name
+    ("cuda_tile.module {\n}\n", 1, 18, "custom op 'cuda_tile.module' expected valid '@'-identifier for symbol name"),
+    ("cuda_tile.module attributes {a = 1} {\n}\n", 1, 18,
+     "custom op 'cuda_tile.module' expected valid '@'-identifier for symbol name"),
+    ("cuda_tile.module", 1, 17, "custom op 'cuda_tile.module' expected valid '@'-identifier for symbol name"),
+    ("cuda_tile.module @m {\n  module\n}\n", 3, 1,
+     "custom op 'cuda_tile.module' expected valid '@'-identifier for symbol name"),
+    # a pretty dialect body is scanned whole first: its '<' (or the last string it lexed) is blamed
+    ("cuda_tile.module @m {\n  entry @k() {\n    %0 = constant <i64: 128> : !cuda_tile.tile<i", 3, 47,
+     "unbalanced '<' character in pretty dialect name"),
+    ("cuda_tile.module @m {\n  entry @k() {\n    %0 = constant <i64: 128> : !cuda_tile.tile<4x(i64>", 3, 47,
+     "unbalanced '(' character in pretty dialect name"),
+    ('#f = #cuda_tile.di_file<"a.py" in\n  "dir"', 2, 3, "unbalanced '<' character in pretty dialect name"),
+]
+
+
+@pytest.mark.parametrize("text,line,column,message", LEXER_AND_NAME_CASES,
+                         ids=[str(i) for i in range(len(LEXER_AND_NAME_CASES))])
+def test_lexer_and_symbol_name_errors_where_mlir_reports_them(text, line, column, message):
+    assert _mlir_positions(text)[0] == (line, column, message)
+    assert _mlir_positions(text, AnalysisOptions(mlir_compat=True)) == [(line, column, message)]

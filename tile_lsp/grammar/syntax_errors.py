@@ -12,6 +12,7 @@ in :mod:`.assume_errors`, a location's in :mod:`.location_errors`.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from lark import Token, Tree
@@ -32,7 +33,7 @@ from tile_lsp.dialect.custom_formats import (
 from tile_lsp.dialect.enums import ENUMS
 from tile_lsp.dialect.registry import lookup
 from tile_lsp.grammar.formats import attr_grammar
-from tile_lsp.grammar.lexical import comment_start, next_token_offset
+from tile_lsp.grammar.lexical import STRING, STRINGS_AND_COMMENTS, comment_start, next_token_offset
 from tile_lsp.grammar.loader import get_parser
 from tile_lsp.grammar.assume_errors import assume_issue, not_a_predicate
 from tile_lsp.grammar.location_errors import location_issue
@@ -725,6 +726,100 @@ def _attribute_type(err: UnexpectedInput) -> bool:
     return False
 
 
+#: Where a dialect type or attribute in pretty form opens its body: ``!cuda_tile.tile<``,
+#: ``#cuda_tile.div_by<`` (a dialect namespace, a dot, the mnemonic).
+_PRETTY_START = re.compile(r"[!#][A-Za-z_][A-Za-z0-9_$]*\.[A-Za-z0-9_$.]*<")
+_PRETTY_CLOSERS = {">": "<", "]": "[", ")": "(", "}": "{"}
+_STRING_RE = re.compile(STRING)
+
+
+def _unnamed_module(err: UnexpectedToken, text: str, start: int, eof: bool,
+                    outer_ops: tuple[str, ...] = ()) -> SyntaxIssue | None:
+    """``cuda_tile.module`` followed by anything but its ``@name``: NVIDIA's ModuleOp::parse reads the
+    symbol name first ("expected valid '@'-identifier for symbol name", at the token met).  A bare
+    ``module`` is cuda_tile's only inside a cuda_tile op (else it is builtin's, whose name is optional);
+    ``outer_ops``: the ops around the text parsed (:func:`describe_error`)."""
+    values = value_stack(err)
+    if not values or err.token.type == "AT_ID":
+        return None
+    top = values[-1]
+    if isinstance(top, Tree) and top.data.startswith("opname_"):
+        written = str(top.children[0])
+    elif isinstance(top, Token) and top.type not in ("BARE_ID", "STRING", "VALUE_ID"):
+        written = str(top)  # the op name's keyword, not reduced yet
+    else:
+        return None
+    if written not in ("cuda_tile.module", "module"):
+        return None
+    if written == "module" and default_dialect(list(outer_ops) + _region_owners(err)) != "cuda_tile":
+        return None
+    at = len(text) if eof else start
+    return SyntaxIssue("custom op 'cuda_tile.module' expected valid '@'-identifier for symbol name", at, at)
+
+
+def _pretty_body_end(text: str, lt: int) -> tuple[int, str | None, int]:
+    """Scan the pretty dialect body opened by the ``<`` at ``lt`` as MLIR's
+    ``Parser::parseDialectSymbolBody`` does (nested ``<[({``, ``->`` skipped, strings lexed):
+    ``(end, None, lt)`` when it closes; else ``(where, char, at)`` with the unbalanced character (a
+    closer of another kind, or the end of the text) and where MLIR reports it: its current token,
+    the last string the scan lexed, else the ``<``."""
+    nested: list[str] = []
+    at = lt
+    i = lt
+    while True:
+        if i >= len(text):
+            return i, nested[-1], at
+        c = text[i]
+        i += 1
+        if c in "<[({":
+            nested.append(c)
+        elif c == "-" and text.startswith(">", i):
+            i += 1
+        elif c in _PRETTY_CLOSERS:
+            if nested[-1] != _PRETTY_CLOSERS[c]:
+                return i - 1, nested[-1], at
+            nested.pop()
+            if not nested:
+                return i, None, lt
+        elif c == '"':
+            m = _STRING_RE.match(text, i - 1)
+            if m is None:
+                return i - 1, None, lt  # an unterminated string: the lexer's error, elsewhere
+            at = i - 1
+            i = m.end()
+
+
+@functools.lru_cache(maxsize=4)
+def _unbalanced_pretty_bodies(text: str) -> tuple[tuple[int, str, int], ...]:
+    """``(offset of the '<', unbalanced character, where MLIR reports it)`` of each pretty dialect body of ``text`` that does
+    not balance (:func:`_pretty_body_end`), in text order; bodies in comments and strings aside.
+    Cached: the syntax errors of one text ask for it once each."""
+    blanked = STRINGS_AND_COMMENTS.sub(lambda m: " " * len(m.group()), text)
+    found = []
+    pos = 0
+    while True:
+        m = _PRETTY_START.search(blanked, pos)
+        if m is None:
+            return tuple(found)
+        lt = m.end() - 1
+        end, unbalanced, at = _pretty_body_end(text, lt)
+        if unbalanced is not None:
+            found.append((lt, unbalanced, at))
+        pos = max(end, lt + 1)
+
+
+def _pretty_body_issue(text: str, offset: int) -> SyntaxIssue | None:
+    """MLIR's "unbalanced '<' character in pretty dialect name" when a pretty dialect body
+    (``!cuda_tile.tile<...``) that does not balance opens before ``offset``, where Lark failed: MLIR
+    scans each body whole as it meets it (``parseDialectSymbolBody``) and reports at its current token
+    (the ``<``, or the last string it lexed in the body)."""
+    for lt, unbalanced, at in _unbalanced_pretty_bodies(text):
+        if lt >= offset:
+            return None
+        return SyntaxIssue(f"unbalanced '{unbalanced}' character in pretty dialect name", at, at)
+    return None
+
+
 #: MLIR's builtin types written ``keyword<...>`` (mlir/lib/AsmParser/TypeParser.cpp): without the
 #: ``<`` their parser says "expected '<' in tensor type".
 _BUILTIN_ANGLE_TYPES = frozenset({"tensor", "vector", "memref", "complex", "tuple"})
@@ -848,9 +943,15 @@ def describe_error(err: UnexpectedInput, text: str, outer_ops: tuple[str, ...] =
         else:
             start = tok.start_pos if tok.start_pos is not None else 0
             end = tok.end_pos if tok.end_pos is not None else start + len(str(tok))
+        body = _pretty_body_issue(text, start)
+        if body is not None:
+            return [body]
         located = location_issue(err, text, start, eof)
         if located is not None:
             return located
+        unnamed = _unnamed_module(err, text, start, eof, outer_ops)
+        if unnamed is not None:
+            return [unnamed]
         structural = _structural_issue(err, text, start, end, eof)
         if structural is not None:
             return [structural]
@@ -942,7 +1043,12 @@ def describe_error(err: UnexpectedInput, text: str, outer_ops: tuple[str, ...] =
         pos = err.pos_in_stream
         ch = text[pos] if pos < len(text) else ""
         if ch == '"':
-            return [SyntaxIssue("expected '\"' in string literal", pos, pos + 1)]
+            # MLIR Lexer::lexString: reported where the string runs into a line break or the end
+            stop = next((i for i in range(pos + 1, len(text)) if text[i] in "\n\v\f"), len(text))
+            return [SyntaxIssue("expected '\"' in string literal", stop, stop)]
+        if ch == "@" and not _AT_ID_START.match(text, pos + 1):
+            # MLIR Lexer::lexAtIdentifier: reported at the character after the '@'
+            return [SyntaxIssue("@ identifier expected to start with letter or '_'", pos + 1, pos + 1)]
         if ch in _PREFIX_ERRORS and not _SUFFIX_ID_START.match(text, pos + 1):
             # MLIR Lexer::lexPrefixedIdentifier: a prefix without a name, reported at the prefix
             return [SyntaxIssue(_PREFIX_ERRORS[ch], pos, pos + 1)]
@@ -962,6 +1068,7 @@ def describe_error(err: UnexpectedInput, text: str, outer_ops: tuple[str, ...] =
 _PREFIX_ERRORS = {"#": "invalid attribute name", "%": "invalid SSA name", "^": "invalid block name",
                   "!": "invalid type identifier"}
 _SUFFIX_ID_START = re.compile(r"[0-9A-Za-z$._\-]")
+_AT_ID_START = re.compile(r'[A-Za-z_"]')
 
 
 def met_offset(err: UnexpectedInput, text: str) -> int | None:

@@ -596,9 +596,10 @@ class Builder(TypeAttributeReader):
         """Walk the format, infer the types it leaves out and run the op's parse-time rules."""
         self.walk(opdef, elems, children, parts)
         if opdef.full_name == "cuda_tile.module" and "sym_name" not in parts.props:
-            body = parts.regions.get("body")
-            where = self.point(body[0]) if body else self.point(name_tok)
-            self.error("expected valid '@'-identifier for symbol name", where, "parse.symbol")
+            # NVIDIA ModuleOp::parse (parseSymbolName): at the token after the op name
+            after = next_token_offset(self.text, name_tok.end_pos)
+            self.error(f"custom op '{opdef.full_name}' expected valid '@'-identifier for symbol name",
+                       self.source.range(self.base + after, self.base + after), "parse.symbol")
         _disambiguate_optional_operands(opdef, parts)
         self.split_operands_directive(opdef, parts, name_tok)
         parts.written_types = frozenset(parts.types)
