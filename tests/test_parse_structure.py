@@ -246,6 +246,11 @@ LEXER_AND_NAME_CASES = [
     ('cuda_tile.module @m {\n  entry @k() {\n    return loc("abc\n  }\n}\n', 3, 20,
      "expected '\"' in string literal"),
     ('cuda_tile.module @m {\n  entry @k() {\n    return loc("abc', 3, 20, "expected '\"' in string literal"),
+    # a '-' that starts no '->' (typing one) is MLIR's minus token: what the parser wanted there
+    ("cuda_tile.module @m {\n  entry @k(%a: tile<i32>) {\n    %t, %tok = load_view_tko weak %a[%a] : "
+     "partition_view<tile=(8), tensor_view<8xf32, strides=[1]>> -", 3, 101, "expected '->'"),
+    ("cuda_tile.module @m {\n  entry @k(%a: tile<i32>) - {\n    return\n  }\n}\n", 2, 26,
+     "expected '{' to begin a region"),
     # ... and an '@' without a name at the character after it
     ("cuda_tile.module @1 {\n}\n", 1, 19, "@ identifier expected to start with letter or '_'"),
     # NVIDIA's ModuleOp::parse reads the symbol name first, at the token after the op name

@@ -1046,6 +1046,9 @@ def describe_error(err: UnexpectedInput, text: str, outer_ops: tuple[str, ...] =
             # MLIR Lexer::lexString: reported where the string runs into a line break or the end
             stop = next((i for i in range(pos + 1, len(text)) if text[i] in "\n\v\f"), len(text))
             return [SyntaxIssue("expected '\"' in string literal", stop, stop)]
+        minus = _minus_token(err, text, pos, outer_ops)
+        if minus is not None:
+            return minus
         if ch == "@" and not _AT_ID_START.match(text, pos + 1):
             # MLIR Lexer::lexAtIdentifier: reported at the character after the '@'
             return [SyntaxIssue("@ identifier expected to start with letter or '_'", pos + 1, pos + 1)]
@@ -1062,6 +1065,20 @@ def describe_error(err: UnexpectedInput, text: str, outer_ops: tuple[str, ...] =
         pos = len(text.rstrip())
         return [SyntaxIssue("unexpected end of file", pos, pos)]
     return [SyntaxIssue(str(err).splitlines()[0], 0, 0)]
+
+
+def _minus_token(err: UnexpectedCharacters, text: str, pos: int, outer_ops: tuple[str, ...]) -> list[SyntaxIssue] | None:
+    """A ``-`` that starts no ``->`` and no number: MLIR's lexer makes it a ``minus`` token (where
+    ``->`` is being typed, for one), so the parser's error is that of any token it does not want
+    there ("expected '->'", "expected '{' to begin a region"...): described as such a token."""
+    ip = getattr(err, "interactive_parser", None)
+    if ip is None or not text.startswith("-", pos) or text.startswith(">", pos + 1) \
+            or (pos + 1 < len(text) and text[pos + 1].isdigit()):
+        return None
+    line, column = getattr(err, "line", 0), getattr(err, "column", 0)
+    token = Token("MINUS", "-", pos, line, column, line, column + 1, pos + 1)
+    as_token = UnexpectedToken(token, ip.accepts(), state=getattr(err, "state", None), interactive_parser=ip)
+    return describe_error(as_token, text, outer_ops)
 
 
 #: MLIR's lexer errors for a ``#``, ``%``, ``^`` or ``!`` not followed by a name (``lexPrefixedIdentifier``).
