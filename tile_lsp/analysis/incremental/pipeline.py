@@ -81,7 +81,9 @@ def analyze_chunk(chunk: Chunk, options: AnalysisOptions, source: SourceText | N
             # MLIR stops at its first error, a syntax error or one of a custom op's parser met before
             # it (the builder stopped at its first fatal one); its diagnostics all sit at one place
             found = mlir_order(syntax, build, [])
-            late = found[0].code in LATE_PARSE_CODES  # every undeclared value, at the region's end
+            # every undeclared value, at the region's end (MLIR reports them all; of the location
+            # aliases never defined only the first: its finalize walk stops there)
+            late = found[0].code in LATE_PARSE_CODES and found[0].code != "parse.location-alias"
             # an error the parser reports again after the first, elsewhere, for the same failure
             chain = follow_ups_end(found, 0)
             return ChunkAnalysis(chunk, None if syntax else module,

@@ -493,13 +493,16 @@ def resolve_location_aliases(module, ops) -> None:
 
 def undefined_location_aliases(module, ops=None) -> list[Diagnostic]:
     """"operation location alias was never defined", at each ``loc(#alias)`` of an op naming no alias of
-    ``module``; in text order.  MLIR ``OperationParser::finalize`` reports them when the whole text is
-    parsed (after everything else of the parse phase: their code is one of ``LATE_PARSE_CODES``).
-    ``ops``: the ops to look at, in text order (default: all of ``module``'s)."""
+    ``module``; in text order of the locations.  MLIR ``OperationParser::finalize`` reports them when the
+    whole text is parsed (after everything else of the parse phase: their code is one of
+    ``LATE_PARSE_CODES``), walking the ops in post-order (an op's trailing location after those of
+    the ops in its regions: the locations' text order), and stops at the first.  ``ops``: the ops to
+    look at (default: all of ``module``'s)."""
     out = []
     for op in module.walk() if ops is None else ops:
         loc = op.location
         if isinstance(loc, A.LocationAttr) and loc.kind == "alias" and loc.alias not in module.attr_aliases:
             out.append(Diagnostic(Severity.ERROR, "operation location alias was never defined", loc.range,
                                   "parse.location-alias"))
+    out.sort(key=lambda d: (d.range.start.line, d.range.start.character) if d.range is not None else (-1, -1))
     return out
