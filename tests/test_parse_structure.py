@@ -260,6 +260,12 @@ LEXER_AND_NAME_CASES = [
     ("cuda_tile.module", 1, 17, "custom op 'cuda_tile.module' expected valid '@'-identifier for symbol name"),
     ("cuda_tile.module @m {\n  module\n}\n", 3, 1,
      "custom op 'cuda_tile.module' expected valid '@'-identifier for symbol name"),
+    # a function signature's arguments (function_interface_impl::parseFunctionArgumentList)
+    ("cuda_tile.module @m {\n  entry @k(%a: tile<i32>,\n    return\n  }\n}\n", 3, 5,
+     "custom op 'cuda_tile.entry' expected SSA identifier"),
+    ("cuda_tile.module @m {\n  entry @k(%a: tile<i32>, ", 2, 27, "custom op 'cuda_tile.entry' expected SSA identifier"),
+    ("cuda_tile.module @m {\n  entry @k(5) {\n    return\n  }\n}\n", 2, 12,
+     "custom op 'cuda_tile.entry' expected valid keyword"),
     # a pretty dialect body is scanned whole first: its '<' (or the last string it lexed) is blamed
     ("cuda_tile.module @m {\n  entry @k() {\n    %0 = constant <i64: 128> : !cuda_tile.tile<i", 3, 47,
      "unbalanced '<' character in pretty dialect name"),

@@ -733,6 +733,41 @@ _PRETTY_CLOSERS = {">": "<", "]": "[", ")": "(", "}": "{"}
 _STRING_RE = re.compile(STRING)
 
 
+def _signature_issue(err: UnexpectedToken, text: str, start: int, eof: bool) -> SyntaxIssue | None:
+    """An argument of a function signature (``entry``, ``testing$func``) that is not ``%name: type``.
+
+    Source: MLIR ``function_interface_impl::parseFunctionArgumentList``: after a named argument and
+    a ``,``, another name is required ("expected SSA identifier", at the token met); the first
+    argument without a name is read as a type, which NVIDIA's type parser wants to start with a
+    keyword ("expected valid keyword").  Both are prefixed with the custom op's name.
+    """
+    values = value_stack(err)
+    if len(values) < 3 or err.token.type == "VALUE_ID":
+        return None
+    top = values[-1]
+    if not isinstance(top, Token) or top.type not in ("COMMA", "LPAR"):
+        return None
+    i = len(values) - 1
+    while i > 0 and not (isinstance(values[i], Token) and values[i].type == "LPAR"):
+        if not (isinstance(values[i], Tree) and (values[i].data == "block_arg"
+                                                 or values[i].data.startswith("__block_arg_list"))
+                or isinstance(values[i], Token) and values[i].type == "COMMA"):
+            return None
+        i -= 1
+    before = values[i - 1] if i > 0 else None
+    if not (isinstance(before, Tree) and before.data == "fmt_symbol"):
+        return None
+    current = current_op(err)
+    if current is None or current[0] not in ("cuda_tile.entry", "cuda_tile.testing$func"):
+        return None
+    at = len(text) if eof else start
+    if top.type == "COMMA":
+        return SyntaxIssue(f"custom op '{current[0]}' expected SSA identifier", at, at)
+    if err.token.type in ("INT", "FLOAT", "STRING", "COMMA", "COLON", "LBRACE", "$END"):
+        return SyntaxIssue(f"custom op '{current[0]}' expected valid keyword", at, at)
+    return None
+
+
 def _unnamed_module(err: UnexpectedToken, text: str, start: int, eof: bool,
                     outer_ops: tuple[str, ...] = ()) -> SyntaxIssue | None:
     """``cuda_tile.module`` followed by anything but its ``@name``: NVIDIA's ModuleOp::parse reads the
@@ -949,6 +984,9 @@ def describe_error(err: UnexpectedInput, text: str, outer_ops: tuple[str, ...] =
         located = location_issue(err, text, start, eof)
         if located is not None:
             return located
+        signature = _signature_issue(err, text, start, eof)
+        if signature is not None:
+            return [signature]
         unnamed = _unnamed_module(err, text, start, eof, outer_ops)
         if unnamed is not None:
             return [unnamed]
