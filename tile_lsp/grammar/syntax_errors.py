@@ -824,11 +824,12 @@ def _pretty_body_end(text: str, lt: int) -> tuple[int, str | None, int]:
             i = m.end()
 
 
-@functools.lru_cache(maxsize=4)
+@functools.lru_cache(maxsize=1)
 def _unbalanced_pretty_bodies(text: str) -> tuple[tuple[int, str, int], ...]:
-    """``(offset of the '<', unbalanced character, where MLIR reports it)`` of each pretty dialect body of ``text`` that does
-    not balance (:func:`_pretty_body_end`), in text order; bodies in comments and strings aside.
-    Cached: the syntax errors of one text ask for it once each."""
+    """``(offset of the '<', unbalanced character, where MLIR reports it)`` of each pretty dialect body
+    of ``text`` that does not balance (:func:`_pretty_body_end`), in text order; bodies in comments and
+    strings aside.  Cached for the last text only: the syntax errors of one text come one after the
+    other, and a document's older versions are not kept alive."""
     blanked = STRINGS_AND_COMMENTS.sub(lambda m: " " * len(m.group()), text)
     found = []
     pos = 0
