@@ -1,6 +1,6 @@
 """The ``custom<X>`` directives of the assembly formats: one object per directive.
 
-MLIR's declarative formats leave part of an op's syntax to C++ functions pairs,
+MLIR's declarative formats leave part of an op's syntax to pairs of C++ functions,
 ``parseX``/``printX``, named by a ``custom<X>(...)`` directive.  NVIDIA's live in
 ``lib/Dialect/CudaTile/IR/CudaTile.cpp`` of the ``cuda-tile`` repository;
 tile-lsp adds directives of its own for the ops whose whole syntax NVIDIA parses
