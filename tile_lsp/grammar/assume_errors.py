@@ -13,7 +13,14 @@ from lark.exceptions import UnexpectedInput, UnexpectedToken
 
 from tile_lsp.dialect.custom_formats import ASSUME_PREDICATE_WORDS, MSG_UNKNOWN_ASSUME_PREDICATE
 from tile_lsp.grammar.lexical import BARE_ID, STRING
-from tile_lsp.grammar.parser_state import SyntaxIssue, current_op, state_after, value_stack, wrong_token_offset
+from tile_lsp.grammar.parser_state import (
+    SyntaxIssue,
+    bracket_end,
+    current_op,
+    state_after,
+    value_stack,
+    wrong_token_offset,
+)
 
 
 _ASSUME_FORMS = {"DIV_BY": "div_by", "SAME_ELEMENTS": "same_elements", "BOUNDED": "bounded"}
@@ -51,33 +58,21 @@ def _assume_form(err: UnexpectedInput) -> tuple[str, str, list[str]] | None:
 _ATTRIBUTE_START = re.compile(r'"|[-0-9\[{@]|(?:unit|true|false|dense|dense_resource|sparse|loc|affine_map|affine_set)\b')
 
 
+_STRING_RE = re.compile(STRING)
+_WORD_OR_NUMBER = re.compile(r"-?[@A-Za-z0-9_$.+]+")
+
+
 def _attribute_end(text: str, start: int) -> int | None:
-    """Where the attribute starting at ``start`` ends, for the forms :func:`_not_a_predicate` reads:
-    a string, a bracketed list or dictionary (strings skipped), or a single word or number; ``None``
-    when its brackets do not close."""
+    """Where the attribute starting at ``start`` ends, for the forms :func:`not_a_predicate` reads:
+    a string, a bracketed list or dictionary (:func:`~tile_lsp.grammar.parser_state.bracket_end`), or
+    a single word or number; ``None`` when its brackets or its string do not close."""
     if text.startswith('"', start):
-        m = re.compile(STRING).match(text, start)
+        m = _STRING_RE.match(text, start)
         return m.end() if m else None
     if text[start] in "[{":
-        depth = 0
-        i = start
-        while i < len(text):
-            c = text[i]
-            if c == '"':
-                m = re.compile(STRING).match(text, i)
-                if m is None:
-                    return None
-                i = m.end()
-                continue
-            if c in "[{(<":
-                depth += 1
-            elif c in "]})>":
-                depth -= 1
-                if depth == 0:
-                    return i + 1
-            i += 1
-        return None
-    m = re.compile(r"-?[@A-Za-z0-9_$.+]+").match(text, start)
+        end, unbalanced, _ = bracket_end(text, start)
+        return end if unbalanced is None else None
+    m = _WORD_OR_NUMBER.match(text, start)
     return m.end() if m else None
 
 

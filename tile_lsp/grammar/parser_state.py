@@ -9,6 +9,7 @@ want.  :class:`SyntaxIssue` is what :mod:`.syntax_errors` and its helpers return
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from lark import Token, Tree
@@ -16,6 +17,7 @@ from lark.exceptions import UnexpectedInput
 from lark.parsers.lalr_analysis import Reduce
 
 from tile_lsp.dialect.registry import lookup
+from tile_lsp.grammar.lexical import STRING
 
 
 @dataclass
@@ -138,3 +140,43 @@ def accepted(err: UnexpectedInput, names) -> set[str]:
     stack keeps those that fit this context.
     """
     return {name for name in names if not name.startswith("$") and state_after(err, name) is not None}
+
+
+_CLOSERS = {">": "<", "]": "[", ")": "(", "}": "{"}
+_STRING_RE = re.compile(STRING)
+
+
+def bracket_end(text: str, start: int) -> tuple[int, str | None, int]:
+    """Scan the bracketed text opened by the ``<``, ``[``, ``(`` or ``{`` at ``start`` as MLIR's
+    ``Parser::parseDialectSymbolBody`` scans a pretty dialect body: nested brackets of all four kinds,
+    ``->`` skipped, strings lexed whole.
+
+    Returns ``(end, None, start)`` when it closes (``end`` just past the closer); else ``(where, char,
+    at)``: the innermost unbalanced opener ``char`` (a closer of another kind met at ``where``, or
+    the end of the text), or ``'"'`` for a string that does not end (at ``where``), and ``at`` where
+    MLIR reports an unbalanced body: its current token, the last string the scan lexed, else ``start``.
+    """
+    nested: list[str] = []
+    at = start
+    i = start
+    while True:
+        if i >= len(text):
+            return i, nested[-1], at
+        c = text[i]
+        i += 1
+        if c in "<[({":
+            nested.append(c)
+        elif c == "-" and text.startswith(">", i):
+            i += 1
+        elif c in _CLOSERS:
+            if nested[-1] != _CLOSERS[c]:
+                return i - 1, nested[-1], at
+            nested.pop()
+            if not nested:
+                return i, None, start
+        elif c == '"':
+            m = _STRING_RE.match(text, i - 1)
+            if m is None:
+                return i - 1, '"', start
+            at = i - 1
+            i = m.end()

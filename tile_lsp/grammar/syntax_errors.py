@@ -33,13 +33,14 @@ from tile_lsp.dialect.custom_formats import (
 from tile_lsp.dialect.enums import ENUMS
 from tile_lsp.dialect.registry import lookup
 from tile_lsp.grammar.formats import attr_grammar
-from tile_lsp.grammar.lexical import STRING, STRINGS_AND_COMMENTS, comment_start, next_token_offset
+from tile_lsp.grammar.lexical import STRINGS_AND_COMMENTS, comment_start, next_token_offset
 from tile_lsp.grammar.loader import get_parser
 from tile_lsp.grammar.assume_errors import assume_issue, not_a_predicate
 from tile_lsp.grammar.location_errors import location_issue
 from tile_lsp.grammar.parser_state import (
     SyntaxIssue,
     accepted,
+    bracket_end,
     current_op,
     shift,
     state_after,
@@ -729,8 +730,6 @@ def _attribute_type(err: UnexpectedInput) -> bool:
 #: Where a dialect type or attribute in pretty form opens its body: ``!cuda_tile.tile<``,
 #: ``#cuda_tile.div_by<`` (a dialect namespace, a dot, the mnemonic).
 _PRETTY_START = re.compile(r"[!#][A-Za-z_][A-Za-z0-9_$]*\.[A-Za-z0-9_$.]*<")
-_PRETTY_CLOSERS = {">": "<", "]": "[", ")": "(", "}": "{"}
-_STRING_RE = re.compile(STRING)
 
 
 def _signature_issue(err: UnexpectedToken, text: str, start: int, eof: bool) -> SyntaxIssue | None:
@@ -792,38 +791,6 @@ def _unnamed_module(err: UnexpectedToken, text: str, start: int, eof: bool,
     return SyntaxIssue("custom op 'cuda_tile.module' expected valid '@'-identifier for symbol name", at, at)
 
 
-def _pretty_body_end(text: str, lt: int) -> tuple[int, str | None, int]:
-    """Scan the pretty dialect body opened by the ``<`` at ``lt`` as MLIR's
-    ``Parser::parseDialectSymbolBody`` does (nested ``<[({``, ``->`` skipped, strings lexed):
-    ``(end, None, lt)`` when it closes; else ``(where, char, at)`` with the unbalanced character (a
-    closer of another kind, or the end of the text) and where MLIR reports it: its current token,
-    the last string the scan lexed, else the ``<``."""
-    nested: list[str] = []
-    at = lt
-    i = lt
-    while True:
-        if i >= len(text):
-            return i, nested[-1], at
-        c = text[i]
-        i += 1
-        if c in "<[({":
-            nested.append(c)
-        elif c == "-" and text.startswith(">", i):
-            i += 1
-        elif c in _PRETTY_CLOSERS:
-            if nested[-1] != _PRETTY_CLOSERS[c]:
-                return i - 1, nested[-1], at
-            nested.pop()
-            if not nested:
-                return i, None, lt
-        elif c == '"':
-            m = _STRING_RE.match(text, i - 1)
-            if m is None:
-                return i - 1, None, lt  # an unterminated string: the lexer's error, elsewhere
-            at = i - 1
-            i = m.end()
-
-
 @functools.lru_cache(maxsize=1)
 def _unbalanced_pretty_bodies(text: str) -> tuple[tuple[int, str, int], ...]:
     """``(offset of the '<', unbalanced character, where MLIR reports it)`` of each pretty dialect body
@@ -838,8 +805,8 @@ def _unbalanced_pretty_bodies(text: str) -> tuple[tuple[int, str, int], ...]:
         if m is None:
             return tuple(found)
         lt = m.end() - 1
-        end, unbalanced, at = _pretty_body_end(text, lt)
-        if unbalanced is not None:
+        end, unbalanced, at = bracket_end(text, lt)
+        if unbalanced not in (None, '"'):  # an unterminated string is the lexer's error, elsewhere
             found.append((lt, unbalanced, at))
         pos = max(end, lt + 1)
 
