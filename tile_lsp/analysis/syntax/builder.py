@@ -1010,6 +1010,8 @@ class Builder(TypeAttributeReader):
         """Point each ``(op, index)`` successor at the block of ``region`` its label names; report those
         naming none, in text order: MLIR ``OperationParser::popSSANameScope``, "reference to an
         undefined block", once the region is parsed (block names are scoped to their region)."""
+        if not successors:
+            return  # the usual region: nothing to resolve, no table of its labels to build
         blocks = {b.label: b for b in region.blocks if b.label is not None}
         undefined = []
         for op, index in successors:
