@@ -1198,6 +1198,8 @@ class _Machine:
                 kind = "bar"
             elif op == "mma":
                 kind, fn = "warp", self._mma(s)
+            elif op == "shfl":
+                kind, fn = "warp", self._shfl(s)
             else:
                 handler = getattr(self, "_op_" + op, None)
                 if handler is None:
@@ -1927,6 +1929,55 @@ class _Machine:
         return trap
 
     # -- warp-level matrix multiply ----------------------------------------
+    def _shfl(self, s):
+        """``shfl.sync.{up,down,bfly,idx}.b32 d[|p], a, b, c, membermask`` as the PTX ISA's
+        pseudocode for shfl.sync defines it (``c`` packs the clamp in bits 0-4 and the segment mask
+        in bits 8-12).  Only a full-warp member mask is supported, and every lane of each warp must
+        execute it together (as ``shfl.sync`` with mask -1 requires)."""
+        if s.mods[:1] != ["sync"] or len(s.mods) != 3 or s.mods[1] not in ("up", "down", "bfly", "idx") \
+                or s.mods[2] != "b32" or len(s.operands) != 5:
+            raise EmulatorError("only shfl.sync.{up,down,bfly,idx}.b32 d[|p], a, b, c, membermask is supported")
+        mode = s.mods[1]
+        dst, a, b, c, mask = s.operands
+        if _parse_imm(mask, "b32") != 0xFFFFFFFF:
+            raise EmulatorError("shfl.sync with a partial member mask is not supported")
+        dparts = dst.split("|")
+        wd = self.wr(dparts[0], "b32")
+        wp = self.wr(dparts[1], "pred") if len(dparts) == 2 else None
+        ra, rb = self.rd(a, "b32"), self.rd(b, "b32")
+        cv = int(_parse_imm(c, "b32"))
+        cval, segmask = cv & 0x1F, (cv >> 8) & 0x1F
+
+        def shfl(idx):
+            lanes = self.tids[idx]
+            glob = np.arange(len(self.tids))[idx]
+            n = len(lanes)
+            if n % 32 or np.any(lanes.reshape(-1, 32) != (lanes.reshape(-1, 32)[:, :1] // 32 * 32
+                                                          + np.arange(32))):
+                raise EmulatorError(f"line {s.line}: shfl.sync executed by a partial warp (lanes {lanes.tolist()})")
+            lane = (lanes % 32).astype(np.int64)
+            bval = np.asarray(rb(idx)).astype(np.int64) & 0x1F
+            max_lane = (lane & segmask) | (cval & ~segmask)
+            min_lane = lane & segmask
+            if mode == "up":
+                j = lane - bval
+                ok = j >= max_lane
+            elif mode == "down":
+                j = lane + bval
+                ok = j <= max_lane
+            elif mode == "bfly":
+                j = lane ^ bval
+                ok = j <= max_lane
+            else:
+                j = min_lane | (bval & ~segmask)
+                ok = j <= max_lane
+            j = np.where(ok, j, lane)
+            src = glob - lane + j
+            wd(idx, np.asarray(ra(src)))
+            if wp is not None:
+                wp(idx, ok)
+        return shfl
+
     def _mma(self, s):
         want = ["sync", "aligned", "m16n8k16", "row", "col"]
         if s.mods[:5] != want or len(s.mods) != 9:

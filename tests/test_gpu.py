@@ -92,6 +92,9 @@ CASES = [
     # tests/kernels: scans with associative but not commutative bodies (the order of the body's arguments)
     Case("custom_scans_f32_16x128.sm_90", [((32, 128), F32, "sparse")] + [((32, 128), F32, "zeros")] * 3,
          (2, 1, 1)),
+    # tests/kernels: every register class through the warp-shuffle reductions
+    Case("custom_reductions_64x32.sm_90", [((64, 32), F32, "normal"), ((768,), F32, "zeros")], (1, 1, 1),
+         rtol=1e-5, atol=1e-5),
     Case("flash_attention_f16_causal_d64_128x64.sm_90", [((1, 1, 128, 64), F16, "normal")] * 3
          + [((1, 1, 128, 64), F16, "zeros")], (1, 1, 1), scalars=[0.125], rtol=1e-2, atol=1e-2),
 ]

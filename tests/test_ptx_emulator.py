@@ -201,6 +201,40 @@ def test_mma_m16n8k16_fragments_follow_the_ptx_isa():
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("mode,b,c,want", [
+    # the PTX ISA's shfl.sync pseudocode, lanes of 64 threads (two warps), each sending 100 + tid
+    ("bfly", 5, 31, lambda t: t ^ 5),
+    ("down", 3, 31, lambda t: t + 3 if t % 32 + 3 <= 31 else t),
+    ("up", 2, 0, lambda t: t - 2 if t % 32 >= 2 else t),
+    ("idx", 7, 31, lambda t: t // 32 * 32 + 7),
+    # segments of 8 lanes (c = 0x1807: segmask 0x18, clamp 7)
+    ("idx", 3, 0x1807, lambda t: t // 8 * 8 + 3),
+    ("down", 6, 0x1807, lambda t: t + 6 if t % 8 + 6 <= 7 else t),
+])
+def test_shfl_sync_follows_the_ptx_isa(mode, b, c, want):
+    body = f"""
+    add.u32 %r1, %r0, 100;
+    shfl.sync.{mode}.b32 %r2|%p1, %r1, {b}, {c}, -1;
+    selp.u32 %r3, 1000, 0, %p1;
+    add.u32 %r2, %r2, %r3;
+    st.global.u32 [%rd2], %r2;"""
+    out = _run_f32(body, 64, out_dtype=np.uint32)
+    expect = [100 + want(t) + (1000 if want(t) != t or mode in ("bfly", "idx") else 0) for t in range(64)]
+    assert out.tolist() == expect
+
+
+def test_shfl_sync_needs_the_whole_warp():
+    body = """
+    setp.lt.u32 %p1, %r0, 16;
+    @%p1 bra $skip;
+    shfl.sync.bfly.b32 %r1, %r0, 1, 31, -1;
+$skip:
+    ret;
+"""
+    with pytest.raises(emu.EmulatorError, match="partial warp"):
+        _run_f32(body, 32)
+
+
 def test_mma_needs_the_whole_warp():
     body = """
     mov.u32 %r0, %laneid;

@@ -11,7 +11,11 @@ and our own parser and verifiers accept the result:
 ``tile_lsp.threads`` on each entry; on every op with tile results
 ``tile_lsp.slots`` (registers per thread) and ``tile_lsp.layout``, the
 distribution as a CuTe thread-value layout (:func:`tv_layout`);
-``tile_lsp.staging = "smem"`` on ops that move data through shared memory.
+``tile_lsp.staging = "smem"`` on ops that move data through shared memory;
+``tile_lsp.staging = "shfl"`` and ``tile_lsp.reduction`` (the plan of
+:mod:`tile_lsp.codegen.reductions`, e.g. ``"fold 2, shfl.bfly 1 2 4 8 16, 4
+warps through smem"``) on a ``reduce`` that runs in registers and warp
+shuffles.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from dataclasses import dataclass
 from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.syntax.parse_rules.entry import optimization_hint_entries
 from tile_lsp.analysis.ir.core import Module, Operation
+from tile_lsp.codegen.reductions import plan_reduction, shuffle_reduction
 from tile_lsp.codegen.target import Target
 from tile_lsp.dialect import types as T
 
@@ -116,6 +121,11 @@ def assign_layouts(module: Module, entries: list[Operation], target: Target) -> 
                 op.attributes["tile_lsp.slots"] = A.IntegerAttr(max(1, n // plan.threads), I32)
                 op.attributes["tile_lsp.layout"] = A.StringAttr(tv_layout(n, plan.threads))
             short = op.name.split(".", 1)[-1]
-            if short in STAGING_OPS:
+            if short == "reduce" and shuffle_reduction(op):
+                op.attributes["tile_lsp.staging"] = A.StringAttr("shfl")
+                shape = tuple(int(d) for d in op.operands[0].type.shape)
+                how = plan_reduction(shape, op.attr("dim").value, plan.threads)
+                op.attributes["tile_lsp.reduction"] = A.StringAttr(how.describe())
+            elif short in STAGING_OPS:
                 op.attributes["tile_lsp.staging"] = A.StringAttr("smem")
     return plans

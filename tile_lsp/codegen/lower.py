@@ -395,6 +395,15 @@ class KernelLowering:
             f.emit(f"{guard}ld.shared.{_cls_mem(cls)} {out}, [{a}+{offset}]")
         return out
 
+    def smem_write(self, elem: T.Type, offset: int, index: str, reg: str, pred: str | None = None) -> None:
+        """Store register ``reg`` as element ``index`` (b32 register, elements) of a row-major buffer
+        of ``elem`` at byte ``offset`` of the scratch (in the threads where ``pred`` holds).  No barrier."""
+        f = self.f
+        cls = reg_class(elem)
+        a = f.reg("b32")
+        f.emit(f"mad.lo.s32 {a}, {index}, {_reg_bytes(cls)}, {self.smem_addr()}")
+        f.emit((f"@{pred} " if pred else "") + _st_shared(cls, a, offset, reg, f))
+
     def linear(self, terms: list[tuple[str | int, int]], const: int = 0) -> str:
         """b32 register = ``const + sum(reg * mult)`` (``reg`` may be an int)."""
         f = self.f

@@ -4,8 +4,10 @@
 distribution of :mod:`tile_lsp.codegen.ptx`; ``broadcast``, ``permute``,
 ``extract``, ``insert``, ``cat``, ``pack``/``unpack``, ``reduce``, ``scan``
 and the MMA ops stage their sources in shared memory and read them back
-with each result slot's source index.  ``reduce`` and ``scan`` run their
-body (inlined) in a loop over the reduced dimension; ``mmaf``/``mmai``/
+with each result slot's source index.  A ``reduce`` with a commutative
+body runs in registers and warp shuffles (:mod:`tile_lsp.codegen.reductions`);
+other reductions and ``scan`` run their body (inlined) in a loop over the
+reduced dimension of a staged copy; ``mmaf``/``mmai``/
 ``mmaf_scaled`` run on the tensor cores (``mma.sync`` m16n8k16) for f16/bf16
 operands with an f32 accumulator from sm_80 (:func:`mma_sync_applies`), and
 otherwise compute each accumulator element as a dot product over K in f32
@@ -20,6 +22,8 @@ from tile_lsp.analysis.ir.core import Operation
 from tile_lsp.codegen.lower import KernelLowering, handler, load_pred_byte
 from tile_lsp.codegen.ops_elementwise import zext
 from tile_lsp.codegen.ptx import LoweringError, StagedTile, TileValue, reg_class
+from tile_lsp.codegen.reductions import (emit_shuffle_reduce, identity_regs, plan_reduction, run_body,
+                                         shuffle_reduction)
 from tile_lsp.dialect import types as T
 
 
@@ -101,16 +105,66 @@ def _assume(lw: KernelLowering, op: Operation) -> None:
     lw.set(op.results[0], lw.get(op.operands[0]))
 
 
-def _gather(lw: KernelLowering, src: TileValue, out: TileValue, index_of) -> None:
-    """out[slot] = src[index_of(coords of slot)] through shared memory (``index_of`` gives a b32 register)."""
+def _unravel(e: int, shape: tuple[int, ...]) -> list[int]:
+    """Row-major coordinates of linear index ``e`` in ``shape``."""
+    out = []
+    for d in reversed(shape):
+        out.append(e % d)
+        e //= d
+    return list(reversed(out))
+
+
+def _local_source(lw: KernelLowering, src: TileValue, out: TileValue, s: int, source_of) -> tuple[str, int] | None:
+    """Where the threads find the source element of result slot ``s`` without shared memory:
+    ``("slot", k)``: every thread holds it in its own slot ``k``; ``("lane", i)``: it is the same
+    element ``i`` in every thread, held by lane ``i`` of every warp (a replicated source of at most 32
+    elements: ``shfl.sync.idx``); ``None``: it needs the staging buffer.  ``source_of`` maps a result
+    linear index to the source's (ints; the distribution of :mod:`tile_lsp.codegen.ptx`)."""
+    T = lw.threads
+    srcs = [source_of(s * T + t if out.n >= T else t % out.n) for t in range(T)]
+    if src.n >= T:
+        slot = srcs[0] // T
+        if all(i == slot * T + t for t, i in enumerate(srcs)):
+            return ("slot", slot)
+        return None
+    if all(i == t % src.n for t, i in enumerate(srcs)):
+        return ("slot", 0)
+    if src.n <= 32 and all(i == srcs[0] for i in srcs):
+        return ("lane", srcs[0])
+    return None
+
+
+def _shfl_idx(lw: KernelLowering, reg: str, cls: str, lane: int) -> str:
+    """A fresh register with ``reg`` of lane ``lane`` of this warp (``shfl.sync.idx``)."""
+    from tile_lsp.codegen.reductions import shuffle_register
+    return shuffle_register(lw, reg, cls, "idx", lane)
+
+
+def _gather(lw: KernelLowering, src: TileValue, out: TileValue, index_of, source_of=None) -> None:
+    """out[slot] = src[index_of(coords of slot)] (``index_of`` gives a b32 register).
+
+    With ``source_of`` (result linear index -> source linear index, on ints), a result slot whose
+    source every thread holds itself is a move, and one whose source is the same element of a small
+    replicated tile in every thread a ``shfl.sync.idx`` (:func:`_local_source`); the other slots read
+    a staged copy of ``src`` from shared memory."""
+    cls = reg_class(out.elem)
     if src.n == 1:
         for r in out.regs:
-            lw.mov(reg_class(out.elem), r, src.regs[0])
+            lw.mov(cls, r, src.regs[0])
         return
-    (off,) = lw.stage([src])
+    local = [_local_source(lw, src, out, s, source_of) if source_of else None for s in range(len(out.regs))]
+    off = None
     for s, r in enumerate(out.regs):
-        idx = index_of(lw.coords(out.shape, s))
-        lw.mov(reg_class(out.elem), r, lw.smem_read(src.elem, off, idx))
+        where = local[s]
+        if where is not None and where[0] == "slot":
+            lw.mov(cls, r, src.regs[where[1]])
+        elif where is not None:
+            lw.mov(cls, r, _shfl_idx(lw, src.regs[0], cls, where[1]))
+        else:
+            if off is None:
+                (off,) = lw.stage([src])
+            idx = index_of(lw.coords(out.shape, s))
+            lw.mov(cls, r, lw.smem_read(src.elem, off, idx))
 
 
 @handler("broadcast")
@@ -124,7 +178,10 @@ def _broadcast(lw: KernelLowering, op: Operation) -> None:
 
     def index_of(coords):
         return lw.linear([(c, sst[d] if src.shape[d] != 1 else 0) for d, c in enumerate(coords)])
-    _gather(lw, src, out, index_of)
+
+    def source_of(e):
+        return sum(c * sst[d] for d, c in enumerate(_unravel(e, out.shape)) if src.shape[d] != 1)
+    _gather(lw, src, out, index_of, source_of)
 
 
 @handler("permute")
@@ -136,7 +193,10 @@ def _permute(lw: KernelLowering, op: Operation) -> None:
 
     def index_of(coords):
         return lw.linear([(c, sst[perm[i]]) for i, c in enumerate(coords)])
-    _gather(lw, src, out, index_of)
+
+    def source_of(e):
+        return sum(c * sst[perm[i]] for i, c in enumerate(_unravel(e, out.shape)))
+    _gather(lw, src, out, index_of, source_of)
 
 
 @handler("extract")
@@ -265,44 +325,15 @@ def _pack(lw: KernelLowering, op: Operation) -> None:
 # reduce / scan
 # ---------------------------------------------------------------------------
 
-def _identity_regs(lw: KernelLowering, op: Operation, elems: list[T.Type]) -> list[str]:
-    from tile_lsp.analysis.ir.numbers import float_to_bits
-    ids = op.attr("identities")
-    out = []
-    for a, elem in zip(ids.elements if isinstance(ids, A.ArrayAttr) else [], elems):
-        if isinstance(a, A.FloatAttr):
-            bits = int(a.text, 16) if a.text.lower().startswith("0x") else float_to_bits(a.value, elem.name)
-        elif isinstance(a, A.IntegerAttr):
-            bits = a.value
-        elif isinstance(a, A.BoolAttr):
-            bits = int(a.value)
-        else:
-            raise LoweringError(f"identity {a} is not supported by the lowering")
-        out.append(lw.const_reg(elem, bits))
-    return out
-
-
-def _run_body(lw: KernelLowering, op: Operation, accs: list[str], xs: list[str],
-              elems: list[T.Type]) -> None:
-    """Inline the combiner region: args (lhs0, rhs0, lhs1, rhs1, ...) = (acc, x); acc := yielded values."""
-    args = []
-    for a, x, e in zip(accs, xs, elems):
-        args += [TileValue((), e, [a]), TileValue((), e, [x])]
-    ops = lw.bind_block(op.regions[0], args)
-    for inner in ops[:-1]:
-        lw.lower_op(inner)
-    term = ops[-1]
-    for a, v, e in zip(accs, term.operands, elems):
-        lw.mov(reg_class(e), a, lw.tile(v).regs[0])
-    lw.f.loc = lw.loc_of(op)
-
-
 @handler("reduce", "scan", "nv_tileas.reduce", "nv_tileas.scan")
 def _reduce_scan(lw: KernelLowering, op: Operation) -> None:
     srcs = [_operand(lw, v) for v in op.operands]
     outs = [lw.new_result(op, i) for i in range(len(op.results))]
     dim = op.attr("dim").value
     is_scan = op.name.endswith("scan")
+    if shuffle_reduction(op) and all(isinstance(s, TileValue) for s in srcs):
+        emit_shuffle_reduce(lw, op, srcs, outs, plan_reduction(srcs[0].shape, dim, lw.threads))
+        return
     reverse = is_scan and isinstance(op.attr("reverse"), A.BoolAttr) and op.attr("reverse").value
     f = lw.f
     shape = srcs[0].shape
@@ -320,7 +351,7 @@ def _reduce_scan(lw: KernelLowering, op: Operation) -> None:
             pos = None
         base = lw.linear([(c, sst[d]) for d, c in enumerate(full) if d != dim])
         accs = [f.reg(reg_class(e)) for e in elems]
-        for a, i, e in zip(accs, _identity_regs(lw, op, elems), elems):
+        for a, i, e in zip(accs, identity_regs(lw, op, elems), elems):
             lw.mov(reg_class(e), a, i)
         k = f.reg("b32")
         end = f.reg("b32")
@@ -344,7 +375,7 @@ def _reduce_scan(lw: KernelLowering, op: Operation) -> None:
         idx = f.reg("b32")
         f.emit(f"mad.lo.s32 {idx}, {k}, {sst[dim]}, {base}")
         xs = [lw.smem_read(e, o, idx) for e, o in zip(elems, offs)]
-        _run_body(lw, op, accs, xs, elems)
+        run_body(lw, op, accs, xs, elems)
         f.emit(f"add.s32 {k}, {k}, {-1 if reverse else 1}")
         f.emit(f"bra.uni {head}")
         f.place(done)
