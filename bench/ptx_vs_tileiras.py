@@ -624,7 +624,7 @@ def _torch_op(entry: dict, t: list, scalars: list):
     import torch
     import torch.nn.functional as F
 
-    name = entry["kernel"].split(".")[0]
+    name = entry["name"].split(".")[0]
     if name.startswith("matmul"):
         return lambda: {2: torch.matmul(t[0], t[1])}
     if name.startswith("ew_float_arith"):
@@ -654,7 +654,7 @@ def _torch_op(entry: dict, t: list, scalars: list):
                 dy, x, [cols], mean, rstd, w, bias, [True, True, True])
             return {5: dx, 6: dw, 7: db}
         return ln_bwd
-    raise ValueError(f"no PyTorch op for {entry['kernel']}")
+    raise ValueError(f"no PyTorch op for {entry['name']}")
 
 
 def _variant_line(name: str, v: dict, rate: dict) -> str:
