@@ -119,15 +119,20 @@ def _local_source(lw: KernelLowering, src: TileValue, out: TileValue, s: int, so
     ``("slot", k)``: every thread holds it in its own slot ``k``; ``("lane", i)``: it is the same
     element ``i`` in every thread, held by lane ``i`` of every warp (a replicated source of at most 32
     elements: ``shfl.sync.idx``); ``None``: it needs the staging buffer.  ``source_of`` maps a result
-    linear index to the source's (ints; the distribution of :mod:`tile_lsp.codegen.ptx`)."""
+    linear index to the source's (ints; the distribution of :mod:`tile_lsp.codegen.ptx`).
+
+    Shapes and ``T`` are powers of two, so the thread bits are the low bits of the result index and
+    ``source_of`` (broadcast, permute) only moves or drops bit fields: every index map here is linear
+    over the bits of ``t``, and thread 0 with the threads ``2**k`` decide for all ``T``."""
     T = lw.threads
-    srcs = [source_of(s * T + t if out.n >= T else t % out.n) for t in range(T)]
+    ts = [0] + [1 << k for k in range(T.bit_length() - 1)]
+    srcs = [source_of(s * T + t if out.n >= T else t % out.n) for t in ts]
     if src.n >= T:
         slot = srcs[0] // T
-        if all(i == slot * T + t for t, i in enumerate(srcs)):
+        if all(i == slot * T + t for t, i in zip(ts, srcs)):
             return ("slot", slot)
         return None
-    if all(i == t % src.n for t, i in enumerate(srcs)):
+    if all(i == t % src.n for t, i in zip(ts, srcs)):
         return ("slot", 0)
     if src.n <= 32 and all(i == srcs[0] for i in srcs):
         return ("lane", srcs[0])
