@@ -57,6 +57,13 @@ def enum_case(op: Operation, name: str, default: str | None = None) -> str | Non
     return op.enum_case(name, default)
 
 
+#: Run on each operand of an op before its handler, as ``hook(lowering, op, index, lowered value)``: a
+#: value to use instead during that op (converted code emitted there), or ``None``.  The handler sees
+#: the replacement; the value is restored after it.  ``codegen/mma_fragments.py`` converts an
+#: accumulator held in MMA fragments for the ops that need the distribution.
+OPERAND_HOOKS: list[Callable] = []
+
+
 class KernelLowering:
     """State of the lowering of one entry: registers of each IR value, the PTX function, the target.
 
@@ -438,12 +445,24 @@ class KernelLowering:
         self.op = op
         if "token" in op.operand_segments and any(after_access(t) for t in op.operand_group("token")):
             self.f.emit("bar.sync 0")
+        converted = {}
+        for hook in OPERAND_HOOKS:
+            for i, v in enumerate(op.operands):
+                if id(v) in converted or id(v) not in self.values:
+                    continue
+                y = hook(self, op, i, self.values[id(v)])
+                if y is not None:
+                    converted[id(v)] = self.values[id(v)]
+                    self.values[id(v)] = y
+                    self.f.loc = self.loc_of(op)
         try:
             h(self, op)
         except LoweringError as e:
             if e.op is None:
                 e.op = op
             raise
+        finally:
+            self.values.update(converted)
 
     def loc_of(self, op: Operation) -> str | None:
         if self.file_index is None or op.range is None:
@@ -527,5 +546,5 @@ def load_pred_byte(f: Function, dst: str, load: str, address: str, zero_first: b
     emit(f"setp.ne.u16 {dst}, {t}, 0")
 
 
-__all__ = ["HANDLERS", "KernelLowering", "f32_imm", "f64_imm", "handler", "load_pred_byte", "pred_byte",
+__all__ = ["HANDLERS", "KernelLowering", "OPERAND_HOOKS", "f32_imm", "f64_imm", "handler", "load_pred_byte", "pred_byte",
            "storage_bytes"]

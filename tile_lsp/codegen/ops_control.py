@@ -17,6 +17,8 @@ import re
 from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.ir.core import Operation
 from tile_lsp.codegen.lower import KernelLowering, handler
+from tile_lsp.codegen.mma_fragments import (FragmentTile, carried_in_fragments, fresh_like, from_fragments,
+                                            new_fragments, to_fragments)
 from tile_lsp.codegen.ptx import TOKEN, LoweringError, TileValue, reg_class
 from tile_lsp.dialect import types as T
 
@@ -25,11 +27,19 @@ def _fresh_like(lw: KernelLowering, x):
     if isinstance(x, TileValue):
         cls = reg_class(x.elem)
         return TileValue(x.shape, x.elem, [lw.f.reg(cls) for _ in x.regs])
+    if isinstance(x, FragmentTile):
+        return fresh_like(lw, x)
     return x  # tokens, views: not carried in registers
 
 
 def _assign(lw: KernelLowering, dst, src) -> None:
-    if isinstance(dst, TileValue):
+    """Move ``src``'s registers into ``dst``'s, converting between the distribution and MMA fragments
+    where the two differ (:mod:`tile_lsp.codegen.mma_fragments`)."""
+    if isinstance(dst, FragmentTile) and isinstance(src, TileValue):
+        src = to_fragments(lw, src)
+    elif isinstance(dst, TileValue) and isinstance(src, FragmentTile):
+        src = from_fragments(lw, src)
+    if isinstance(dst, (TileValue, FragmentTile)):
         cls = reg_class(dst.elem)
         for d, s in zip(dst.regs, src.regs):
             lw.mov(cls, d, s)
@@ -57,6 +67,9 @@ def _for(lw: KernelLowering, op: Operation) -> None:
     w64 = op.operands[0].type.element.width == 64
     inits = [lw.get(v) for v in op.operands[3:]]
     iters = [_fresh_like(lw, x) for x in inits]
+    for i, x in enumerate(inits):
+        if isinstance(x, TileValue) and carried_in_fragments(op, i, lw.threads, lw.target.sm, lw.target.max_smem):
+            iters[i] = new_fragments(lw, (x.shape[0], x.shape[1]), x.elem)
     for d, s in zip(iters, inits):
         _assign(lw, d, s)
     iv = f.reg("b64" if w64 else "b32")

@@ -21,6 +21,7 @@ from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.ir.core import Operation
 from tile_lsp.codegen.lower import KernelLowering, handler, load_pred_byte
 from tile_lsp.codegen.ops_elementwise import zext
+from tile_lsp.codegen.mma_fragments import FragmentTile, mma_into_fragments
 from tile_lsp.codegen.ptx import LoweringError, StagedTile, TileValue, reg_class
 from tile_lsp.codegen.reductions import (emit_shuffle_reduce, identity_regs, plan_reduction, run_body,
                                          shuffle_reduction)
@@ -536,6 +537,10 @@ def _mma_sync(lw: KernelLowering, a: TileValue | StagedTile, b: TileValue | Stag
 
 def _mma(lw: KernelLowering, op: Operation, scaled: bool) -> None:
     a, b = (_operand(lw, v) for v in op.operands[:2])
+    carried = lw.get(op.operands[2])
+    if isinstance(carried, FragmentTile):  # the accumulator of a loop, in MMA fragments
+        lw.set(op.results[0], mma_into_fragments(lw, a, b, carried, _in_smem(lw, [a, b])))
+        return
     c = lw.tile(op.operands[2])
     if not scaled and mma_sync_applies(lw, a, b, c, op.results[0].type):
         _mma_sync(lw, a, b, c, lw.new_result(op))

@@ -1,0 +1,99 @@
+"""MMA accumulators carried through a loop in the fragment layout (tile_lsp/codegen/mma_fragments.py).
+
+Which loops qualify, and what the PTX of a K loop looks like then: no
+accumulator staged in shared memory at each step, the MMAs unrolled per tile.
+The numbers are checked on the emulator (tests/test_ptx_emulator.py: the
+matmul, split-K and bf16 matmul cases) and on a GPU (tests/test_gpu.py).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tile_lsp.analysis.api import analyze_text
+from tile_lsp.codegen import lower_text
+from tile_lsp.codegen.mma_fragments import carried_in_fragments, fragment_shape_fits
+
+LOOP = """\
+cuda_tile.module @m {
+  entry @k(%a: tile<ptr<f16>>, %b: tile<ptr<f16>>, %c: tile<ptr<f32>>, %n: tile<i32>) {
+    %t0 = make_token : token
+    %va = make_tensor_view %a, shape = [64, %n], strides = [%n, 1] : tile<i32> -> tensor_view<64x?xf16, strides=[?,1]>
+    %vb = make_tensor_view %b, shape = [%n, 64], strides = [64, 1] : tile<i32> -> tensor_view<?x64xf16, strides=[64,1]>
+    %vc = make_tensor_view %c, shape = [64, 64], strides = [64, 1] : tensor_view<64x64xf32, strides=[64,1]>
+    %pa = make_partition_view %va : partition_view<tile=(64x32), tensor_view<64x?xf16, strides=[?,1]>>
+    %pb = make_partition_view %vb : partition_view<tile=(32x64), tensor_view<?x64xf16, strides=[64,1]>>
+    %pc = make_partition_view %vc : partition_view<tile=(64x64), tensor_view<64x64xf32, strides=[64,1]>>
+    %z = constant <f32: 0.0> : tile<64x64xf32>
+    %c0 = constant <i32: 0> : tile<i32>
+    %c1 = constant <i32: 1> : tile<i32>
+    %c4 = constant <i32: 4> : tile<i32>
+    %acc = for %i in (%c0 to %c4, step %c1) : tile<i32> iter_values(%x = %z) -> (tile<64x64xf32>) {
+      %ta, %k0 = load_view_tko weak %pa[%c0, %i] token = %t0 : partition_view<tile=(64x32), tensor_view<64x?xf16, strides=[?,1]>>, tile<i32> -> tile<64x32xf16>, token
+      %tb, %k1 = load_view_tko weak %pb[%i, %c0] token = %t0 : partition_view<tile=(32x64), tensor_view<?x64xf16, strides=[64,1]>>, tile<i32> -> tile<32x64xf16>, token
+      %y = mmaf %ta, %tb, %x : tile<64x32xf16>, tile<32x64xf16>, tile<64x64xf32>
+      USE
+      continue %y : tile<64x64xf32>
+    }
+    %s = store_view_tko weak %acc, %pc[%c0, %c0] token = %t0 : tile<64x64xf32>, partition_view<tile=(64x64), tensor_view<64x64xf32, strides=[64,1]>>, tile<i32> -> token
+    return
+  }
+}
+"""
+
+
+def _for_op(text: str):
+    module = analyze_text(text).chunks[0].module
+    return next(op for op in module.walk() if op.name == "cuda_tile.for")
+
+
+def test_a_k_loop_carries_its_accumulator_in_fragments():
+    text = LOOP.replace("USE", "")
+    assert analyze_text(text).diagnostics == []
+    loop = _for_op(text)
+    assert carried_in_fragments(loop, 0, 128, 90, 227 * 1024)
+    assert not carried_in_fragments(loop, 0, 128, 75, 227 * 1024)  # no mma.sync before sm_80
+    assert not carried_in_fragments(loop, 0, 128, 90, 8 * 1024)  # the 16 KiB accumulator must fit to convert
+
+
+def test_another_use_of_the_accumulator_keeps_the_distribution():
+    text = LOOP.replace("USE", "%w = addf %y, %y : tile<64x64xf32>")
+    assert not carried_in_fragments(_for_op(text), 0, 128, 90, 227 * 1024)
+
+
+def test_fragment_shapes():
+    assert fragment_shape_fits(128, 128, 32, 512)  # 128 tiles of 16x8, 8 per warp
+    assert not fragment_shape_fits(16, 8, 16, 128)  # one tile for four warps
+    assert not fragment_shape_fits(64, 24, 16, 128)  # 3 tile columns
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90"])
+def test_the_k_loop_stages_a_and_b_only_and_unrolls_its_mmas(target):
+    result = lower_text(LOOP.replace("USE", ""), target, file_name="k.mlir")
+    assert result.ok, result.diagnostics
+    ptx = result.ptx
+    start = re.search(r"^\$L_for_\d+:", ptx, re.M).start()
+    body = ptx[start:re.search(r"^\$L_for_end_\d+:", ptx, re.M).start()]
+    # 64x64 in 4 warps: 8 tiles per warp, K = 32: two MMAs per tile, no accumulator through shared memory
+    assert len(re.findall(r"mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.f16\.f16\.f32", body)) == 16
+    assert "st.shared.f32" not in body and "ld.shared.f32" not in body
+    # converted once before the loop (32 slots per thread staged, 8 x 4 fragment elements read) and once
+    # after it (8 x 4 written, 32 slots read), for the store
+    assert ptx.count("st.shared.f32") == 64 and ptx.count("ld.shared.f32") == 64
+
+
+def test_the_k_loop_computes_a_times_b_on_the_emulator():
+    """64x128 by 128x64 in four K steps, 4 warps of 8 tiles each: the B fragment per tile."""
+    np = pytest.importorskip("numpy")
+    from tests import ptx_emulator as emu
+    result = lower_text(LOOP.replace("USE", ""), "sm_90", file_name="k.mlir")
+    info = result.kernels[0]
+    rng = np.random.default_rng(3)
+    a = rng.integers(-3, 4, (64, 128)).astype(np.float16)
+    b = rng.integers(-3, 4, (128, 64)).astype(np.float16)
+    c = np.full((64, 64), np.nan, np.float32)
+    emu.run(result.ptx, info.name, [p for p, _ in info.params], [a, b, c, 128], (1, 1, 1), info.threads,
+            info.dynamic_smem)
+    np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32))
