@@ -79,6 +79,9 @@ def test_the_k_loop_stages_a_and_b_only_and_unrolls_its_mmas(target):
     # 64x64 in 4 warps: 8 tiles per warp, K = 32: two MMAs per tile, no accumulator through shared memory
     assert len(re.findall(r"mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.f16\.f16\.f32", body)) == 16
     assert "st.shared.f32" not in body and "ld.shared.f32" not in body
+    # the layout and nv_tileas stages say which iteration value the loop carries in fragments
+    for stage in ("layout", "nv_tileas"):
+        assert re.search(r"^ *\} \{tile_lsp\.fragments = \[0 : i32\]", result.stages[stage], re.M)
     # converted once before the loop (32 slots per thread staged, 8 x 4 fragment elements read) and once
     # after it (8 x 4 written, 32 slots read), for the store
     assert ptx.count("st.shared.f32") == 64 and ptx.count("ld.shared.f32") == 64

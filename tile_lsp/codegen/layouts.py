@@ -15,7 +15,9 @@ distribution as a CuTe thread-value layout (:func:`tv_layout`);
 ``tile_lsp.staging = "shfl"`` and ``tile_lsp.reduction`` (the plan of
 :mod:`tile_lsp.codegen.reductions`, e.g. ``"fold 2, shfl.bfly 1 2 4 8 16, 4
 warps through smem"``) on a ``reduce`` that runs in registers and warp
-shuffles.
+shuffles; ``tile_lsp.fragments = [i, ...]`` on a ``for`` whose iteration
+values ``i`` the loop carries in MMA fragments
+(:mod:`tile_lsp.codegen.mma_fragments`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.syntax.parse_rules.entry import optimization_hint_entries
 from tile_lsp.analysis.ir.core import Module, Operation
+from tile_lsp.codegen.mma_fragments import carried_in_fragments
 from tile_lsp.codegen.reductions import plan_reduction, shuffle_reduction
 from tile_lsp.codegen.target import Target
 from tile_lsp.dialect import types as T
@@ -121,6 +124,12 @@ def assign_layouts(module: Module, entries: list[Operation], target: Target) -> 
                 op.attributes["tile_lsp.slots"] = A.IntegerAttr(max(1, n // plan.threads), I32)
                 op.attributes["tile_lsp.layout"] = A.StringAttr(tv_layout(n, plan.threads))
             short = op.name.split(".", 1)[-1]
+            if short == "for":
+                carried = [i for i in range(len(op.operands) - 3)
+                           if carried_in_fragments(op, i, plan.threads, target.sm, target.max_smem)]
+                if carried:
+                    op.attributes["tile_lsp.fragments"] = A.ArrayAttr(
+                        [A.IntegerAttr(i, I32) for i in carried])
             if short == "reduce" and shuffle_reduction(op):
                 op.attributes["tile_lsp.staging"] = A.StringAttr("shfl")
                 shape = tuple(int(d) for d in op.operands[0].type.shape)
