@@ -141,8 +141,9 @@ def carried_in_fragments(loop: Operation, index: int, threads: int, sm: int, max
 # ------------------------------------------------------------------ lane coordinates
 
 
-def _lane_regs(lw: KernelLowering) -> tuple[str, str, str]:
-    """(warp, g, 2q) b32 registers of this thread (hoisted to the prologue, once per kernel)."""
+def lane_coordinates(lw: KernelLowering) -> tuple[str, str, str]:
+    """(warp, g, 2q) b32 registers of this thread, as the mma.m16n8k16 fragments index lanes (``g = lane >> 2``,
+    ``q = lane & 3``); hoisted to the prologue, once per kernel."""
     key = ("mma_lane",)
     if key not in lw.f.cache:
         f = lw.f
@@ -162,7 +163,7 @@ def _tile_origin(lw: KernelLowering, frag: FragmentTile, j: int) -> tuple[str, s
     key = ("mma_origin", frag.shape, frag.warps, j)
     if key not in lw.f.cache:
         f = lw.f
-        warp, g, q2 = _lane_regs(lw)
+        warp, g, q2 = lane_coordinates(lw)
         tile, row, col = f.reg("b32"), f.reg("b32"), f.reg("b32")
         f.pro(f"add.s32 {tile}, {warp}, {j * frag.warps}")
         tn_bits = frag.tiles_n.bit_length() - 1
@@ -255,7 +256,7 @@ def mma_into_fragments(lw: KernelLowering, a: TileValue | StagedTile, b: TileVal
     out = fresh_like(lw, c)
     shared_b = c.warps % c.tiles_n == 0
     regs = lambda rs: "{" + ", ".join(rs) + "}"  # noqa: E731
-    _, g, q2 = _lane_regs(lw)
+    _, g, q2 = lane_coordinates(lw)
     a_addr, b_addr = [], {}
     for j in range(c.per_warp):
         row, col = _tile_origin(lw, c, j)

@@ -21,7 +21,7 @@ from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.ir.core import Operation
 from tile_lsp.codegen.lower import KernelLowering, handler, load_pred_byte
 from tile_lsp.codegen.ops_elementwise import zext
-from tile_lsp.codegen.mma_fragments import FragmentTile, mma_into_fragments
+from tile_lsp.codegen.mma_fragments import FragmentTile, lane_coordinates, mma_into_fragments
 from tile_lsp.codegen.ptx import LoweringError, StagedTile, TileValue, reg_class
 from tile_lsp.codegen.reductions import (emit_shuffle_reduce, identity_regs, plan_reduction, run_body,
                                          shuffle_reduction)
@@ -469,14 +469,9 @@ def _mma_sync(lw: KernelLowering, a: TileValue | StagedTile, b: TileValue | Stag
     warps = max(1, lw.threads // 32)
     tiles_n = N // 8
     ntiles = (M // 16) * tiles_n
-    lane, g, q = f.reg("b32"), f.reg("b32"), f.reg("b32")
-    f.emit(f"and.b32 {lane}, {lw.tid}, 31")
-    f.emit(f"shr.u32 {g}, {lane}, 2")
-    f.emit(f"and.b32 {q}, {lane}, 3")
-    q2 = f.reg("b32")
-    f.emit(f"shl.b32 {q2}, {q}, 1")
+    warp, g, q2 = lane_coordinates(lw)
     tile = f.reg("b32")
-    f.emit(f"shr.u32 {tile}, {lw.tid}, 5")
+    f.emit(f"mov.b32 {tile}, {warp}")
     p = f.reg("pred")
     head, done = f.label("mma_tile"), f.label("mma_tile_end")
     f.place(head)

@@ -190,6 +190,13 @@ def run_body(lw: KernelLowering, op: Operation, accs: list[str], xs: list[str], 
 # ------------------------------------------------------------------ emission
 
 
+#: Register classes that cross a shuffle in a b32 register: (widen, narrow) instruction templates.
+_THROUGH_B32 = {
+    "b16": ("cvt.u32.u16 {d}, {s}", "cvt.u16.u32 {d}, {s}"),
+    "pred": ("selp.u32 {d}, 1, 0, {s}", "setp.ne.u32 {d}, {s}, 0"),
+}
+
+
 def shuffle_register(lw: KernelLowering, reg: str, cls: str, mode: str, b: int) -> str:
     """A fresh register with ``reg`` of another lane of this warp: ``shfl.sync.<mode>.b32`` with
     operand ``b`` (``bfly``: lane ``laneid ^ b``; ``idx``: lane ``b``), all 32 lanes taking part.
@@ -206,11 +213,12 @@ def shuffle_register(lw: KernelLowering, reg: str, cls: str, mode: str, b: int) 
         out = f.reg(cls)
         f.emit(f"shfl.sync.{mode}.b32 {out}, {reg}, {b}, 31, -1")
         return out
-    if cls == "b16":
+    if cls in _THROUGH_B32:
+        widen, narrow = _THROUGH_B32[cls]
         w = f.reg("b32")
-        f.emit(f"cvt.u32.u16 {w}, {reg}")
-        out = f.reg("b16")
-        f.emit(f"cvt.u16.u32 {out}, {shfl(w)}")
+        f.emit(widen.format(d=w, s=reg))
+        out = f.reg(cls)
+        f.emit(narrow.format(d=out, s=shfl(w)))
         return out
     if cls in ("b64", "f64"):
         lo, hi = f.reg("b32"), f.reg("b32")
@@ -218,12 +226,6 @@ def shuffle_register(lw: KernelLowering, reg: str, cls: str, mode: str, b: int) 
         slo, shi = shfl(lo), shfl(hi)
         out = f.reg(cls)
         f.emit(f"mov.b64 {out}, {{{slo}, {shi}}}")
-        return out
-    if cls == "pred":
-        w = f.reg("b32")
-        f.emit(f"selp.u32 {w}, 1, 0, {reg}")
-        out = f.reg("pred")
-        f.emit(f"setp.ne.u32 {out}, {shfl(w)}, 0")
         return out
     raise LoweringError(f"no warp shuffle for register class {cls}")
 
