@@ -103,11 +103,6 @@ class ReductionPlan:
     warp_shift: int
     writer_mask: int
 
-    @property
-    def thread_bits(self) -> int:
-        """Bits of the element index held by the thread index (the rest are slot bits)."""
-        return min(self.threads.bit_length() - 1, self.n.bit_length() - 1)
-
     def describe(self) -> str:
         """One line for the ``tile_lsp.reduction`` attribute of the ``layout`` and ``nv_tileas`` stages:
         ``"fold 2, shfl.bfly 1 2 4 8 16, 4 warps through smem"``."""
@@ -138,8 +133,7 @@ def plan_reduction(shape: tuple[int, ...], dim: int, threads: int) -> ReductionP
     slot_lo, slot_hi = max(lo - tb, 0), max(hi - tb, 0)
     lanes = range(lo, min(hi, LANE_BITS, data_t))
     w_lo, w_hi = max(lo, LANE_BITS), min(hi, data_t)
-    reduced_t = any(True for _ in range(lo, min(hi, data_t)))
-    warps = (1 << max(w_hi - w_lo, 0)) if reduced_t else 0
+    warps = (1 << max(w_hi - w_lo, 0)) if lo < min(hi, data_t) else 0  # 0: no thread bit reduced
     writer = 0
     for b in range(lo, min(hi, LANE_BITS, data_t)):
         writer |= 1 << b
