@@ -22,15 +22,19 @@ tile; register ``4j + i`` of a thread holds element ``i`` of its warp's
 from __future__ import annotations
 
 from dataclasses import dataclass
+
 from tile_lsp.analysis.ir.core import Operation, Value
 from tile_lsp.codegen.lower import OPERAND_HOOKS, KernelLowering
 from tile_lsp.codegen.ptx import StagedTile, TileValue, staged_bytes
+from tile_lsp.dialect import nv_tileas_types as NT
 from tile_lsp.dialect import types as T
 
 #: The ops whose operand 2 is an MMA accumulator the fragment path can take.
 MMA_OPS = ("cuda_tile.mmaf", "nv_tileas.dot")
-#: Shared memory the staged A and B of the fragment path may take (the smallest opt-in limit of the targets).
-STAGED_AB_LIMIT = 99 * 1024
+#: Shared memory the tensor-core path may stage its operands in (A and B here; A, B and C for an
+#: accumulator in the distribution, ``ops_shape.mma_sync_applies``): the smallest opt-in dynamic
+#: shared memory per CTA of the targets (99 KiB on sm_86, sm_89 and sm_120).
+MMA_SYNC_SMEM_LIMIT = 99 * 1024
 
 
 @dataclass
@@ -55,35 +59,23 @@ class FragmentTile:
 def fragment_shape_fits(m: int, n: int, k: int, threads: int) -> bool:
     """Whether an ``M x N`` accumulator with a ``K``-deep step can live in fragments in a CTA of
     ``threads``: M % 16 == N % 8 == K % 16 == 0, N / 8 a power of two, every warp the same number of
-    16x8 tiles, and A and B staged within :data:`STAGED_AB_LIMIT`."""
+    16x8 tiles, and A and B staged within :data:`MMA_SYNC_SMEM_LIMIT`."""
     warps = threads // 32
     if m % 16 or n % 8 or k % 16 or (n // 8) & (n // 8 - 1) or not warps:
         return False
     tiles = (m // 16) * (n // 8)
-    return tiles % warps == 0 and (m * k + k * n) * 2 <= STAGED_AB_LIMIT
+    return tiles % warps == 0 and (m * k + k * n) * 2 <= MMA_SYNC_SMEM_LIMIT
 
 
-def _mma_shapes(op: Operation) -> tuple[T.Type, T.Type, T.Type, tuple[int, ...], tuple[int, ...]] | None:
-    """(A element, B element, C element, A shape, B shape) of an MMA op, from its operand types (a staged
-    ``!nv_tileas.tiled_view<MxKxT, SMEM>`` reads as its tile type's shape)."""
-    types = []
-    for v in op.operands[:3]:
-        t = v.type
-        if isinstance(t, T.TileType):
-            types.append((t.element, tuple(int(d) for d in t.shape)))
-            continue
-        text = str(t)
-        if "tiled_view<" not in text:
-            return None
-        body = text.split("tiled_view<", 1)[1].split(",", 1)[0]
-        *dims, elem = body.split("x")
-        try:
-            types.append((T.FloatType(elem) if elem in ("f16", "bf16", "f32") else None,
-                          tuple(int(d) for d in dims)))
-        except ValueError:
-            return None
-    (ea, sa), (eb, sb), (ec, _) = types
-    return ea, eb, ec, sa, sb
+def _operand_tile(v: Value) -> tuple[T.Type, tuple[int, ...]] | None:
+    """(element, shape) of an MMA operand: a tile, or a staged ``!nv_tileas.tiled_view<MxKxT, SMEM>``
+    (decoded by :func:`~tile_lsp.dialect.nv_tileas_types.decode_type`); ``None`` for anything else."""
+    if isinstance(v.type, T.TileType):
+        return v.type.element, tuple(int(d) for d in v.type.shape)
+    view = NT.decode_type(v.type)
+    if isinstance(view, NT.TiledViewType) and None not in view.shape:
+        return view.element, tuple(view.shape)
+    return None
 
 
 def takes_fragments(op: Operation, index: int) -> bool:
@@ -126,10 +118,10 @@ def carried_in_fragments(loop: Operation, index: int, threads: int, sm: int, max
         return False
     if _operand_count(ops, arg) != 1 or _operand_count(ops, mma.results[0]) != 1:
         return False
-    shapes = _mma_shapes(mma)
-    if shapes is None:
+    operands = [_operand_tile(v) for v in mma.operands]
+    if None in operands:
         return False
-    ea, eb, ec, sa, sb = shapes
+    (ea, sa), (eb, sb), (ec, _) = operands
     if not (isinstance(ea, T.FloatType) and ea.name in ("f16", "bf16") and ea == eb):
         return False
     if not (isinstance(ec, T.FloatType) and ec.name == "f32") or len(sa) != 2 or len(sb) != 2:

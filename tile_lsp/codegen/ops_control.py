@@ -17,8 +17,7 @@ import re
 from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.ir.core import Operation
 from tile_lsp.codegen.lower import KernelLowering, handler
-from tile_lsp.codegen.mma_fragments import (FragmentTile, carried_in_fragments, fresh_like, from_fragments,
-                                            new_fragments, to_fragments)
+from tile_lsp.codegen.mma_fragments import FragmentTile, fresh_like, from_fragments, new_fragments, to_fragments
 from tile_lsp.codegen.ptx import TOKEN, LoweringError, TileValue, reg_class
 from tile_lsp.dialect import types as T
 
@@ -67,8 +66,11 @@ def _for(lw: KernelLowering, op: Operation) -> None:
     w64 = op.operands[0].type.element.width == 64
     inits = [lw.get(v) for v in op.operands[3:]]
     iters = [_fresh_like(lw, x) for x in inits]
+    # the iteration values tile-assign-layouts put in MMA fragments (codegen/mma_fragments.py)
+    marked = op.attr("tile_lsp.fragments")
+    in_fragments = {a.value for a in marked.elements} if isinstance(marked, A.ArrayAttr) else set()
     for i, x in enumerate(inits):
-        if isinstance(x, TileValue) and carried_in_fragments(op, i, lw.threads, lw.target.sm, lw.target.max_smem):
+        if i in in_fragments and isinstance(x, TileValue):
             iters[i] = new_fragments(lw, (x.shape[0], x.shape[1]), x.elem)
     for d, s in zip(iters, inits):
         _assign(lw, d, s)

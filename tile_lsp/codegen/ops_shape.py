@@ -21,10 +21,10 @@ from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.ir.core import Operation
 from tile_lsp.codegen.lower import KernelLowering, handler, load_pred_byte
 from tile_lsp.codegen.ops_elementwise import zext
-from tile_lsp.codegen.mma_fragments import FragmentTile, lane_coordinates, mma_into_fragments
+from tile_lsp.codegen.mma_fragments import MMA_SYNC_SMEM_LIMIT, FragmentTile, lane_coordinates, mma_into_fragments
 from tile_lsp.codegen.ptx import LoweringError, StagedTile, TileValue, reg_class
 from tile_lsp.codegen.reductions import (emit_shuffle_reduce, identity_regs, plan_reduction, run_body,
-                                         shuffle_reduction)
+                                         shuffle_reduction, shuffle_register)
 from tile_lsp.dialect import types as T
 
 
@@ -140,12 +140,6 @@ def _local_source(lw: KernelLowering, src: TileValue, out: TileValue, s: int, so
     return None
 
 
-def _shfl_idx(lw: KernelLowering, reg: str, cls: str, lane: int) -> str:
-    """A fresh register with ``reg`` of lane ``lane`` of this warp (``shfl.sync.idx``)."""
-    from tile_lsp.codegen.reductions import shuffle_register
-    return shuffle_register(lw, reg, cls, "idx", lane)
-
-
 def _gather(lw: KernelLowering, src: TileValue, out: TileValue, index_of, source_of=None) -> None:
     """out[slot] = src[index_of(coords of slot)] (``index_of`` gives a b32 register).
 
@@ -165,7 +159,7 @@ def _gather(lw: KernelLowering, src: TileValue, out: TileValue, index_of, source
         if where is not None and where[0] == "slot":
             lw.mov(cls, r, src.regs[where[1]])
         elif where is not None:
-            lw.mov(cls, r, _shfl_idx(lw, src.regs[0], cls, where[1]))
+            lw.mov(cls, r, shuffle_register(lw, src.regs[0], cls, "idx", where[1]))
         else:
             if off is None:
                 (off,) = lw.stage([src])
@@ -401,9 +395,6 @@ def _signed(op: Operation, enum_name: str, bool_name: str) -> bool:
     return not (isinstance(e, A.EnumAttr) and e.case == "unsigned")
 
 
-#: Shared memory the tensor-core path may use for A, B and C together: the smallest opt-in
-#: dynamic shared memory per CTA of the targets (99 KiB on sm_86, sm_89 and sm_120).
-MMA_SYNC_SMEM_LIMIT = 99 * 1024
 
 
 def _operand(lw: KernelLowering, v) -> TileValue | StagedTile:

@@ -269,12 +269,10 @@ class _Rewriter:
         op.regions = []
         staging, buffers, offset = [], [], 0
         for v in op.operands:
-            if in_registers:
-                buffers.append(v)  # reduced in registers and warp shuffles: no staging
-                continue
-            ops, buf, offset = self.stage(v, offset, op)
-            staging += ops
-            buffers.append(buf)
+            if not in_registers:  # else reduced in registers and warp shuffles: no staging
+                ops, v, offset = self.stage(v, offset, op)
+                staging += ops
+            buffers.append(v)
         new = self.make(name, buffers, [r.type for r in op.results], op,
                         {**op.properties, **op.attributes}, segments={"operands": len(buffers)},
                         regions=regions)

@@ -794,7 +794,7 @@ def _unnamed_module(err: UnexpectedToken, text: str, start: int, eof: bool,
 @functools.lru_cache(maxsize=1)
 def _unbalanced_pretty_bodies(text: str) -> tuple[tuple[int, str, int], ...]:
     """``(offset of the '<', unbalanced character, where MLIR reports it)`` of each pretty dialect body
-    of ``text`` that does not balance (:func:`_pretty_body_end`), in text order; bodies in comments and
+    of ``text`` that does not balance (:func:`~tile_lsp.grammar.parser_state.bracket_end`), in text order; bodies in comments and
     strings aside.  Cached for the last text only: the syntax errors of one text come one after the
     other, and a document's older versions are not kept alive."""
     blanked = STRINGS_AND_COMMENTS.sub(lambda m: " " * len(m.group()), text)
