@@ -92,6 +92,9 @@ CASES = [
     # tests/kernels: scans with associative but not commutative bodies (the order of the body's arguments)
     Case("custom_scans_f32_16x128.sm_90", [((32, 128), F32, "sparse")] + [((32, 128), F32, "zeros")] * 3,
          (2, 1, 1)),
+    # tests/kernels: scans in one warp (lanes, then a chain of slots) and on a tile smaller than the warp
+    Case("custom_scan_chains_f32_4x128.sm_90", [((8, 128), F32, "sparse")] + [((8, 128), F32, "zeros")] * 3,
+         (2, 1, 1)),
     # tests/kernels: every register class through the warp-shuffle reductions
     Case("custom_reductions_64x32.sm_90", [((64, 32), F32, "normal"), ((768,), F32, "zeros")], (1, 1, 1),
          rtol=1e-5, atol=1e-5),

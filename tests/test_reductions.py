@@ -1,4 +1,4 @@
-"""Reductions in registers and warp shuffles (tile_lsp/codegen/reductions.py).
+"""Reductions and scans in registers and warp shuffles (tile_lsp/codegen/reductions.py, scans.py).
 
 The plans are pinned on small cases worked out by hand from the distribution
 (slot ``s`` of thread ``t`` holds element ``s * T + t``); the lowered kernels
@@ -19,9 +19,12 @@ from tests.test_codegen import _require_ptxas
 from tile_lsp.analysis.ir.core import Operation
 from tile_lsp.codegen import lower_text
 from tile_lsp.codegen.cli import run_ptxas
-from tile_lsp.codegen.reductions import commutative_combiner, plan_reduction
+from tile_lsp.codegen.reductions import commutative_combiner, plan_reduction, runs_in_registers
+from tile_lsp.codegen.scans import plan_scan
 
 OWN = Path(__file__).parent / "kernels" / "custom_reductions_64x32.sm_90.mlir"
+SCANS = [Path(__file__).parent / "kernels" / f"{k}.sm_90.mlir"
+         for k in ("custom_scans_f32_16x128", "custom_scan_chains_f32_4x128")]
 
 
 def test_row_reduction_of_softmax_folds_two_slots_then_shuffles_then_combines_four_warps():
@@ -61,7 +64,63 @@ def test_commutative_bodies_are_recognised_and_others_are_not(corpus):
     text = (corpus / "kernels" / "argmax_argmin_f32_64x64.sm_90.mlir").read_text()
     assert [commutative_combiner(op) for op in _reduce_ops(text)] == [False, False]
     own = [commutative_combiner(op) for op in _reduce_ops(OWN.read_text())]
-    assert own and all(own)
+    # the last three keep the first non-zero element: associative, not commutative
+    assert own == [True] * 9 + [False] * 3
+
+
+def test_bodies_that_do_not_commute_run_in_registers_where_the_order_is_kept(corpus):
+    # argmax: along the rows (lanes and warps, one slot each) yes; 64x64 along the columns, each thread
+    # would fold the rows 2k+w of its slots before the warps combine: the sequential loop
+    text = (corpus / "kernels" / "argmax_argmin_f32_64x64.sm_90.mlir").read_text()
+    assert [runs_in_registers(op, 128) for op in _reduce_ops(text)] == [True, False]
+    text = (corpus / "kernels" / "argmax_argmin_f16_32x128.sm_90.mlir").read_text()
+    assert [runs_in_registers(op, 128) for op in _reduce_ops(text)] == [True, True]  # the second: slots alone
+    assert [runs_in_registers(op, 128) for op in _reduce_ops(OWN.read_text())][-3:] == [True, True, False]
+
+
+def test_row_scan_is_lane_steps_then_warp_totals():
+    # 16x128 in 128 threads: the column (bits 0-6) is lanes 0-4 and warps 5-6, one slot per row
+    p = plan_scan((16, 128), 1, 128)
+    assert (p.lanes, p.warps, p.chain, p.replica_mask) == ((0, 1, 2, 3, 4), 4, 1, 0)
+    assert p.describe() == "shfl.up 1 2 4 8 16, 4 warps through smem"
+    assert plan_scan((16, 128), 1, 128, reverse=True).describe() == "shfl.down 1 2 4 8 16, 4 warps through smem"
+
+
+def test_column_scan_over_slot_bits_is_a_chain_in_each_thread():
+    assert plan_scan((16, 128), 0, 128).describe() == "16 slots in order"
+    # 32x64: the row index (bits 6-10) is warp bit 6, then slot bits 0-3
+    p = plan_scan((32, 64), 0, 128)
+    assert (p.lanes, p.warps, p.chain, p.slot_lo, p.slot_hi) == ((), 2, 16, 0, 4)
+
+
+def test_scan_in_one_warp_and_on_a_replicated_tile():
+    p = plan_scan((4, 128), 1, 32)  # lanes, then a chain of 4 slots: totals from the last lane
+    assert (p.lanes, p.warps, p.chain) == ((0, 1, 2, 3, 4), 1, 4)
+    p = plan_scan((4, 4), 0, 32)  # 16 elements in 32 lanes: lane bit 4 holds replicas
+    assert (p.lanes, p.warps, p.chain, p.replica_mask) == ((2, 3), 1, 1, 0b10000)
+    assert p.describe() == "shfl.up 4 8"
+
+
+@pytest.mark.parametrize("kernel", ["prefix_scans_f32_16x128.sm_90", "prefix_scans_i32_32x64.sm_90"])
+def test_scans_of_real_kernels_use_warp_shuffles(corpus, kernel):
+    path = corpus / "kernels" / f"{kernel}.mlir"
+    result = lower_text(path.read_text(), "sm_90", file_name=path.name)
+    assert result.ok
+    assert "shfl.sync.up.b32" in result.ptx and "shfl.sync.down.b32" in result.ptx
+    assert "red_end" not in result.ptx  # no loop over a staged copy
+    stage = result.stages["nv_tileas"]
+    assert stage.count('tile_lsp.scan = "') == 3 and 'tile_lsp.staging = "smem"' not in stage
+
+
+def test_own_scan_kernels_are_accepted_by_ptxas():
+    _require_ptxas()
+    for path in SCANS:
+        for target in ("sm_80", "sm_90"):
+            result = lower_text(path.read_text(), target, file_name=path.name)
+            assert result.ok, result.diagnostics
+            ok, log = run_ptxas(result.ptx, target)
+            assert ok, log
+    assert "shfl.sync.idx.b32" in result.ptx  # the one-warp chain reads the last lane's total
 
 
 @pytest.mark.parametrize("kernel", ["softmax_rows_f32_16x256.sm_90", "rmsnorm_fwd_f16_4x2048.sm_90",

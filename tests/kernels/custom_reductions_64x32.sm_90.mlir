@@ -1,7 +1,7 @@
 // Reductions of every register class through the warp-shuffle path (tile_lsp/codegen/reductions.py):
 // f32 over slots and warps (dim 0) and over lanes (dim 1), i64 and f64 (two-half shuffles), f16
 // (widened shuffles), i1 (0/1 shuffles), a 3-d middle dimension, a tile smaller than the CTA
-// (replicated), a two-operand body, and slot bits alone.
+// (replicated), a two-operand body, slot bits alone, and a body that is not commutative.
 // Each result goes to its own part of the one 768-element output (partition index x tile size).
 entry @custom_reductions_64x32(%arg0: tile<ptr<f32>>, %arg1: tile<i32>, %arg2: tile<i32>, %arg3: tile<i32>, %arg4: tile<i32>, %arg5: tile<ptr<f32>>, %arg6: tile<i32>, %arg7: tile<i32>) optimization_hints=<default = {}> {
   %tok = make_token : token
@@ -114,5 +114,39 @@ entry @custom_reductions_64x32(%arg0: tile<ptr<f32>>, %arg1: tile<i32>, %arg2: t
   }
   %i9 = constant <i32: 5> : tile<i32>
   %w9 = store_view_tko weak %r8, %o128[%i9] token = %tok : tile<128xf32>, partition_view<tile=(128), tensor_view<?xf32, strides=[?]>>, tile<i32> -> token
+  // associative, not commutative: the first non-zero element of a row (x where x > 1.5, else 0), over
+  // lanes (dim 1 of 64x32), over lanes and warps (dim 1 of 16x128: the butterfly keeps the lower
+  // lanes' partial first), and over slots and warps (dim 0 of 64x32: the sequential loop)
+  %zero = constant <f32: 0.000000e+00> : tile<64x32xf32>
+  %xz = select %big, %x, %zero : tile<64x32xi1>, tile<64x32xf32>
+  %r9 = reduce %xz dim=1 identities=[0.000000e+00 : f32] : tile<64x32xf32> -> tile<64xf32>
+  (%a: tile<f32>, %b: tile<f32>) {
+    %z = constant <f32: 0.000000e+00> : tile<f32>
+    %nz = cmpf not_equal ordered %a, %z : tile<f32> -> tile<i1>
+    %y = select %nz, %a, %b : tile<i1>, tile<f32>
+    yield %y : tile<f32>
+  }
+  %i10 = constant <i32: 5> : tile<i32>
+  %w10 = store_view_tko weak %r9, %o64[%i10] token = %tok : tile<64xf32>, partition_view<tile=(64), tensor_view<?xf32, strides=[?]>>, tile<i32> -> token
+  %xz16 = reshape %xz : tile<64x32xf32> -> tile<16x128xf32>
+  %r10 = reduce %xz16 dim=1 identities=[0.000000e+00 : f32] : tile<16x128xf32> -> tile<16xf32>
+  (%a: tile<f32>, %b: tile<f32>) {
+    %z = constant <f32: 0.000000e+00> : tile<f32>
+    %nz = cmpf not_equal ordered %a, %z : tile<f32> -> tile<i1>
+    %y = select %nz, %a, %b : tile<i1>, tile<f32>
+    yield %y : tile<f32>
+  }
+  %o16 = make_partition_view %out : partition_view<tile=(16), tensor_view<?xf32, strides=[?]>>
+  %i11 = constant <i32: 38> : tile<i32>
+  %w11 = store_view_tko weak %r10, %o16[%i11] token = %tok : tile<16xf32>, partition_view<tile=(16), tensor_view<?xf32, strides=[?]>>, tile<i32> -> token
+  %r11 = reduce %xz dim=0 identities=[0.000000e+00 : f32] : tile<64x32xf32> -> tile<32xf32>
+  (%a: tile<f32>, %b: tile<f32>) {
+    %z = constant <f32: 0.000000e+00> : tile<f32>
+    %nz = cmpf not_equal ordered %a, %z : tile<f32> -> tile<i1>
+    %y = select %nz, %a, %b : tile<i1>, tile<f32>
+    yield %y : tile<f32>
+  }
+  %i12 = constant <i32: 1> : tile<i32>
+  %w12 = store_view_tko weak %r11, %o32[%i12] token = %tok : tile<32xf32>, partition_view<tile=(32), tensor_view<?xf32, strides=[?]>>, tile<i32> -> token
   return
 }

@@ -15,7 +15,8 @@ distribution as a CuTe thread-value layout (:func:`tv_layout`);
 ``tile_lsp.staging = "shfl"`` and ``tile_lsp.reduction`` (the plan of
 :mod:`tile_lsp.codegen.reductions`, e.g. ``"fold 2, shfl.bfly 1 2 4 8 16, 4
 warps through smem"``) on a ``reduce`` that runs in registers and warp
-shuffles; ``tile_lsp.fragments = [i, ...]`` on a ``for`` whose iteration
+shuffles, or ``tile_lsp.scan`` (:mod:`tile_lsp.codegen.scans`, e.g.
+``"shfl.up 1 2 4 8 16, 4 warps through smem"``) on a ``scan``; ``tile_lsp.fragments = [i, ...]`` on a ``for`` whose iteration
 values ``i`` the loop carries in MMA fragments
 (:mod:`tile_lsp.codegen.mma_fragments`).
 """
@@ -28,7 +29,8 @@ from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.syntax.parse_rules.entry import optimization_hint_entries
 from tile_lsp.analysis.ir.core import Module, Operation
 from tile_lsp.codegen.mma_fragments import carried_in_fragments
-from tile_lsp.codegen.reductions import plan_reduction, shuffle_reduction
+from tile_lsp.codegen.reductions import reduction_plan_of, runs_in_registers
+from tile_lsp.codegen.scans import scan_plan_of
 from tile_lsp.codegen.target import Target
 from tile_lsp.dialect import types as T
 
@@ -130,11 +132,13 @@ def assign_layouts(module: Module, entries: list[Operation], target: Target) -> 
                 if carried:
                     op.attributes["tile_lsp.fragments"] = A.ArrayAttr(
                         [A.IntegerAttr(i, I32) for i in carried])
-            if short == "reduce" and shuffle_reduction(op):
+            if short in ("reduce", "scan") and runs_in_registers(op, plan.threads):
                 op.attributes["tile_lsp.staging"] = A.StringAttr("shfl")
-                shape = tuple(int(d) for d in op.operands[0].type.shape)
-                how = plan_reduction(shape, op.attr("dim").value, plan.threads)
-                op.attributes["tile_lsp.reduction"] = A.StringAttr(how.describe())
+                if short == "reduce":
+                    how = reduction_plan_of(op, plan.threads).describe()
+                    op.attributes["tile_lsp.reduction"] = A.StringAttr(how)
+                else:
+                    op.attributes["tile_lsp.scan"] = A.StringAttr(scan_plan_of(op, plan.threads).describe())
             elif short in STAGING_OPS:
                 op.attributes["tile_lsp.staging"] = A.StringAttr("smem")
     return plans

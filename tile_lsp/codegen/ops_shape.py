@@ -4,10 +4,11 @@
 distribution of :mod:`tile_lsp.codegen.ptx`; ``broadcast``, ``permute``,
 ``extract``, ``insert``, ``cat``, ``pack``/``unpack``, ``reduce``, ``scan``
 and the MMA ops stage their sources in shared memory and read them back
-with each result slot's source index.  A ``reduce`` with a commutative
-body runs in registers and warp shuffles (:mod:`tile_lsp.codegen.reductions`);
-other reductions and ``scan`` run their body (inlined) in a loop over the
-reduced dimension of a staged copy; ``mmaf``/``mmai``/
+with each result slot's source index.  A ``reduce`` or ``scan`` that
+``tile-assign-layouts`` marked ``tile_lsp.staging = "shfl"`` runs in
+registers and warp shuffles (:mod:`tile_lsp.codegen.reductions`,
+:mod:`tile_lsp.codegen.scans`); other reductions run their body (inlined) in
+a loop over the reduced dimension of a staged copy; ``mmaf``/``mmai``/
 ``mmaf_scaled`` run on the tensor cores (``mma.sync`` m16n8k16) for f16/bf16
 operands with an f32 accumulator from sm_80 (:func:`mma_sync_applies`), and
 otherwise compute each accumulator element as a dot product over K in f32
@@ -23,8 +24,9 @@ from tile_lsp.codegen.lower import KernelLowering, handler, load_pred_byte
 from tile_lsp.codegen.ops_elementwise import zext
 from tile_lsp.codegen.mma_fragments import MMA_SYNC_SMEM_LIMIT, FragmentTile, lane_coordinates, mma_into_fragments
 from tile_lsp.codegen.ptx import LoweringError, StagedTile, TileValue, reg_class
-from tile_lsp.codegen.reductions import (emit_shuffle_reduce, identity_regs, plan_reduction, run_body,
-                                         shuffle_reduction, shuffle_register)
+from tile_lsp.codegen.reductions import (emit_shuffle_reduce, identity_regs, marked_in_registers,
+                                         reduction_plan_of, run_body, shuffle_register)
+from tile_lsp.codegen.scans import emit_scan, scan_plan_of
 from tile_lsp.dialect import types as T
 
 
@@ -331,8 +333,11 @@ def _reduce_scan(lw: KernelLowering, op: Operation) -> None:
     outs = [lw.new_result(op, i) for i in range(len(op.results))]
     dim = op.attr("dim").value
     is_scan = op.name.endswith("scan")
-    if shuffle_reduction(op) and all(isinstance(s, TileValue) for s in srcs):
-        emit_shuffle_reduce(lw, op, srcs, outs, plan_reduction(srcs[0].shape, dim, lw.threads))
+    if marked_in_registers(op) and all(isinstance(s, TileValue) for s in srcs):
+        if is_scan:
+            emit_scan(lw, op, srcs, outs, scan_plan_of(op, lw.threads))
+        else:
+            emit_shuffle_reduce(lw, op, srcs, outs, reduction_plan_of(op, lw.threads))
         return
     reverse = is_scan and isinstance(op.attr("reverse"), A.BoolAttr) and op.attr("reverse").value
     f = lw.f

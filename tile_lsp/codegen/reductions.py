@@ -2,13 +2,14 @@
 
 ``cuda_tile.reduce`` combines the elements along one dimension with an
 associative body (NVIDIA cuda-tile ``Ops.td``, ``ReduceOp``: "The reduction
-function must be an associative operation").  Where the body is also
-commutative (:func:`commutative_combiner`: each yielded value is one of
-``addf``, ``mulf``, ``maxf``, ``minf``, ``addi``, ``muli``, ``maxi``,
-``mini``, ``andi``, ``ori``, ``xori`` of its own pair of arguments), the
-order of the combinations is free, and the reduction follows the
+function must be an associative operation").  The reduction follows the
 distribution of :mod:`tile_lsp.codegen.ptx` instead of reading a staged
-copy of the tile element by element:
+copy of the tile element by element (:func:`runs_in_registers`) where the
+body is also commutative (:func:`commutative_combiner`: each yielded value
+is one of ``addf``, ``mulf``, ``maxf``, ``minf``, ``addi``, ``muli``,
+``maxi``, ``mini``, ``andi``, ``ori``, ``xori`` of its own pair of
+arguments), or where the steps below keep the elements in order anyway
+(argmax with its index, the first non-zero element):
 
 1. **in the thread**: the slots of one thread that differ only in the
    reduced coordinate are folded into one partial;
@@ -26,8 +27,9 @@ The linear element index ``e`` of an ``N``-element tile held in a CTA of
 bits of ``e`` are thread bits (lanes 0-4, then warps) and the high ones slot
 bits.  Tile dimensions are powers of two in row-major order, so the reduced
 dimension is one contiguous bit range ``[lo, hi)`` of ``e``
-(:func:`plan_reduction`).  Bodies that are only associative keep the
-sequential loop of :mod:`tile_lsp.codegen.ops_shape`.
+(:func:`plan_reduction`).  A body that may not commute keeps the
+sequential loop of :mod:`tile_lsp.codegen.ops_shape` only where a thread
+would fold slots that lanes or warps interleave.
 """
 
 from __future__ import annotations
@@ -76,10 +78,39 @@ def commutative_combiner(op: Operation) -> bool:
     return True
 
 
-def shuffle_reduction(op: Operation) -> bool:
-    """Whether ``op`` (cuda_tile or nv_tileas) is a ``reduce`` that runs in registers and warp
-    shuffles (:func:`emit_shuffle_reduce`) rather than over a staged copy: a commutative body."""
-    return op.short_name == "reduce" and commutative_combiner(op)
+def reduction_plan_of(op: Operation, threads: int) -> ReductionPlan:
+    """The :class:`ReductionPlan` of ``op`` (a cuda_tile or nv_tileas ``reduce``) in a CTA of ``threads``."""
+    return plan_reduction(tuple(int(d) for d in op.operands[0].type.shape), op.attr("dim").value, threads)
+
+
+def runs_in_registers(op: Operation, threads: int) -> bool:
+    """Whether ``op`` (cuda_tile or nv_tileas) runs in registers and warp shuffles in a CTA of
+    ``threads`` (the decision of ``tile-assign-layouts``; the later passes read its mark,
+    :func:`marked_in_registers`) rather than over a staged copy:
+
+    * a ``scan``, always (:mod:`tile_lsp.codegen.scans` keeps the order of the body's arguments);
+    * a ``reduce`` with a :func:`commutative_combiner`;
+    * a ``reduce`` with any other (associative) body whose plan keeps the elements in order: no
+      thread folds slots before the lanes or warps combine (``fold == 1``), or no thread bit is
+      reduced (``warps == 0``).  The lanes that write the results combine the lower lanes' partial
+      first (:func:`emit_shuffle_reduce`), so the order of the elements is kept, as a body
+      keeping the first non-zero element needs (Ops.td leaves the order open; the sequential
+      reading is the one every in-order evaluation agrees with)."""
+    if op.short_name == "scan":
+        return True
+    if op.short_name != "reduce":
+        return False
+    if commutative_combiner(op):
+        return True
+    plan = reduction_plan_of(op, threads)
+    return plan.fold == 1 or plan.warps == 0
+
+
+def marked_in_registers(op: Operation) -> bool:
+    """Whether ``tile-assign-layouts`` marked ``op`` ``tile_lsp.staging = "shfl"``
+    (:func:`runs_in_registers`)."""
+    a = op.attr("tile_lsp.staging")
+    return isinstance(a, A.StringAttr) and a.value == "shfl"
 
 
 @dataclass(frozen=True)
@@ -193,19 +224,23 @@ _THROUGH_B32 = {
 
 def shuffle_register(lw: KernelLowering, reg: str, cls: str, mode: str, b: int) -> str:
     """A fresh register with ``reg`` of another lane of this warp: ``shfl.sync.<mode>.b32`` with
-    operand ``b`` (``bfly``: lane ``laneid ^ b``; ``idx``: lane ``b``), all 32 lanes taking part.
+    operand ``b`` (an int or a b32 register; ``bfly``: lane ``laneid ^ b``; ``idx``: lane ``b``;
+    ``up``/``down``: lane ``laneid -/+ b``, the own value where that is outside the warp), all 32
+    lanes taking part.
     16-bit values travel widened, 64-bit ones as two halves, predicates as 0/1 (register classes of
     :func:`~tile_lsp.codegen.ptx.reg_class`); raises :class:`LoweringError` for another class."""
     f = lw.f
 
+    clamp = 0 if mode == "up" else 31  # the lane bound: 0 for .up, 31 for the others (PTX ISA "shfl.sync")
+
     def shfl(src: str) -> str:
         d = f.reg("b32")
-        f.emit(f"shfl.sync.{mode}.b32 {d}, {src}, {b}, 31, -1")
+        f.emit(f"shfl.sync.{mode}.b32 {d}, {src}, {b}, {clamp}, -1")
         return d
 
     if cls in ("b32", "f32"):
         out = f.reg(cls)
-        f.emit(f"shfl.sync.{mode}.b32 {out}, {reg}, {b}, 31, -1")
+        f.emit(f"shfl.sync.{mode}.b32 {out}, {reg}, {b}, {clamp}, -1")
         return out
     if cls in _THROUGH_B32:
         widen, narrow = _THROUGH_B32[cls]
@@ -241,8 +276,8 @@ def _kept_index(lw: KernelLowering, plan: ReductionPlan, slot: int) -> str:
 
 def emit_shuffle_reduce(lw: KernelLowering, op: Operation, srcs: list[TileValue], outs: list[TileValue],
                         plan: ReductionPlan) -> None:
-    """Lower ``op`` (a ``reduce`` with a :func:`commutative_combiner`) on register tiles ``srcs``
-    into the result registers ``outs``, as ``plan`` says (module docstring).  Needs every thread of
+    """Lower ``op`` (a ``reduce`` that :func:`runs_in_registers`) on register tiles ``srcs`` into
+    the result registers ``outs``, as ``plan`` says (module docstring).  Needs every thread of
     the CTA (``shfl.sync`` with a full mask, ``bar.sync``): the distribution keeps control flow
     uniform."""
     f = lw.f
@@ -263,7 +298,9 @@ def emit_shuffle_reduce(lw: KernelLowering, op: Operation, srcs: list[TileValue]
             other = s | (k << slot_lo)
             run_body(lw, op, accs, [src.regs[other] for src in srcs], elems)
         groups.append((s, accs))
-    # 2. butterfly over the reduced lane bits
+    # 2. butterfly over the reduced lane bits.  Only the lanes whose reduced bits are 0 write (step 3),
+    # and at every step they combine their own partial (lower lanes) with the partner's (higher ones):
+    # the order of the elements is kept where it is read, for a body that does not commute as well.
     for mask in plan.lane_masks:
         for _, accs in groups:
             xs = [shuffle_register(lw, a, c, "bfly", mask) for a, c in zip(accs, classes)]

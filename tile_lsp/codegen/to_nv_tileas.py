@@ -30,11 +30,12 @@ counterparts).  The rewrites, one row of :data:`REWRITES` per op:
     Each operand staged in shared memory as an MMA operand is, then
     ``nv_tileas.reduce`` / ``nv_tileas.scan`` of the buffers with the same
     attributes and combiner region, its terminator an ``nv_tileas.yield``.
-    A ``reduce`` with a commutative body
-    (:func:`~tile_lsp.codegen.reductions.shuffle_reduction`) is not staged:
-    its ``nv_tileas.reduce`` takes the register tiles, and keeps the
-    ``tile_lsp.reduction`` plan of ``tile-assign-layouts`` (in-thread fold,
-    warp shuffles, one cross-warp step).
+    A ``reduce`` or ``scan`` that ``tile-assign-layouts`` marked
+    ``tile_lsp.staging = "shfl"``
+    (:func:`~tile_lsp.codegen.reductions.runs_in_registers`) is not staged:
+    its nv_tileas op takes the register tiles, and keeps the
+    ``tile_lsp.reduction`` / ``tile_lsp.scan`` plan (in-thread fold or slot
+    carry, warp shuffles, one cross-warp step).
 
 Every other op stays a cuda_tile op, as elementwise arithmetic does in
 NVIDIA's nv_tileas stage.  The rewritten ops keep the source range of the op
@@ -49,7 +50,7 @@ from __future__ import annotations
 from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.ir.core import Operation, OpResult, Region, Use, Value
 from tile_lsp.codegen.ptx import staged_bytes
-from tile_lsp.codegen.reductions import shuffle_reduction
+from tile_lsp.codegen.reductions import marked_in_registers
 from tile_lsp.dialect import types as T
 from tile_lsp.dialect.nv_tileas_types import decode_keyword_attr
 from tile_lsp.dialect.registry import lookup
@@ -264,7 +265,7 @@ class _Rewriter:
 
     def reduction(self, op: Operation) -> bool:
         name = "nv_tileas." + op.short_name
-        in_registers = shuffle_reduction(op)
+        in_registers = marked_in_registers(op)
         regions = op.regions
         op.regions = []
         staging, buffers, offset = [], [], 0

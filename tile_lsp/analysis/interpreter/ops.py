@@ -730,8 +730,12 @@ def _reduce(eng, o, env):
     """Ops.td ReduceOp: combines the elements along ``dim`` with the body (a pairwise tree).
 
     The body is evaluated on whole slices at once (its ops are element-wise).
-    Ops.td leaves the order unspecified; the tree pairs the first half with
-    the second, padding an odd count with the identity.
+    Ops.td leaves the order unspecified and requires an associative body; the
+    tree combines neighbours, ``f(x[2i], x[2i+1])``, padding an odd count with
+    the identity at the end, so it keeps the elements in order: an associative
+    body that does not commute (the first non-zero element) gives the
+    sequential left fold's result, as the lowering's reductions do
+    (:mod:`tile_lsp.codegen.reductions`).
     """
     dim = int_attr(o, "dim")
     xs = [np.moveaxis(np.asarray(env[v]), dim, 0) for v in o.operands]
@@ -746,7 +750,7 @@ def _reduce(eng, o, env):
         half = n // 2
         args = []
         for x in xs:
-            args += [x[:half], x[half:]]
+            args += [x[0::2], x[1::2]]
         res = eng.call_body(o, args, env)
         xs = [np.broadcast_to(np.asarray(r), (half,) + x.shape[1:]) for r, x in zip(res, xs)]
         n = half
