@@ -1,8 +1,13 @@
 """``tile-lsp ptx`` and ``tile-lsp lower``: the lowering on the command line.
 
-``tile-lsp ptx FILE [--gpu-name sm_90] [--kernel NAME] [-o OUT] [--ptxas]``
+``tile-lsp ptx FILE [--gpu-name sm_90] [--kernel NAME] [-o OUT] [--ptxas] [--op-counts]``
 prints (or writes) the PTX module; ``tile-lsp lower FILE --stage NAME``
 prints one stage of the pipeline (:data:`tile_lsp.codegen.STAGES`).
+``--op-counts`` prints, instead of the PTX (which ``-o`` still writes), one
+line per op that emitted instructions, in source order:
+``LINE:COL<TAB>KERNEL<TAB>N<TAB>OPNAME`` (1-based line and column of the op's
+start, N its PTX instructions: a static count of the text,
+:attr:`~tile_lsp.codegen.passes.LoweringResult.op_counts`).
 Diagnostics go to stderr in MLIR's text form.  Without ``--gpu-name``, the
 ``gpu-name`` of the file's configuration (``tile-lsp.toml`` or
 ``pyproject.toml`` ``[tool.tile-lsp]``, :mod:`tile_lsp.config`) applies, else
@@ -29,6 +34,7 @@ examples:
   tile-lsp ptx kernel.mlir                          # PTX on stdout
   tile-lsp ptx kernel.mlir --gpu-name sm_80 -o kernel.ptx
   tile-lsp ptx kernel.tileirbc --kernel vector_add --ptxas   # and ptxas' verdict
+  tile-lsp ptx kernel.mlir --op-counts              # LINE:COL, kernel, PTX instructions, op per line
 
 exit status: 0 success, 1 lowering (or ptxas) errors, 2 usage, I/O or configuration error.
 """
@@ -58,6 +64,10 @@ def _parser(prog: str, stage: bool) -> argparse.ArgumentParser:
     else:
         p.add_argument("--ptxas", action="store_true",
                        help="also assemble the PTX with ptxas (PyPI nvidia-cuda-nvcc) and report its verdict")
+        p.add_argument("--op-counts", action="store_true",
+                       help="print instead of the PTX (-o still writes it) one line per op: "
+                            "LINE:COL<TAB>KERNEL<TAB>INSTRUCTIONS<TAB>OP, 1-based, a static count "
+                            "(an op in a loop body counts once)")
     return p
 
 
@@ -74,6 +84,14 @@ def _read(path: str) -> str:
 def _report(path: str, text: str, result: LoweringResult) -> None:
     if result.diagnostics:
         sys.stderr.write(format_text([(path, SourceText(text), result.diagnostics)]))
+
+
+def op_count_lines(result: LoweringResult) -> list[str]:
+    """``--op-counts``' lines for ``result``: ``LINE:COL\tKERNEL\tN\tOPNAME`` per counted op (1-based
+    position of the op's start; N: its PTX instructions, static), in source order."""
+    rows = sorted((pos, kernel, count) for kernel, ops in result.op_counts.items() for pos, count in ops.items())
+    return [f"{line + 1}:{col + 1}\t{kernel}\t{count.instructions}\t{count.op}"
+            for (line, col), kernel, count in rows]
 
 
 def find_ptxas() -> str | None:
@@ -136,6 +154,8 @@ def main(argv: list[str], stage: bool) -> int:
         status = 0 if ok else 1
     if args.output:
         Path(args.output).write_text(out)
-    else:
+    if not stage and args.op_counts:
+        sys.stdout.write("".join(line + "\n" for line in op_count_lines(result)))
+    elif not args.output:
         sys.stdout.write(out)
     return status

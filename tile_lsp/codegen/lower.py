@@ -23,6 +23,7 @@ from tile_lsp.codegen.ptx import (
     Function,
     REG_BYTES,
     LoweringError,
+    SourceLoc,
     TileValue,
     reg_class,
     storage_bytes,
@@ -464,10 +465,13 @@ class KernelLowering:
         finally:
             self.values.update(converted)
 
-    def loc_of(self, op: Operation) -> str | None:
+    def loc_of(self, op: Operation) -> SourceLoc | None:
+        """Where ``op``'s instructions come from: the start of its source range in file
+        ``file_index`` (``None`` without either); assigned to ``f.loc`` before ``op`` emits, it is
+        the ``.loc`` directive (``str()``) and the key of :attr:`Function.instructions`."""
         if self.file_index is None or op.range is None:
             return None
-        return f".loc {self.file_index} {op.range.start.line + 1} {op.range.start.character + 1}"
+        return SourceLoc(self.file_index, op.range.start.line, op.range.start.character)
 
     def bind_block(self, region: Region, values: list) -> list:
         block = region.blocks[0]

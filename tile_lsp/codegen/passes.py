@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from tile_lsp.analysis.ir.diagnostics import Diagnostic, Range, Severity
 from tile_lsp.analysis.ir.core import Module, Operation
@@ -42,6 +42,14 @@ class KernelInfo:
     dynamic_smem: int = 0
 
 
+class OpCount(NamedTuple):
+    """The PTX instructions of one source op: ``op``, its name in the input (``cuda_tile.mulf``,
+    also when a pass rewrote it), and ``instructions``, how many the lowering emitted for it."""
+
+    op: str
+    instructions: int
+
+
 @dataclass
 class LoweringResult:
     """Outcome of :func:`tile_lsp.codegen.pipeline.lower_text`.
@@ -49,6 +57,18 @@ class LoweringResult:
     ``stages``: printed text of each stage reached (``cuda_tile``, ``legal``,
     ``layout``, ``nv_tileas``, ``ptx``); ``ptx``: the PTX module or ``None`` on error;
     ``diagnostics``: errors (and warnings) with ranges in the input text.
+
+    ``op_counts``: entry name -> {(line, character): :class:`OpCount`}, filled
+    by ``convert-to-ptx``: the instructions each op of the input emitted, keyed
+    by the 0-based start of the op's range in the input (the position its
+    ``.loc`` names, less one in each).  Counted by
+    :meth:`~tile_lsp.codegen.ptx.Function.emit` as it writes them (the PTX
+    text is not read back); static, the instructions in the text, so an op in
+    a loop body counts once.  The ops a pass made from one input op (an
+    ``mmaf`` becomes staging stores and an ``nv_tileas.dot``) count together;
+    the kernel's shared thread-index prologue, parameter loads and the
+    ``ret`` added at the end of a body without one count for no op.  Ops that
+    emitted nothing are absent.
     """
 
     target: Target | None
@@ -56,6 +76,7 @@ class LoweringResult:
     kernels: list[KernelInfo] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     stages: dict[str, str] = field(default_factory=dict)
+    op_counts: dict[str, dict[tuple[int, int], OpCount]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -73,7 +94,10 @@ class LoweringState:
     filled by the passes that compute them; ``result`` is what the caller
     gets (its ``target`` set by the first pass).  ``analysis``: an analysis of
     ``text`` the caller already has (the editor's); the first pass lowers a
-    clone of its IR instead of analysing the text again.
+    clone of its IR instead of analysing the text again.  ``op_names``: the
+    (0-based line, character) of the start of each op of the input -> its name,
+    recorded before any pass rewrites the IR (``LoweringResult.op_counts``
+    names the input's ops).
     """
 
     text: str
@@ -85,6 +109,7 @@ class LoweringState:
     module: Module | None = None
     entries: list[Operation] = field(default_factory=list)
     plans: dict = field(default_factory=dict)
+    op_names: dict[tuple[int, int], str] = field(default_factory=dict)
 
     def error(self, message: str, rng: Range | None = None, code: str = "lowering") -> None:
         """Record an error of the lowering (source ``tile-lsp-ptx``) at ``rng``."""

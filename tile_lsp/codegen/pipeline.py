@@ -33,13 +33,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tile_lsp.analysis.ir.diagnostics import Diagnostic, Severity
-from tile_lsp.codegen.passes import KernelInfo, LoweringResult, LoweringState, PassManager
+from tile_lsp.codegen.passes import KernelInfo, LoweringResult, LoweringState, OpCount, PassManager
 from tile_lsp.codegen.target import TargetError, parse_gpu_name
 
 if TYPE_CHECKING:
     from tile_lsp.analysis.incremental.results import DocumentAnalysis
 
-__all__ = ["PASSES", "PIPELINE", "STAGES", "KernelInfo", "LoweringResult", "lower_text"]
+__all__ = ["PASSES", "PIPELINE", "STAGES", "KernelInfo", "LoweringResult", "OpCount", "lower_text"]
 
 
 # The passes import their modules when they run: importing the pipeline (the CLI, the server's
@@ -84,6 +84,8 @@ class VerifyInput:
                 state.error("nothing to lower: the input has no module")
             return None
         state.module = module
+        state.op_names = {(op.range.start.line, op.range.start.character): op.name
+                          for op in module.walk() if op.range is not None}
         return print_module(module)
 
 
@@ -147,7 +149,9 @@ class ConvertToNvTileas:
 
 @dataclass(frozen=True)
 class ConvertToPtx:
-    """``convert-to-ptx`` (:mod:`tile_lsp.codegen.emit`): the PTX module; precision losses are warnings."""
+    """``convert-to-ptx`` (:mod:`tile_lsp.codegen.emit`): the PTX module; precision losses are warnings.
+    The instructions counted per op become ``LoweringResult.op_counts``, named after the input's ops
+    (``LoweringState.op_names``)."""
 
     name: str = "convert-to-ptx"
     stage: str = "ptx"
@@ -157,13 +161,15 @@ class ConvertToPtx:
         from tile_lsp.codegen import emit
 
         result = state.result
-        ptx, kernels, warnings = emit.emit_module(state.module, state.entries, state.plans, result.target,
-                                                  state.file_name)
+        ptx, kernels, warnings, counts = emit.emit_module(state.module, state.entries, state.plans,
+                                                          result.target, state.file_name)
         for op, message in warnings:
             result.diagnostics.append(Diagnostic(Severity.WARNING, message, op.range, "lowering-precision",
                                                  source="tile-lsp-ptx"))
         result.ptx = ptx
         result.kernels = kernels
+        result.op_counts = {kernel: {pos: OpCount(state.op_names.get(pos, ""), n) for pos, n in sorted(ops.items())}
+                            for kernel, ops in counts.items()}
         return ptx
 
 

@@ -159,6 +159,24 @@ class TileViewValue:
     sparse_dim: int | None = None
 
 
+@dataclass(frozen=True)
+class SourceLoc:
+    """Where emitted instructions come from: the start of an op's source range, 0-based ``line`` and
+    ``character`` (UTF-16 code units, as :class:`~tile_lsp.analysis.ir.diagnostics.Position`), in the
+    PTX ``.file`` numbered ``file``.
+
+    ``str()`` is the PTX ``.loc`` directive, which counts lines and columns from 1 (PTX ISA ".loc":
+    ``.loc file_index line_number column_position``): ``SourceLoc(1, 9, 4)`` is ``.loc 1 10 5``.
+    """
+
+    file: int
+    line: int
+    character: int
+
+    def __str__(self) -> str:
+        return f".loc {self.file} {self.line + 1} {self.character + 1}"
+
+
 class Token:
     """A lowered token: nothing at run time (ordering is program order plus fences)."""
 
@@ -173,6 +191,14 @@ class Function:
     ``body`` holds instruction lines; ``prologue`` holds the thread-index
     arithmetic shared by the whole kernel (hoisted to the entry block, so it
     dominates every use).  ``counts`` numbers registers per class.
+
+    ``loc``: the :class:`SourceLoc` of the op being lowered (``None``: no
+    source position), which :meth:`emit` writes as a ``.loc`` line when it
+    changes and by which it counts the instructions it appends in
+    ``instructions`` (``SourceLoc`` -> instructions).  The count is static:
+    the instructions in the text, so an op in a loop body counts once.
+    Labels, ``.loc`` lines, declarations and the :meth:`pro` lines (thread-index
+    arithmetic shared by the whole kernel) are not counted.
     """
 
     name: str
@@ -182,8 +208,9 @@ class Function:
     counts: dict[str, int] = field(default_factory=dict)
     labels: int = 0
     cache: dict = field(default_factory=dict)
-    loc: str | None = None
-    last_loc: str | None = None
+    loc: SourceLoc | None = None
+    last_loc: SourceLoc | None = None
+    instructions: dict[SourceLoc, int] = field(default_factory=dict)
     smem_bytes: int = 0
     smem_op: object = None  # the Operation that needs smem_bytes of staging
 
@@ -198,10 +225,13 @@ class Function:
         return f"$L_{hint}_{self.labels}"
 
     def emit(self, line: str) -> None:
-        """Append one instruction (``;`` added), preceded by the current ``.loc`` when it changed."""
-        if self.loc is not None and self.loc != self.last_loc:
-            self.body.append(f"\t{self.loc}")
-            self.last_loc = self.loc
+        """Append one instruction (``;`` added), preceded by the current ``.loc`` when it changed, and
+        count it for that ``.loc`` in :attr:`instructions`."""
+        if self.loc is not None:
+            if self.loc != self.last_loc:
+                self.body.append(f"\t{self.loc}")
+                self.last_loc = self.loc
+            self.instructions[self.loc] = self.instructions.get(self.loc, 0) + 1
         self.body.append(f"\t{line};")
 
     def place(self, label: str) -> None:

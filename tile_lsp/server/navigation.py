@@ -4,7 +4,8 @@
 Feature: go to definition (``textDocument/definition``), find references
 (``textDocument/references``), highlight of the symbol under the cursor
 (``textDocument/documentHighlight``), hover (``textDocument/hover``, Markdown
-from :func:`tile_lsp.analysis.ide.hover.hover_markdown`), rename
+from :func:`tile_lsp.analysis.ide.hover.hover_markdown`, with the op's
+instruction count from the last Show PTX: :mod:`tile_lsp.server.codegen`), rename
 (``textDocument/prepareRename``, ``textDocument/rename``; a refused rename
 answers LSP ``RequestFailed`` with the reason), the outline
 (``textDocument/documentSymbol``), folding (``textDocument/foldingRange``),
@@ -23,17 +24,20 @@ from lsprotocol import types
 from tile_lsp.analysis.ir.diagnostics import Position
 from tile_lsp.analysis.ide.index import DocumentIndex, RenameError
 from tile_lsp.server import convert
+from tile_lsp.server.codegen import ptx_hover_note
 from tile_lsp.server.convert import PositionEncoder
 from tile_lsp.server.server import RequestFailed, TileLanguageServer, guarded
 
 
-def _index_handler(default: Any, position: bool = True) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def _index_handler(default: Any, position: bool = True,
+                   server: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Make a guarded handler ``(ls, params)`` of a document request from its answer.
 
     The answer is called as ``answer(params, index, encoder, pos)``: the document's
     index and position encoder, and the request's position converted (without
-    ``pos`` when ``position`` is false).  While the document has no analysis
-    yet the request is answered ``default``.
+    ``pos`` when ``position`` is false; with the server ``ls`` first when
+    ``server`` is true).  While the document has no analysis yet the request
+    is answered ``default``.
     """
 
     def decorate(answer: Callable[..., Any]) -> Callable[..., Any]:
@@ -42,9 +46,10 @@ def _index_handler(default: Any, position: bool = True) -> Callable[[Callable[..
             if found is None:
                 return default
             index, encoder = found
+            args = (ls, params) if server else (params,)
             if not position:
-                return answer(params, index, encoder)
-            return answer(params, index, encoder, convert.from_lsp_position(params.position, encoder))
+                return answer(*args, index, encoder)
+            return answer(*args, index, encoder, convert.from_lsp_position(params.position, encoder))
 
         handler.__name__, handler.__qualname__, handler.__doc__ = answer.__name__, answer.__qualname__, answer.__doc__
         return guarded(default=default)(handler)
@@ -74,15 +79,20 @@ def on_document_highlight(params: types.DocumentHighlightParams, index: Document
     return convert.to_lsp_highlights(index.highlights(pos), encoder)
 
 
-@_index_handler(default=None)
-def on_hover(params: types.HoverParams, index: DocumentIndex, encoder: PositionEncoder,
+@_index_handler(default=None, server=True)
+def on_hover(ls: TileLanguageServer, params: types.HoverParams, index: DocumentIndex, encoder: PositionEncoder,
              pos: Position) -> types.Hover | None:
-    """``textDocument/hover``: Markdown from :func:`tile_lsp.analysis.ide.hover.hover_markdown`."""
+    """``textDocument/hover``: Markdown from :func:`tile_lsp.analysis.ide.hover.hover_markdown`, and for
+    an op the last Show PTX of this version counted, its line (:func:`~tile_lsp.server.codegen.ptx_hover_note`)."""
     from tile_lsp.analysis.ide.hover import hover_markdown
 
     text = hover_markdown(index, pos)
     if text is None:
         return None
+    op = index.op_at(pos)
+    note = ptx_hover_note(ls, params.text_document.uri, op.range.start) if op is not None and op.range else None
+    if note is not None:
+        text = f"{text}\n\n{note}"
     occ = index.occurrence_at(pos)
     return types.Hover(
         contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text),

@@ -159,6 +159,8 @@ class TileLanguageServer(LanguageServer):
         self._warmed_up = False
         self.heap = HeapPolicy()
         self._heap_task: asyncio.Task | None = None
+        #: URI -> instruction counts of its last Show PTX (:class:`tile_lsp.server.codegen.PtxCounts`)
+        self.ptx_counts: dict[str, Any] = {}
 
     # -- public accessors ---------------------------------------------------
 
@@ -351,6 +353,7 @@ class TileLanguageServer(LanguageServer):
         old = self._docs.pop(uri, None)
         if old is not None and old.pending is not None:
             old.pending.cancel()
+        self.ptx_counts.pop(uri, None)
         self._docs[uri] = _DocumentState()
         self.schedule_analysis(uri, delay_s=0.0)
 
@@ -362,7 +365,8 @@ class TileLanguageServer(LanguageServer):
         self.schedule_analysis(uri, delay_s=state.edit_delay.delay(self.settings.debounce_s), change=True)
 
     def document_closed(self, uri: str) -> None:
-        """Forget ``uri``, drop its pending analysis and clear its diagnostics."""
+        """Forget ``uri`` (its Show PTX counts too), drop its pending analysis and clear its diagnostics."""
+        self.ptx_counts.pop(uri, None)
         state = self._docs.pop(uri, None)
         if state is not None:
             state.generation += 1
