@@ -1552,6 +1552,28 @@ class _Machine:
                 wq(idx, q)
         return fn
 
+    def _op_prmt(self, s, where):
+        """``prmt.b32 d, a, b, c`` in the default mode (PTX ISA "prmt"): byte ``i`` of ``d`` is byte
+        ``c[4i+2:4i]`` of the eight bytes ``{b, a}`` (``a`` bytes 0-3), sign-replicated where
+        ``c[4i+3]`` is set."""
+        if s.mods != ["b32"]:
+            raise EmulatorError("only prmt.b32 (default mode) is supported")
+        d, a, b, c = s.operands
+        ra, rb, rc, w = self.rd(a, "b32"), self.rd(b, "b32"), self.rd(c, "b32"), self.wr(d, "b32")
+
+        def f(idx):
+            x = np.asarray(ra(idx), np.uint64) | (np.asarray(rb(idx), np.uint64) << np.uint64(32))
+            sel = np.asarray(rc(idx), np.uint64)
+            out = np.zeros(np.shape(x), np.uint64)
+            for i in range(4):
+                nib = (sel >> np.uint64(4 * i)) & np.uint64(0xF)
+                byte = (x >> ((nib & np.uint64(7)) * np.uint64(8))) & np.uint64(0xFF)
+                byte = np.where(nib & np.uint64(8), np.where(byte & np.uint64(0x80), np.uint64(0xFF), np.uint64(0)),
+                                byte)
+                out |= byte << np.uint64(8 * i)
+            return out.astype(np.uint32)
+        return lambda idx: w(idx, f(idx))
+
     def _op_selp(self, s, where):
         t = self._type(s)
         d, a, b, c = s.operands
@@ -1979,6 +2001,8 @@ class _Machine:
         return shfl
 
     def _mma(self, s):
+        if s.mods[:5] == ["sync", "aligned", "m16n8k32", "row", "col"] and len(s.mods) == 9:
+            return self._mma_k32(s)
         want = ["sync", "aligned", "m16n8k16", "row", "col"]
         if s.mods[:5] != want or len(s.mods) != 9:
             raise EmulatorError("only mma.sync.aligned.m16n8k16.row.col.<d>.<a>.<b>.<c> is supported")
@@ -2028,6 +2052,69 @@ class _Machine:
             for i in range(4):
                 C[wi, group + (8 if i >= 2 else 0), tig * 2 + (i & 1)] = np.asarray(rc[i](idx), np.float64)
             D = (A @ B + C).astype(np.float32)
+            for i in range(4):
+                wd[i](idx, D[wi, group + (8 if i >= 2 else 0), tig * 2 + (i & 1)])
+        return mma
+
+
+    def _mma_k32(self, s):
+        """``mma.sync.aligned.m16n8k32.row.col`` with 8-bit A and B: ``.s32.{s8,u8}.{s8,u8}.s32``
+        (products summed in wrapping 32-bit integers) or ``.f32.{e4m3,e5m2}.{e4m3,e5m2}.f32``.
+        Fragments from the PTX ISA, "Matrix Fragments for mma.m16n8k32": A byte ``i`` (0..15, register
+        ``i // 4``) is row ``g + 8 * ((i // 4) & 1)``, column ``4q + (i & 3) + 16 * (i >= 8)``; B byte
+        ``i`` (0..7) is row ``4q + (i & 3) + 16 * (i >= 4)``, column ``g``; C/D as for m16n8k16."""
+        dty, aty, bty, cty = s.mods[5:]
+        ints = ("s8", "u8")
+        if dty == cty == "s32" and aty in ints and bty in ints:
+            acc = "s32"
+        elif dty == cty == "f32" and aty in _F8 and bty in _F8:
+            acc = "f32"
+        else:
+            raise EmulatorError(f"unsupported mma types .{dty}.{aty}.{bty}.{cty}")
+        dv, av, bv, cv = (self.vec(x) for x in s.operands)
+        if (len(dv), len(av), len(bv), len(cv)) != (4, 4, 2, 4):
+            raise EmulatorError("m16n8k32 takes 4 D, 4 A, 2 B and 4 C registers")
+        ra = [self.rd(x, "b32") for x in av]
+        rb = [self.rd(x, "b32") for x in bv]
+        rc = [self.rd(x, acc) for x in cv]
+        wd = [self.wr(x, acc) for x in dv]
+
+        def values(regs, idx, ty):
+            out = []
+            for r in regs:
+                v = np.asarray(r(idx), np.uint32)
+                for k in range(4):
+                    byte = ((v >> np.uint32(8 * k)) & np.uint32(0xFF)).astype(np.uint8)
+                    if ty == "s8":
+                        out.append(byte.view(np.int8).astype(np.int64))
+                    elif ty == "u8":
+                        out.append(byte.astype(np.int64))
+                    else:
+                        out.append(byte.view(_F8[ty][0]).astype(np.float64))
+            return out
+
+        def mma(idx):
+            lanes = self.tids[idx]
+            n = len(lanes)
+            if n % 32 or np.any(lanes.reshape(-1, 32) != (lanes.reshape(-1, 32)[:, :1] // 32 * 32
+                                                          + np.arange(32))):
+                raise EmulatorError(f"line {s.line}: mma.sync executed by a partial warp (lanes {lanes.tolist()})")
+            lane = lanes % 32
+            group, tig = lane >> 2, lane % 4
+            wi = np.arange(n) // 32
+            nw = n // 32
+            dt = np.int64 if acc == "s32" else np.float64
+            A = np.zeros((nw, 16, 32), dt)
+            for i, x in enumerate(values(ra, idx, aty)):
+                A[wi, group + 8 * ((i // 4) & 1), tig * 4 + (i & 3) + (16 if i >= 8 else 0)] = x
+            B = np.zeros((nw, 32, 8), dt)
+            for i, x in enumerate(values(rb, idx, bty)):
+                B[wi, tig * 4 + (i & 3) + (16 if i >= 4 else 0), group] = x
+            C = np.zeros((nw, 16, 8), dt)
+            for i in range(4):
+                C[wi, group + (8 if i >= 2 else 0), tig * 2 + (i & 1)] = np.asarray(rc[i](idx)).astype(dt)
+            D = A @ B + C
+            D = D.astype(np.int64).astype(np.uint32).view(np.int32) if acc == "s32" else D.astype(np.float32)
             for i in range(4):
                 wd[i](idx, D[wi, group + (8 if i >= 2 else 0), tig * 2 + (i & 1)])
         return mma

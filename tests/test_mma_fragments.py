@@ -100,3 +100,52 @@ def test_the_k_loop_computes_a_times_b_on_the_emulator():
     emu.run(result.ptx, info.name, [p for p, _ in info.params], [a, b, c, 128], (1, 1, 1), info.threads,
             info.dynamic_smem)
     np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32))
+
+
+def test_mma_shapes_of_the_element_types():
+    from tile_lsp.codegen.mma_fragments import mma_shape
+    from tile_lsp.dialect import types as T
+    f16, bf16, f32, tf32 = (T.FloatType(n) for n in ("f16", "bf16", "f32", "tf32"))
+    e4m3, e5m2 = T.FloatType("f8E4M3FN"), T.FloatType("f8E5M2")
+    i8, i32 = T.IntegerType(8), T.IntegerType(32)
+    assert mma_shape(f16, f16, f32, 80).instruction == "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
+    assert mma_shape(i8, i8, i32, 80, (False, True)).instruction == \
+        "mma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32"
+    assert mma_shape(e4m3, e5m2, f32, 90).instruction == "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e5m2.f32"
+    assert mma_shape(e4m3, e4m3, f32, 86) is None  # fp8 mma.sync from sm_89
+    assert mma_shape(f16, bf16, f32, 90) is None and mma_shape(tf32, tf32, f32, 90) is None
+    assert mma_shape(f16, f16, f32, 75) is None and mma_shape(i8, i8, i8, 90) is None
+
+
+def test_fragment_shapes_of_8_bit_and_batched_mmas():
+    assert fragment_shape_fits(64, 64, 64, 128, k_step=32, staged=4)
+    assert not fragment_shape_fits(64, 64, 48, 128, k_step=32, staged=4)  # K not a multiple of 32
+    assert fragment_shape_fits(64, 64, 64, 128, batch=2)
+    assert not fragment_shape_fits(128, 128, 256, 128, k_step=32, staged=4)  # 256 KiB of staged A and B
+
+
+@pytest.mark.parametrize("kernel, loads", [("matmul_int8_i8_128x128x64.sm_80", "ld.shared.v4.b32"),
+                                           ("matmul_fp8_e4m3_128x128x64.sm_90", "ld.shared.v2.b32")])
+def test_8_bit_k_loops_pack_four_elements_per_register(corpus, kernel, loads):
+    """The staging scratch keeps an i8 in 4 bytes and an fp8 in 2: an A register is one vector load and
+    prmt, a B register four loads of one column and prmt (the emulator and GPU cases check the values)."""
+    path = corpus / "kernels" / f"{kernel}.mlir"
+    result = lower_text(path.read_text(), kernel.split(".")[-1], file_name=path.name)
+    assert result.ok, result.diagnostics
+    # 128x128 in 16 warps (the CTA for 32 slots a thread): 8 of the 128 16x8 tiles per warp, K = 64:
+    # two m16n8k32 per tile
+    assert result.kernels[0].threads == 512
+    assert len(re.findall(r"mma\.sync\.aligned\.m16n8k32\.", result.ptx)) == 16
+    assert loads in result.ptx and "prmt.b32" in result.ptx
+    assert re.search(r"^ *\} \{tile_lsp\.fragments = \[0 : i32\]", result.stages["layout"], re.M)
+
+
+def test_a_batched_k_loop_reads_each_tiles_batch_of_b(corpus):
+    path = corpus / "kernels" / "batched_matmul_bf16_b2_64x64x64.sm_90.mlir"
+    result = lower_text(path.read_text(), "sm_90", file_name=path.name)
+    assert result.ok, result.diagnostics
+    assert re.search(r"^ *\} \{tile_lsp\.fragments = \[0 : i32\]", result.stages["layout"], re.M)
+    # 2 x 64 x 64: 64 tiles of 16x8 over the warps, K = 64: four m16n8k16 per tile; B at batch * 64 * 64
+    per_warp = 64 // (result.kernels[0].threads // 32)
+    assert len(re.findall(r"mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.bf16\.bf16\.f32", result.ptx)) == 4 * per_warp
+    assert re.search(r"mad\.lo\.s32 %r\d+, %r\d+, 4096, %r\d+", result.ptx)

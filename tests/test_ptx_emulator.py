@@ -42,6 +42,10 @@ EXTRA_CASES = [
     Case("cast_roundtrip_f32_to_f16_b256.sm_90", None, (1, 1, 1)),
     Case("cast_roundtrip_u8_to_f32_b512.sm_90", None, (1, 1, 1)),
     Case("argmax_argmin_f16_32x128.sm_90", None, (1, 1, 1)),
+    # batched MMA in fragments (each 16-row tile in one batch), and the u8 and e5m2 m16n8k32 MMAs
+    Case("batched_matmul_bf16_b2_64x64x64.sm_90", None, (1, 1, 1), rtol=2e-2, atol=2e-2),
+    Case("matmul_int8_u8_64x64x64.sm_90", None, (1, 1, 1)),
+    Case("matmul_fp8_e5m2_fastacc_64x128x128.sm_90", None, (1, 1, 1), scalars=[0.5], rtol=2e-2, atol=2e-2),
     Case("branchy_scalar_f64_t64.sm_90", None, (1, 1, 1), scalars=[1, 0.75], rtol=1e-12, atol=1e-12),
     Case("quantize_fp8_rows_bf16_to_e4m3_32x256.sm_90", None, (1, 1, 1)),
     Case("quantize_fp8_rows_f16_to_e5m2_16x512.sm_90", None, (1, 1, 1)),
@@ -199,6 +203,73 @@ def test_mma_m16n8k16_fragments_follow_the_ptx_isa():
         for i in range(4):
             got[g + (8 if i >= 2 else 0), t * 2 + (i & 1)] = out[lane, i]
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("aty,bty", [("s8", "u8"), ("e4m3", "e5m2")])
+def test_mma_m16n8k32_8_bit_fragments_follow_the_ptx_isa(aty, bty):
+    # PTX ISA "Matrix Fragments for mma.m16n8k32": A byte i of a lane is row g + 8 * ((i // 4) & 1),
+    # column 4t + (i & 3) + 16 * (i >= 8); B byte i is row 4t + (i & 3) + 16 * (i >= 4), column g.
+    import ml_dtypes
+    rng = np.random.default_rng(1)
+    kinds = {"s8": np.int8, "u8": np.uint8, "e4m3": ml_dtypes.float8_e4m3fn, "e5m2": ml_dtypes.float8_e5m2}
+    A = rng.integers(-4 if aty == "s8" else 0, 5, (16, 32)).astype(kinds[aty])
+    B = rng.integers(0, 5, (32, 8)).astype(kinds[bty])
+    acc, cdt = ("s32", np.int32) if aty == "s8" else ("f32", np.float32)
+    C = rng.integers(-8, 9, (16, 8)).astype(cdt)
+    afrag = np.zeros((32, 16), np.uint8)
+    bfrag = np.zeros((32, 8), np.uint8)
+    cfrag = np.zeros((32, 4), cdt)
+    for lane in range(32):
+        g, t = lane >> 2, lane % 4
+        for i in range(16):
+            afrag[lane, i] = A[g + 8 * ((i // 4) & 1), 4 * t + (i & 3) + (16 if i >= 8 else 0)].view(np.uint8)
+        for i in range(8):
+            bfrag[lane, i] = B[4 * t + (i & 3) + (16 if i >= 4 else 0), g].view(np.uint8)
+        cfrag[lane] = [C[g + (8 if i >= 2 else 0), t * 2 + (i & 1)] for i in range(4)]
+    out = np.zeros((32, 4), cdt)
+    creg = "%r" if acc == "s32" else "%f"
+    body = f"""
+    ld.param.u64 %rd0, [out];
+    ld.param.u64 %rd3, [fa];
+    ld.param.u64 %rd4, [fb];
+    ld.param.u64 %rd5, [fc];
+    mov.u32 %r0, %laneid;
+    mul.wide.u32 %rd1, %r0, 16;
+    add.s64 %rd6, %rd3, %rd1;
+    ld.global.v4.b32 {{%r1, %r2, %r3, %r4}}, [%rd6];
+    add.s64 %rd7, %rd5, %rd1;
+    ld.global.v4.b32 {{{creg}11, {creg}12, {creg}13, {creg}14}}, [%rd7];
+    mul.wide.u32 %rd8, %r0, 8;
+    add.s64 %rd9, %rd4, %rd8;
+    ld.global.v2.b32 {{%r5, %r6}}, [%rd9];
+    mma.sync.aligned.m16n8k32.row.col.{acc}.{aty}.{bty}.{acc} {{{creg}21, {creg}22, {creg}23, {creg}24}}, {{%r1, %r2, %r3, %r4}}, {{%r5, %r6}}, {{{creg}11, {creg}12, {creg}13, {creg}14}};
+    add.s64 %rd10, %rd0, %rd1;
+    st.global.v4.b32 [%rd10], {{{creg}21, {creg}22, {creg}23, {creg}24}};
+    ret;
+"""
+    ptx = _kernel(body, params=".param .u64 out, .param .u64 fa, .param .u64 fb, .param .u64 fc")
+    emu.run(ptx, "k", [".u64"] * 4, [out, afrag, bfrag, cfrag], (1, 1, 1), 32)
+    want = A.astype(np.float64) @ B.astype(np.float64) + C
+    got = np.zeros((16, 8), np.float64)
+    for lane in range(32):
+        g, t = lane >> 2, lane % 4
+        for i in range(4):
+            got[g + (8 if i >= 2 else 0), t * 2 + (i & 1)] = out[lane, i]
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("sel,want", [(0x3210, 0x44332211), (0x7654, 0x88776655), (0x6420, 0x77553311),
+                                      (0x0040, 0x11115511), (0x5410, 0x66552211), (0x000B, 0x11111100),
+                                      (0x000F, 0x111111FF)])
+def test_prmt_picks_bytes_of_b_and_a(sel, want):
+    # a = 0x44332211 (bytes 0-3), b = 0x88776655 (bytes 4-7); a selector with bit 3 set replicates the sign
+    body = f"""
+    mov.b32 %r1, 0x44332211;
+    mov.b32 %r2, 0x88776655;
+    prmt.b32 %r3, %r1, %r2, {sel};
+    st.global.u32 [%rd2], %r3;"""
+    out = _run_f32(body, 32, out_dtype=np.uint32)
+    assert int(out[0]) == want
 
 
 @pytest.mark.parametrize("mode,b,c,want", [

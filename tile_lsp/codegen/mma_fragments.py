@@ -11,60 +11,136 @@ the loop carries it in registers in the fragment layout instead
 (:class:`FragmentTile`), and it is converted once before the loop and once
 where something else reads the loop's result.
 
+The MMAs (:func:`mma_shape`, PTX ISA "Warp-level matrix multiply-accumulate
+instructions"): ``mma.sync.aligned.m16n8k16`` for f16/bf16 A and B with an f32
+accumulator (sm_80), ``m16n8k32`` for 8-bit integers with an i32 accumulator
+(``mmai``, sm_80) and for fp8 (e4m3/e5m2) with an f32 accumulator (sm_89).  A
+batched MMA (``B x M x K`` by ``B x K x N``) is the same with the batches'
+rows one after the other: each 16-row tile lies in one batch, whose B it reads.
+
 The layout (PTX ISA "Matrix Fragments for mma.m16n8k16 with floating point
-type"): the (M/16) x (N/8) output tiles, row-major, go to the warps round-robin
-(warp ``w`` owns tiles ``w, w + W, ...``); element ``i`` (0..3) of a tile is in
-lane ``4g + q`` at row ``g + 8 * (i >> 1)``, column ``2q + (i & 1)`` of the
-tile; register ``4j + i`` of a thread holds element ``i`` of its warp's
-``j``-th tile.  It needs every warp to own the same number of tiles.
+type"; m16n8k32's C/D are the same): the (rows/16) x (N/8) output tiles,
+row-major over all the rows of the tile (``B * M``), go to the warps
+round-robin (warp ``w`` owns tiles ``w, w + W, ...``); element ``i`` (0..3)
+of a tile is in lane ``4g + q`` at row ``g + 8 * (i >> 1)``, column ``2q + (i
+& 1)`` of the tile; register ``4j + i`` of a thread holds element ``i`` of
+its warp's ``j``-th tile.  It needs every warp to own the same number of
+tiles.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.ir.core import Operation, Value
 from tile_lsp.codegen.lower import OPERAND_HOOKS, KernelLowering
-from tile_lsp.codegen.ptx import StagedTile, TileValue, staged_bytes
+from tile_lsp.codegen.ptx import StagedTile, TileValue, reg_class, staged_bytes
 from tile_lsp.dialect import nv_tileas_types as NT
 from tile_lsp.dialect import types as T
 
 #: The ops whose operand 2 is an MMA accumulator the fragment path can take.
-MMA_OPS = ("cuda_tile.mmaf", "nv_tileas.dot")
+MMA_OPS = ("cuda_tile.mmaf", "cuda_tile.mmai", "nv_tileas.dot")
+#: cuda_tile fp8 element types -> PTX's names of them in ``mma`` (PTX ISA "Alternate floating point data formats")
+F8_PTX = {"f8E4M3FN": "e4m3", "f8E5M2": "e5m2"}
 #: Shared memory the tensor-core path may stage its operands in (A and B here; A, B and C for an
 #: accumulator in the distribution, ``ops_shape.mma_sync_applies``): the smallest opt-in dynamic
 #: shared memory per CTA of the targets (99 KiB on sm_86, sm_89 and sm_120).
 MMA_SYNC_SMEM_LIMIT = 99 * 1024
 
 
+@dataclass(frozen=True)
+class MmaShape:
+    """One ``mma.sync`` of the fragment path: PTX types of A, B and C/D, and its depth ``k`` (16 or 32)."""
+
+    a: str
+    b: str
+    c: str
+    k: int
+
+    @property
+    def instruction(self) -> str:
+        """``mma.sync.aligned.m16n8k<k>.row.col.<c>.<a>.<b>.<c>``."""
+        return f"mma.sync.aligned.m16n8k{self.k}.row.col.{self.c}.{self.a}.{self.b}.{self.c}"
+
+
+def operand_signs(op: Operation) -> tuple[bool, bool]:
+    """Whether A and B of an integer MMA are signed: ``mmai``'s ``signedness_lhs``/``signedness_rhs``
+    (Ops.td: signed unless ``unsigned``) or ``nv_tileas.dot``'s ``a_signed``/``b_signed``."""
+    def signed(enum_name: str, bool_name: str) -> bool:
+        e, b = op.attr(enum_name), op.attr(bool_name)
+        if isinstance(b, A.BoolAttr):
+            return b.value
+        return not (isinstance(e, A.EnumAttr) and e.case == "unsigned")
+    return signed("signedness_lhs", "a_signed"), signed("signedness_rhs", "b_signed")
+
+
+def mma_shape(ea: T.Type, eb: T.Type, ec: T.Type, sm: int, signs: tuple[bool, bool] = (True, True)) -> MmaShape | None:
+    """The ``mma.sync`` of A, B and C elements ``ea``, ``eb``, ``ec`` on ``sm`` (module docstring), or
+    ``None``: f16 x f16 or bf16 x bf16 into f32 (m16n8k16, sm_80); i8 x i8 into i32 (m16n8k32
+    ``.s8``/``.u8`` after ``signs``, sm_80); e4m3/e5m2 x e4m3/e5m2 into f32 (m16n8k32, sm_89)."""
+    if sm < 80:
+        return None
+    f32 = isinstance(ec, T.FloatType) and ec.name == "f32"
+    fa, fb = (e.name if isinstance(e, T.FloatType) else None for e in (ea, eb))
+    if f32 and fa in ("f16", "bf16") and fa == fb:
+        return MmaShape(fa, fb, "f32", 16)
+    if isinstance(ea, T.IntegerType) and isinstance(eb, T.IntegerType) and ea.width == eb.width == 8 \
+            and isinstance(ec, T.IntegerType) and ec.width == 32:
+        return MmaShape("s8" if signs[0] else "u8", "s8" if signs[1] else "u8", "s32", 32)
+    if f32 and sm >= 89 and fa in F8_PTX and fb in F8_PTX:
+        return MmaShape(F8_PTX[fa], F8_PTX[fb], "f32", 32)
+    return None
+
+
 @dataclass
 class FragmentTile:
-    """An ``M x N`` f32 tile held as ``mma.m16n8k16`` C/D fragments (module docstring): ``regs[4 * j + i]``
+    """A ``[B x] M x N`` f32 or i32 tile held as mma C/D fragments (module docstring): ``regs[4 * j + i]``
     is element ``i`` of the ``j``-th 16x8 tile of this thread's warp; ``warps`` warps in the CTA."""
 
-    shape: tuple[int, int]
+    shape: tuple[int, ...]
     elem: T.Type
     regs: list[str]
     warps: int
 
     @property
+    def n(self) -> int:
+        """Columns."""
+        return self.shape[-1]
+
+    @property
+    def rows(self) -> int:
+        """Rows of all the batches together."""
+        r = 1
+        for d in self.shape[:-1]:
+            r *= d
+        return r
+
+    @property
+    def cls(self) -> str:
+        """Register class of the elements (``f32`` or ``b32``)."""
+        return reg_class(self.elem)
+
+    @property
     def tiles_n(self) -> int:
-        return self.shape[1] // 8
+        return self.n // 8
 
     @property
     def per_warp(self) -> int:
         return len(self.regs) // 4
 
 
-def fragment_shape_fits(m: int, n: int, k: int, threads: int) -> bool:
-    """Whether an ``M x N`` accumulator with a ``K``-deep step can live in fragments in a CTA of
-    ``threads``: M % 16 == N % 8 == K % 16 == 0, N / 8 a power of two, every warp the same number of
-    16x8 tiles, and A and B staged within :data:`MMA_SYNC_SMEM_LIMIT`."""
+def fragment_shape_fits(m: int, n: int, k: int, threads: int, k_step: int = 16, staged: int = 2,
+                        batch: int = 1) -> bool:
+    """Whether a ``[batch x] M x N`` accumulator with a ``K``-deep step of ``k_step``-deep MMAs can live
+    in fragments in a CTA of ``threads``: M % 16 == N % 8 == K % k_step == 0, N / 8 a power of two,
+    every warp the same number of 16x8 tiles, and A and B (``staged`` bytes per element in the
+    staging scratch) within :data:`MMA_SYNC_SMEM_LIMIT`."""
     warps = threads // 32
-    if m % 16 or n % 8 or k % 16 or (n // 8) & (n // 8 - 1) or not warps:
+    if m % 16 or n % 8 or k % k_step or (n // 8) & (n // 8 - 1) or not warps:
         return False
-    tiles = (m // 16) * (n // 8)
-    return tiles % warps == 0 and (m * k + k * n) * 2 <= MMA_SYNC_SMEM_LIMIT
+    tiles = batch * (m // 16) * (n // 8)
+    return tiles % warps == 0 and batch * (m * k + k * n) * staged <= MMA_SYNC_SMEM_LIMIT
 
 
 def _operand_tile(v: Value) -> tuple[T.Type, tuple[int, ...]] | None:
@@ -98,9 +174,9 @@ def _operand_count(ops: list[Operation], v: Value) -> int:
 def carried_in_fragments(loop: Operation, index: int, threads: int, sm: int, max_smem: int) -> bool:
     """Whether iteration value ``index`` of the ``for`` op ``loop`` is carried in fragments: its block
     argument is used once, as C of an MMA op in the loop body whose result is used once, as operand
-    ``index`` of the ``continue``; A and B f16 or bf16, C f32, sm_80 or newer, the shapes fitting
-    (:func:`fragment_shape_fits`), and the f32 accumulator within ``max_smem`` bytes (the target's
-    shared memory per CTA: the conversions stage it whole)."""
+    ``index`` of the ``continue``; an :func:`mma_shape` for its elements on ``sm``, 2-d or batched
+    3-d operands, the shapes fitting (:func:`fragment_shape_fits`), and the accumulator within
+    ``max_smem`` bytes (the target's shared memory per CTA: the conversions stage it whole)."""
     if sm < 80 or not loop.regions or not loop.regions[0].blocks:
         return False
     block = loop.regions[0].blocks[0]
@@ -121,13 +197,22 @@ def carried_in_fragments(loop: Operation, index: int, threads: int, sm: int, max
     operands = [_operand_tile(v) for v in mma.operands]
     if None in operands:
         return False
-    (ea, sa), (eb, sb), (ec, _) = operands
-    if not (isinstance(ea, T.FloatType) and ea.name in ("f16", "bf16") and ea == eb):
+    (ea, sa), (eb, sb), (ec, sc) = operands
+    shape = mma_shape(ea, eb, ec, sm, operand_signs(mma))
+    if shape is None or len(sa) not in (2, 3) or len(sb) != len(sa) or sa[:-2] != sb[:-2]:
         return False
-    if not (isinstance(ec, T.FloatType) and ec.name == "f32") or len(sa) != 2 or len(sb) != 2:
-        return False
-    (m, k), n = sa, sb[1]
-    return fragment_shape_fits(m, n, k, threads) and m * n * 4 <= max_smem
+    (m, k), n = sa[-2:], sb[-1]
+    batch = sa[0] if len(sa) == 3 else 1
+    staged = max(staged_bytes(ea), staged_bytes(eb))
+    return fragment_shape_fits(m, n, k, threads, shape.k, staged, batch) and batch * m * n * 4 <= max_smem
+
+
+def mma_shape_of(op: Operation, sm: int) -> MmaShape | None:
+    """:func:`mma_shape` of an MMA op (``mmaf``, ``mmai``, ``nv_tileas.dot``) from its operand types."""
+    operands = [_operand_tile(v) for v in op.operands[:3]]
+    if None in operands:
+        return None
+    return mma_shape(operands[0][0], operands[1][0], operands[2][0], sm, operand_signs(op))
 
 
 # ------------------------------------------------------------------ lane coordinates
@@ -151,7 +236,7 @@ def lane_coordinates(lw: KernelLowering) -> tuple[str, str, str]:
 
 def _tile_origin(lw: KernelLowering, frag: FragmentTile, j: int) -> tuple[str, str]:
     """(row, col) b32 registers of element 0 of this thread in its warp's ``j``-th tile:
-    ``16 * tm + g`` and ``8 * tn + 2q`` (the prologue keeps them)."""
+    ``16 * tm + g`` (a row of all the batches) and ``8 * tn + 2q`` (the prologue keeps them)."""
     key = ("mma_origin", frag.shape, frag.warps, j)
     if key not in lw.f.cache:
         f = lw.f
@@ -173,7 +258,7 @@ def _element_index(lw: KernelLowering, frag: FragmentTile, j: int) -> str:
     if key not in lw.f.cache:
         row, col = _tile_origin(lw, frag, j)
         r = lw.f.reg("b32")
-        lw.f.pro(f"mad.lo.s32 {r}, {row}, {frag.shape[1]}, {col}")
+        lw.f.pro(f"mad.lo.s32 {r}, {row}, {frag.n}, {col}")
         lw.f.cache[key] = r
     return lw.f.cache[key]
 
@@ -186,109 +271,162 @@ def _offsets(n: int) -> list[int]:
 # ------------------------------------------------------------------ conversions
 
 
-def new_fragments(lw: KernelLowering, shape: tuple[int, int], elem: T.Type) -> FragmentTile:
-    """Fresh f32 registers for an ``M x N`` tile in fragments in this CTA."""
+def new_fragments(lw: KernelLowering, shape: tuple[int, ...], elem: T.Type) -> FragmentTile:
+    """Fresh registers (f32 or b32, after ``elem``) for a ``[B x] M x N`` tile in fragments in this CTA."""
     warps = lw.threads // 32
-    count = (shape[0] // 16) * (shape[1] // 8) // warps * 4
-    return FragmentTile(shape, elem, [lw.f.reg("f32") for _ in range(count)], warps)
+    rows = 1
+    for d in shape[:-1]:
+        rows *= d
+    count = (rows // 16) * (shape[-1] // 8) // warps * 4
+    return FragmentTile(tuple(shape), elem, [lw.f.reg(reg_class(elem)) for _ in range(count)], warps)
 
 
 def to_fragments(lw: KernelLowering, tile: TileValue) -> FragmentTile:
     """``tile`` (the distribution of :mod:`tile_lsp.codegen.ptx`) in fragments, through the staging
     scratch (barriers before and after the stores, as :meth:`KernelLowering.stage`)."""
-    shape = (tile.shape[0], tile.shape[1])
-    out = new_fragments(lw, shape, tile.elem)
+    out = new_fragments(lw, tile.shape, tile.elem)
     (off,) = lw.stage([tile])
+    esz = staged_bytes(tile.elem)
     for j in range(out.per_warp):
         base = _element_index(lw, out, j)
-        for i, d in enumerate(_offsets(shape[1])):
-            lw.mov("f32", out.regs[4 * j + i], lw.smem_read(tile.elem, off + d * 4, base))
+        for i, d in enumerate(_offsets(out.n)):
+            lw.mov(out.cls, out.regs[4 * j + i], lw.smem_read(tile.elem, off + d * esz, base))
     return out
 
 
 def from_fragments(lw: KernelLowering, frag: FragmentTile) -> TileValue:
     """``frag`` in the distribution of :mod:`tile_lsp.codegen.ptx`, through the staging scratch."""
     f = lw.f
-    nbytes = frag.shape[0] * frag.shape[1] * staged_bytes(frag.elem)
-    lw.reserve(nbytes)
+    esz = staged_bytes(frag.elem)
+    lw.reserve(frag.rows * frag.n * esz)
     f.emit("bar.sync 0")
     for j in range(frag.per_warp):
         base = _element_index(lw, frag, j)
-        for i, d in enumerate(_offsets(frag.shape[1])):
-            lw.smem_write(frag.elem, d * 4, base, frag.regs[4 * j + i])
+        for i, d in enumerate(_offsets(frag.n)):
+            lw.smem_write(frag.elem, d * esz, base, frag.regs[4 * j + i])
     f.emit("bar.sync 0")
     out = lw.new_tile(T.TileType(list(frag.shape), frag.elem))
     for s, r in enumerate(out.regs):
-        lw.mov("f32", r, lw.smem_read(frag.elem, 0, lw.lin(out.n, s)))
+        lw.mov(frag.cls, r, lw.smem_read(frag.elem, 0, lw.lin(out.n, s)))
     return out
 
 
 def fresh_like(lw: KernelLowering, frag: FragmentTile) -> FragmentTile:
     """New registers in the same layout as ``frag``."""
-    return FragmentTile(frag.shape, frag.elem, [lw.f.reg("f32") for _ in frag.regs], frag.warps)
+    return FragmentTile(frag.shape, frag.elem, [lw.f.reg(frag.cls) for _ in frag.regs], frag.warps)
 
 
 # ------------------------------------------------------------------ the MMA
 
 
-def mma_into_fragments(lw: KernelLowering, a: TileValue | StagedTile, b: TileValue | StagedTile,
-                       c: FragmentTile, offsets: list[int]) -> FragmentTile:
-    """D = A x B + C with ``mma.sync.aligned.m16n8k16.row.col.f32.T.T.f32``, C and D in fragments.
-
-    A (M x K) and B (K x N) are row-major in the staging scratch at byte ``offsets`` (made visible by
-    the caller).  Each thread runs, for each 16-deep step of K and each of its warp's tiles, one MMA;
-    a B fragment shared by all of a warp's tiles (the warps a multiple of the tile columns) is loaded
-    once per step.  A register i (0..3) holds row ``g + 8 * (i & 1)``, columns ``2q + 8 * (i >> 1)``
-    and the next; B register j (0..1) rows ``2q + 8 * j`` and the next of column ``g``."""
+def _pack4(lw: KernelLowering, words: list[str], esz: int) -> str:
+    """A b32 register with the low byte of each of four elements (bytes 0-3 in order), from ``words``:
+    four b32 registers (``esz`` 4: one element each) or two (``esz`` 2: two 16-bit elements each),
+    with ``prmt.b32`` (PTX ISA "prmt": byte ``i`` of the result is byte ``c[4i+2:4i]`` of ``{b, a}``)."""
     f = lw.f
-    k, n = a.shape[1], b.shape[-1]
-    kind = a.elem.name
+    out = f.reg("b32")
+    if esz == 2:
+        f.emit(f"prmt.b32 {out}, {words[0]}, {words[1]}, 0x6420")
+        return out
+    lo, hi = f.reg("b32"), f.reg("b32")
+    f.emit(f"prmt.b32 {lo}, {words[0]}, {words[1]}, 0x0040")
+    f.emit(f"prmt.b32 {hi}, {words[2]}, {words[3]}, 0x0040")
+    f.emit(f"prmt.b32 {out}, {lo}, {hi}, 0x5410")
+    return out
+
+
+def _load_a(lw: KernelLowering, addr: str, esz: int, per: int) -> str:
+    """A register of an A fragment: ``per`` elements of one row (``esz`` bytes each in the scratch)
+    at byte address ``addr`` (a register + offset expression), packed as the MMA takes them."""
+    f = lw.f
+    if esz * per == 4:  # two 16-bit elements: as they are
+        r = f.reg("b32")
+        f.emit(f"ld.shared.b32 {r}, [{addr}]")
+        return r
+    words = [f.reg("b32") for _ in range(esz * per // 4)]
+    f.emit(f"ld.shared.v{len(words)}.b32 {{{', '.join(words)}}}, [{addr}]")
+    return _pack4(lw, words, esz)
+
+
+def _load_b(lw: KernelLowering, addrs: list[str], esz: int) -> str:
+    """A register of a B fragment: the elements at the byte addresses ``addrs`` (one column, ``esz``
+    bytes each in the scratch), packed as the MMA takes them."""
+    f = lw.f
+    if esz == 2:
+        halves = [f.reg("b16") for _ in addrs]
+        for h, a in zip(halves, addrs):
+            f.emit(f"ld.shared.b16 {h}, [{a}]")
+        words = []
+        for lo, hi in zip(halves[0::2], halves[1::2]):
+            w = f.reg("b32")
+            f.emit(f"mov.b32 {w}, {{{lo}, {hi}}}")
+            words.append(w)
+        return words[0] if len(words) == 1 else _pack4(lw, words, 2)
+    words = [f.reg("b32") for _ in addrs]
+    for w, a in zip(words, addrs):
+        f.emit(f"ld.shared.b32 {w}, [{a}]")
+    return _pack4(lw, words, 4)
+
+
+def mma_into_fragments(lw: KernelLowering, a: TileValue | StagedTile, b: TileValue | StagedTile,
+                       c: FragmentTile, offsets: list[int], mma: MmaShape) -> FragmentTile:
+    """D = A x B + C with ``mma`` (:func:`mma_shape`), C and D in fragments.
+
+    A (``[B x] M x K``) and B (``[B x] K x N``) are row-major in the staging scratch at byte
+    ``offsets`` (made visible by the caller).  Each thread runs, for each ``mma.k``-deep step of K
+    and each of its warp's tiles, one MMA; a B fragment shared by all of a warp's tiles (one batch,
+    the warps a multiple of the tile columns) is loaded once per step.  With ``p = 2`` elements per
+    register (m16n8k16) or 4 (m16n8k32, PTX ISA "Matrix Fragments for mma.m16n8k32"): A register i
+    (0..3) holds row ``g + 8 * (i & 1)``, columns ``p*q + (k/2) * (i >> 1)`` and the next ``p - 1``;
+    B register j (0..1) rows ``p*q + (k/2) * j`` and the next ``p - 1`` of column ``g``."""
+    f = lw.f
+    k, n, m = a.shape[-1], b.shape[-1], a.shape[-2]
+    batch = a.shape[0] if len(a.shape) == 3 else 1
+    per = mma.k // 8  # elements per operand register
+    ea, eb = staged_bytes(a.elem), staged_bytes(b.elem)
     oa, ob = offsets
     base = lw.smem_addr()
     out = fresh_like(lw, c)
-    shared_b = c.warps % c.tiles_n == 0
+    shared_b = c.warps % c.tiles_n == 0 and batch == 1
     regs = lambda rs: "{" + ", ".join(rs) + "}"  # noqa: E731
     _, g, q2 = lane_coordinates(lw)
+    qp = q2  # p * q
+    if per == 4:
+        qp = f.reg("b32")
+        f.emit(f"shl.b32 {qp}, {q2}, 1")
     a_addr, b_addr = [], {}
     for j in range(c.per_warp):
         row, col = _tile_origin(lw, c, j)
-        r = f.reg("b32")  # element (row, 2q) of A
-        f.emit(f"mad.lo.s32 {r}, {row}, {k}, {q2}")
-        f.emit(f"mad.lo.s32 {r}, {r}, 2, {base}")
+        r = f.reg("b32")  # element (row, p*q) of A (rows of all the batches)
+        f.emit(f"mad.lo.s32 {r}, {row}, {k}, {qp}")
+        f.emit(f"mad.lo.s32 {r}, {r}, {ea}, {base}")
         a_addr.append(r)
         key = 0 if shared_b else j
         if key not in b_addr:
             bcol = f.reg("b32")  # column g of the tile: col - 2q + g
             f.emit(f"sub.s32 {bcol}, {col}, {q2}")
             f.emit(f"add.s32 {bcol}, {bcol}, {g}")
-            r = f.reg("b32")  # element (2q, bcol) of B
-            f.emit(f"mad.lo.s32 {r}, {q2}, {n}, {bcol}")
-            f.emit(f"mad.lo.s32 {r}, {r}, 2, {base}")
+            r = f.reg("b32")  # element (p*q, bcol) of B, in the tile's batch
+            f.emit(f"mad.lo.s32 {r}, {qp}, {n}, {bcol}")
+            if batch > 1:
+                bi = f.reg("b32")
+                f.emit(f"shr.u32 {bi}, {row}, {m.bit_length() - 1}")
+                f.emit(f"mad.lo.s32 {r}, {bi}, {k * n}, {r}")
+            f.emit(f"mad.lo.s32 {r}, {r}, {eb}, {base}")
             b_addr[key] = r
-    for step in range(k // 16):
-        k0 = step * 16
+    half = mma.k // 2
+    for k0 in range(0, k, mma.k):
         b_frag: dict[int, list[str]] = {}
         for j in range(c.per_warp):
-            ra = []
-            for i in range(4):
-                r = f.reg("b32")
-                f.emit(f"ld.shared.b32 {r}, [{a_addr[j]}+{oa + k0 * 2 + (i & 1) * 8 * k * 2 + (i >> 1) * 8 * 2}]")
-                ra.append(r)
+            ra = [_load_a(lw, f"{a_addr[j]}+{oa + (k0 + (i & 1) * 8 * k + (i >> 1) * half) * ea}", ea, per)
+                  for i in range(4)]
             key = 0 if shared_b else j
             if key not in b_frag:
-                rb = []
-                for jj in range(2):
-                    lo, hi, r = f.reg("b16"), f.reg("b16"), f.reg("b32")
-                    at = ob + (k0 + jj * 8) * n * 2
-                    f.emit(f"ld.shared.b16 {lo}, [{b_addr[key]}+{at}]")
-                    f.emit(f"ld.shared.b16 {hi}, [{b_addr[key]}+{at + n * 2}]")
-                    f.emit(f"mov.b32 {r}, {{{lo}, {hi}}}")
-                    rb.append(r)
-                b_frag[key] = rb
-            acc_in = (c.regs if step == 0 else out.regs)[4 * j:4 * j + 4]
+                b_frag[key] = [_load_b(lw, [f"{b_addr[key]}+{ob + (k0 + jj * half + e) * n * eb}"
+                                            for e in range(per)], eb) for jj in range(2)]
+            acc_in = (c.regs if k0 == 0 else out.regs)[4 * j:4 * j + 4]
             acc_out = out.regs[4 * j:4 * j + 4]
-            f.emit(f"mma.sync.aligned.m16n8k16.row.col.f32.{kind}.{kind}.f32 {regs(acc_out)}, {regs(ra)}, "
-                   f"{regs(b_frag[key])}, {regs(acc_in)}")
+            f.emit(f"{mma.instruction} {regs(acc_out)}, {regs(ra)}, {regs(b_frag[key])}, {regs(acc_in)}")
     return out
 
 

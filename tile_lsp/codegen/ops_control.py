@@ -71,7 +71,7 @@ def _for(lw: KernelLowering, op: Operation) -> None:
     in_fragments = {a.value for a in marked.elements} if isinstance(marked, A.ArrayAttr) else set()
     for i, x in enumerate(inits):
         if i in in_fragments and isinstance(x, TileValue):
-            iters[i] = new_fragments(lw, (x.shape[0], x.shape[1]), x.elem)
+            iters[i] = new_fragments(lw, x.shape, x.elem)
     for d, s in zip(iters, inits):
         _assign(lw, d, s)
     iv = f.reg("b64" if w64 else "b32")

@@ -22,7 +22,8 @@ from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.ir.core import Operation
 from tile_lsp.codegen.lower import KernelLowering, handler, load_pred_byte
 from tile_lsp.codegen.ops_elementwise import zext
-from tile_lsp.codegen.mma_fragments import MMA_SYNC_SMEM_LIMIT, FragmentTile, lane_coordinates, mma_into_fragments
+from tile_lsp.codegen.mma_fragments import (MMA_SYNC_SMEM_LIMIT, FragmentTile, lane_coordinates, mma_into_fragments,
+                                            mma_shape_of, operand_signs)
 from tile_lsp.codegen.ptx import LoweringError, StagedTile, TileValue, reg_class
 from tile_lsp.codegen.reductions import (emit_shuffle_reduce, identity_regs, marked_in_registers,
                                          reduction_plan_of, run_body, shuffle_register)
@@ -392,14 +393,6 @@ def _reduce_scan(lw: KernelLowering, op: Operation) -> None:
 # MMA
 # ---------------------------------------------------------------------------
 
-def _signed(op: Operation, enum_name: str, bool_name: str) -> bool:
-    """Signedness of an integer MMA operand: mmai's ``signedness_*`` enum or nv_tileas.dot's ``*_signed``."""
-    e, b = op.attr(enum_name), op.attr(bool_name)
-    if isinstance(b, A.BoolAttr):
-        return b.value
-    return not (isinstance(e, A.EnumAttr) and e.case == "unsigned")
-
-
 
 
 def _operand(lw: KernelLowering, v) -> TileValue | StagedTile:
@@ -530,7 +523,8 @@ def _mma(lw: KernelLowering, op: Operation, scaled: bool) -> None:
     a, b = (_operand(lw, v) for v in op.operands[:2])
     carried = lw.get(op.operands[2])
     if isinstance(carried, FragmentTile):  # the accumulator of a loop, in MMA fragments
-        lw.set(op.results[0], mma_into_fragments(lw, a, b, carried, _in_smem(lw, [a, b])))
+        lw.set(op.results[0], mma_into_fragments(lw, a, b, carried, _in_smem(lw, [a, b]),
+                                                 mma_shape_of(op, lw.target.sm)))
         return
     c = lw.tile(op.operands[2])
     if not scaled and mma_sync_applies(lw, a, b, c, op.results[0].type):
@@ -548,7 +542,7 @@ def _mma(lw: KernelLowering, op: Operation, scaled: bool) -> None:
     offs = _in_smem(lw, [a, b] + ([sa, sb] if scaled else []))
     acc_cls = "b32" if is_int else lw.fwide(out.elem)
     if is_int:
-        sign_a, sign_b = _signed(op, "signedness_lhs", "a_signed"), _signed(op, "signedness_rhs", "b_signed")
+        sign_a, sign_b = operand_signs(op)
     for s, r in enumerate(out.regs):
         coords = lw.coords(out.shape, s)
         bi = coords[0] if batched else 0
