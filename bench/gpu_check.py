@@ -778,7 +778,7 @@ def _gpu_worker(conn) -> None:
             try:
                 out[which] = gpu_launch(spec["image"], spec["name"], spec["params"], job["inputs"],
                                         spec["block"], spec.get("dynamic_smem", 0), spec.get("cluster"),
-                                        static_smem=spec.get("static_smem", 0))
+                                        timed_runs=job.get("timed_runs", 3), static_smem=spec.get("static_smem", 0))
             except Exception as e:  # noqa: BLE001
                 out[which] = {"error": f"{type(e).__name__}: {e}"}
                 sticky = sticky or any(s in str(e) for s in _STICKY)
@@ -1018,7 +1018,7 @@ def _finish_row(row: dict, gpu: GpuRunner | None, manifest_rows: dict, cubins: P
     if gpu is None:
         row["status"] = "lowering-failed" if row.get("lower_error") else "cpu-only"
         return
-    job: dict = {"inputs": inputs}
+    job: dict = {"inputs": inputs, "timed_runs": args.timed_runs}
     if row.get("info"):
         info = row["info"]
         job["ours"] = {"image": row["ptx"].encode(), "name": info["name"], "params": info["params"],
@@ -1177,6 +1177,9 @@ def main(argv=None) -> int:
     r.add_argument("--no-sanitizer", action="store_true")
     r.add_argument("--budget", type=float, default=440.0, help="seconds for the whole run")
     r.add_argument("--kernel-timeout", type=float, default=60.0, help="seconds per kernel's GPU launches")
+    r.add_argument("--timed-runs", type=int, default=3,
+                   help="launches timed per image after the checked one (gpu_ms: their mean); for figures, "
+                        "more, with --no-pytest (pytest's kernels would share the GPU)")
     o = sub.add_parser("one", help="launch our PTX of one kernel (for compute-sanitizer)")
     o.add_argument("kernel")
     o.add_argument("--entry", default=None)
