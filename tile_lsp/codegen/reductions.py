@@ -147,9 +147,9 @@ class ReductionPlan:
         return ", ".join(parts) or "in place"
 
 
-def plan_reduction(shape: tuple[int, ...], dim: int, threads: int) -> ReductionPlan:
-    """The :class:`ReductionPlan` of reducing dimension ``dim`` of a tile of ``shape`` (powers of two,
-    row-major) in a CTA of ``threads`` threads (a power of two, a multiple of 32)."""
+def dim_bits(shape: tuple[int, ...], dim: int) -> tuple[int, int, int]:
+    """``(n, lo, hi)``: the elements of a tile of ``shape`` (powers of two, row-major) and the bit range
+    ``[lo, hi)`` of the linear element index that dimension ``dim`` takes."""
     n = 1
     for d in shape:
         n *= d
@@ -157,7 +157,13 @@ def plan_reduction(shape: tuple[int, ...], dim: int, threads: int) -> ReductionP
     for d in shape[dim + 1:]:
         inner *= d
     lo = inner.bit_length() - 1
-    hi = lo + shape[dim].bit_length() - 1
+    return n, lo, lo + shape[dim].bit_length() - 1
+
+
+def plan_reduction(shape: tuple[int, ...], dim: int, threads: int) -> ReductionPlan:
+    """The :class:`ReductionPlan` of reducing dimension ``dim`` of a tile of ``shape`` (powers of two,
+    row-major) in a CTA of ``threads`` threads (a power of two, a multiple of 32)."""
+    n, lo, hi = dim_bits(shape, dim)
     tb = threads.bit_length() - 1
     nb = n.bit_length() - 1
     data_t = min(tb, nb)  # thread bits that carry element bits; the others hold replicas
@@ -259,17 +265,17 @@ def shuffle_register(lw: KernelLowering, reg: str, cls: str, mode: str, b: int) 
     raise LoweringError(f"no warp shuffle for register class {cls}")
 
 
-def _kept_index(lw: KernelLowering, plan: ReductionPlan, slot: int) -> str:
-    """b32 register: the result's linear index of the element slot ``slot`` of this thread holds
-    (the element index with the reduced bits ``[lo, hi)`` removed)."""
+def without_bits(lw: KernelLowering, n: int, slot: int, lo: int, hi: int) -> str:
+    """b32 register: the linear index of the element slot ``slot`` of this thread holds in an
+    ``n``-element tile, with its bits ``[lo, hi)`` removed (the higher ones shifted down)."""
     f = lw.f
-    lin = lw.lin(plan.n, slot)
+    lin = lw.lin(n, slot)
     out = f.reg("b32")
-    f.emit(f"shr.u32 {out}, {lin}, {plan.hi}")
-    if plan.lo:
+    f.emit(f"shr.u32 {out}, {lin}, {hi}")
+    if lo:
         low = f.reg("b32")
-        f.emit(f"shl.b32 {out}, {out}, {plan.lo}")
-        f.emit(f"and.b32 {low}, {lin}, {(1 << plan.lo) - 1}")
+        f.emit(f"shl.b32 {out}, {out}, {lo}")
+        f.emit(f"and.b32 {low}, {lin}, {(1 << lo) - 1}")
         f.emit(f"or.b32 {out}, {out}, {low}")
     return out
 
@@ -333,7 +339,7 @@ def emit_shuffle_reduce(lw: KernelLowering, op: Operation, srcs: list[TileValue]
         f.emit(f"shr.u32 {warp}, {lw.tid}, {plan.warp_shift}")
         f.emit(f"and.b32 {warp}, {warp}, {plan.warps - 1}")
     for s, accs in groups:
-        idx = _kept_index(lw, plan, s)
+        idx = without_bits(lw, plan.n, s, plan.lo, plan.hi)  # the result's linear index
         if warp is not None:
             at = f.reg("b32")
             f.emit(f"mad.lo.s32 {at}, {idx}, {plan.warps}, {warp}")

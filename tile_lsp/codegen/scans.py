@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.ir.core import Operation
 from tile_lsp.codegen.ptx import TileValue, reg_class, staged_bytes
-from tile_lsp.codegen.reductions import LANE_BITS, run_body, shuffle_register
+from tile_lsp.codegen.reductions import LANE_BITS, dim_bits, run_body, shuffle_register, without_bits
 
 if TYPE_CHECKING:
     from tile_lsp.codegen.lower import KernelLowering
@@ -97,14 +97,7 @@ class ScanPlan:
 def plan_scan(shape: tuple[int, ...], dim: int, threads: int, reverse: bool = False) -> ScanPlan:
     """The :class:`ScanPlan` of scanning dimension ``dim`` of a tile of ``shape`` (powers of two,
     row-major) in a CTA of ``threads`` threads (a power of two, a multiple of 32)."""
-    n = 1
-    for d in shape:
-        n *= d
-    inner = 1
-    for d in shape[dim + 1:]:
-        inner *= d
-    lo = inner.bit_length() - 1
-    hi = lo + shape[dim].bit_length() - 1
+    n, lo, hi = dim_bits(shape, dim)
     tb = threads.bit_length() - 1
     data_t = min(tb, n.bit_length() - 1)  # thread bits that carry element bits; the others hold replicas
     lanes = tuple(range(lo, min(hi, LANE_BITS, data_t)))
@@ -269,14 +262,7 @@ def _warp_step(lw: KernelLowering, op: Operation, plan: ScanPlan, accs: list[lis
     f.emit("bar.sync 0")
     kept = []
     for s in range(len(accs)):
-        lin = lw.lin(plan.n, s)
-        idx = f.reg("b32")
-        f.emit(f"shr.u32 {idx}, {lin}, {plan.lo + tw}")
-        if plan.lo:
-            low = f.reg("b32")
-            f.emit(f"shl.b32 {idx}, {idx}, {plan.lo}")
-            f.emit(f"and.b32 {low}, {lin}, {(1 << plan.lo) - 1}")
-            f.emit(f"or.b32 {idx}, {idx}, {low}")
+        idx = without_bits(lw, plan.n, s, plan.lo, plan.lo + tw)
         first = f.reg("b32")
         f.emit(f"mul.lo.s32 {first}, {idx}, {w}")
         kept.append(first)
