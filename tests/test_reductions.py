@@ -68,6 +68,16 @@ def test_commutative_bodies_are_recognised_and_others_are_not(corpus):
     assert own == [True] * 9 + [False] * 3
 
 
+def test_row_partials_halve_at_each_shuffle_step(corpus):
+    # softmax 16x256 in 128 threads: 16 row partials a thread after folding 2 slots; each of the first
+    # four lane steps halves them (8 + 4 + 2 + 1 shuffles), the fifth shuffles the last one: 16 per
+    # reduction instead of 16 x 5, for both reductions (max and sum)
+    path = corpus / "kernels" / "softmax_rows_f32_16x256.sm_90.mlir"
+    result = lower_text(path.read_text(), "sm_90", file_name=path.name)
+    assert result.ok
+    assert result.ptx.count("shfl.sync.bfly.b32") == 2 * (8 + 4 + 2 + 1 + 1)
+
+
 def test_bodies_that_do_not_commute_run_in_registers_where_the_order_is_kept(corpus):
     # argmax: along the rows (lanes and warps, one slot each) yes; 64x64 along the columns, each thread
     # would fold the rows 2k+w of its slots before the warps combine: the sequential loop

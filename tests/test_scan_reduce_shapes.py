@@ -82,6 +82,9 @@ CASES = [
     ((64, 16), 0, "reduce", "max", "f64", 4, False),
     ((4, 8), 0, "reduce", "add", "i16", 2, False),        # replicated
     ((2, 16, 8), 1, "reduce", "first_nonzero", "f32", 4, False),
+    ((64, 32), 1, "reduce", "add", "f32", 1, False),      # 64 row partials over 5 lane steps: 2 left a lane
+    ((16, 256), 1, "reduce", "max", "i32", 4, False),     # fold 2, 16 partials halved 4 times, 4 warps
+    ((8, 16), 1, "reduce", "add", "f64", 2, False),       # two-half shuffles of halved partials
 ]
 
 

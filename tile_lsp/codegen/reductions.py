@@ -14,7 +14,12 @@ arguments), or where the steps below keep the elements in order anyway
 1. **in the thread**: the slots of one thread that differ only in the
    reduced coordinate are folded into one partial;
 2. **in the warp**: ``shfl.sync.bfly.b32`` over each lane bit that carries
-   the reduced coordinate (``log2`` steps);
+   the reduced coordinate (``log2`` steps).  With a commutative body and
+   several partials per thread (the rows of attention's and softmax's
+   tiles), each step also halves them: of a pair of partials a lane keeps
+   one and sends the other, its partner the reverse, so ``G`` partials take
+   ``G/2 + G/4 + ...`` shuffles instead of ``G`` per step, and afterwards the
+   lane bits used so say which partial a lane holds;
 3. **across warps**: where warp bits carry the reduced coordinate, one lane
    per warp writes its partial to shared memory, and after one barrier each
    thread folds the ``W`` partials of each of its result slots.  The same
@@ -280,6 +285,62 @@ def without_bits(lw: KernelLowering, n: int, slot: int, lo: int, hi: int) -> str
     return out
 
 
+def _without(e: int, lo: int, hi: int) -> int:
+    """``e`` with its bits ``[lo, hi)`` removed (the higher ones shifted down)."""
+    return ((e >> hi) << lo) | (e & ((1 << lo) - 1))
+
+
+def _transpose_step(lw: KernelLowering, op: Operation, groups: list[tuple[int, list[str]]], mask: int,
+                    elems: list[T.Type], classes: list[str]) -> list[tuple[int, list[str]]]:
+    """One butterfly step over lane bit ``mask`` that also halves the partials a thread holds: of each
+    pair of groups (2i, 2i+1), a lane whose bit is 0 keeps group 2i and sends 2i+1, its partner the
+    reverse, and each combines what it kept with what it received (one shuffle per pair instead of
+    two).  Returns the new groups, keyed by the first slot of the even group: in a lane whose bit is
+    1 the partial is the odd group's (:func:`_spread_index`).  For commutative bodies only."""
+    upper = _lane_bit(lw, mask)
+    out = []
+    for (s, a), (_, b) in zip(groups[0::2], groups[1::2]):
+        keep, send = [lw.f.reg(c) for c in classes], [lw.f.reg(c) for c in classes]
+        for k, x, y, z, c in zip(keep, send, a, b, classes):
+            lw.select(c, k, upper, z, y)
+            lw.select(c, x, upper, y, z)
+        got = [shuffle_register(lw, x, c, "bfly", mask) for x, c in zip(send, classes)]
+        run_body(lw, op, keep, got, elems)
+        out.append((s, keep))
+    return out
+
+
+def _lane_bit(lw: KernelLowering, mask: int) -> str:
+    """Predicate register (prologue, cached): ``tid & mask != 0``."""
+    f = lw.f
+    key = ("lane_bit", mask)
+    if key not in f.cache:
+        t, p = f.reg("b32"), f.reg("pred")
+        f.pro(f"and.b32 {t}, {lw.tid}, {mask}")
+        f.pro(f"setp.ne.u32 {p}, {t}, 0")
+        f.cache[key] = p
+    return f.cache[key]
+
+
+def _spread_index(lw: KernelLowering, plan: ReductionPlan, spread: list[int], first_slots: list[int]) -> str:
+    """b32 register: the part of the result's linear index that depends on this thread, after the
+    :func:`_transpose_step` over the lane masks ``spread`` (in order): the thread's own bits with the
+    reduced ones removed, plus, for step ``j``, the slot bit of group ``2^j`` where this lane's bit
+    ``spread[j]`` is set (``first_slots``: the first slot of each group before the steps).  The
+    result's index of the ``i``-th remaining partial adds the slot part of its key."""
+    f = lw.f
+    out = without_bits(lw, plan.n, 0, plan.lo, plan.hi)
+    for j, mask in enumerate(spread):
+        at = _without(first_slots[1 << j] * plan.threads, plan.lo, plan.hi).bit_length() - 1
+        t = f.reg("b32")
+        f.emit(f"shr.u32 {t}, {lw.tid}, {mask.bit_length() - 1}")
+        f.emit(f"and.b32 {t}, {t}, 1")
+        if at:
+            f.emit(f"shl.b32 {t}, {t}, {at}")
+        f.emit(f"or.b32 {out}, {out}, {t}")
+    return out
+
+
 def emit_shuffle_reduce(lw: KernelLowering, op: Operation, srcs: list[TileValue], outs: list[TileValue],
                         plan: ReductionPlan) -> None:
     """Lower ``op`` (a ``reduce`` that :func:`runs_in_registers`) on register tiles ``srcs`` into
@@ -304,10 +365,19 @@ def emit_shuffle_reduce(lw: KernelLowering, op: Operation, srcs: list[TileValue]
             other = s | (k << slot_lo)
             run_body(lw, op, accs, [src.regs[other] for src in srcs], elems)
         groups.append((s, accs))
-    # 2. butterfly over the reduced lane bits.  Only the lanes whose reduced bits are 0 write (step 3),
-    # and at every step they combine their own partial (lower lanes) with the partner's (higher ones):
-    # the order of the elements is kept where it is read, for a body that does not commute as well.
-    for mask in plan.lane_masks:
+    first_slots = [g for g, _ in groups]
+    # 2. butterfly over the reduced lane bits.  A commutative body with several groups halves them at
+    # each step first (_transpose_step); then each remaining partial goes through the plain butterfly.
+    # There only the lanes whose reduced bits are 0 write (step 3), and at every step they combine their
+    # own partial (lower lanes) with the partner's (higher ones): the order of the elements is kept where
+    # it is read, for a body that does not commute as well.
+    masks = list(plan.lane_masks)
+    spread: list[int] = []  # the lane masks whose bits now tell which group a lane holds
+    if commutative_combiner(op):
+        while len(groups) > 1 and masks:
+            spread.append(masks.pop(0))
+            groups = _transpose_step(lw, op, groups, spread[-1], elems, classes)
+    for mask in masks:
         for _, accs in groups:
             xs = [shuffle_register(lw, a, c, "bfly", mask) for a, c in zip(accs, classes)]
             run_body(lw, op, accs, xs, elems)
@@ -328,18 +398,24 @@ def emit_shuffle_reduce(lw: KernelLowering, op: Operation, srcs: list[TileValue]
     lw.reserve(end)
     f.emit("bar.sync 0")
     writer = None
-    if plan.writer_mask:
+    writer_mask = plan.writer_mask & ~sum(spread)  # every lane of a spread bit holds its own group
+    if writer_mask:
         t = f.reg("b32")
         writer = f.reg("pred")
-        f.emit(f"and.b32 {t}, {lw.tid}, {plan.writer_mask}")
+        f.emit(f"and.b32 {t}, {lw.tid}, {writer_mask}")
         f.emit(f"setp.eq.u32 {writer}, {t}, 0")
     warp = None
     if plan.warps > 1:
         warp = f.reg("b32")
         f.emit(f"shr.u32 {warp}, {lw.tid}, {plan.warp_shift}")
         f.emit(f"and.b32 {warp}, {warp}, {plan.warps - 1}")
+    lane_part = _spread_index(lw, plan, spread, first_slots) if spread else None
     for s, accs in groups:
-        idx = without_bits(lw, plan.n, s, plan.lo, plan.hi)  # the result's linear index
+        if lane_part is None:
+            idx = without_bits(lw, plan.n, s, plan.lo, plan.hi)  # the result's linear index
+        else:
+            idx = f.reg("b32")
+            f.emit(f"add.s32 {idx}, {lane_part}, {_without(s * plan.threads, plan.lo, plan.hi)}")
         if warp is not None:
             at = f.reg("b32")
             f.emit(f"mad.lo.s32 {at}, {idx}, {plan.warps}, {warp}")
