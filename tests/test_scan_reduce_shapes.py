@@ -19,7 +19,7 @@ from tile_lsp.codegen import lower_text
 
 BODIES = {
     "add": "%y = {add} %a, %b : tile<{t}>\n    yield %y : tile<{t}>",
-    "max": "%y = {max} %b, %a{signed} : tile<{t}>\n    yield %y : tile<{t}>",
+    "max": "%y = {max} %b, %a{msigned} : tile<{t}>\n    yield %y : tile<{t}>",
     "first_nonzero": ("%z = constant <{t}: 0{zero}> : tile<{t}>\n"
                       "    %nz = {cmp} %a, %z{signed} : tile<{t}> -> tile<i1>\n"
                       "    %y = select %nz, %a, %b : tile<i1>, tile<{t}>\n    yield %y : tile<{t}>"),
@@ -45,9 +45,8 @@ def _kernel(shape: tuple[int, ...], dim: int, op: str, body: str, t: str, warps:
     oargs = ", ".join(f"%u{i}: tile<i32>, %v{i}: tile<i32>" for i in range(orank))
     zeros = ", ".join(["%c0"] * r)
     ozeros = ", ".join(["%c0"] * orank)
-    text = BODIES[body].format(add=add, max=mx, cmp=cmp, signed=signed if body != "add" else "", zero=zero, t=t)
-    if body == "max":
-        text = text.replace("{signed}", signed)
+    text = BODIES[body].format(add=add, max=mx, cmp=cmp, signed=signed, msigned=signed.replace(",", ""),
+                               zero=zero, t=t)
     ident = {"add": "0", "max": "-1000", "first_nonzero": "0"}[body] + (zero if t.startswith("f") else "")
     head = f"{op} %x dim={dim}" + (f" reverse={'true' if reverse else 'false'}" if op == "scan" else "")
     return f"""entry @k(%p: tile<ptr<{t}>>, {args}, %q: tile<ptr<{t}>>, {oargs}) optimization_hints=<default = {{num_worker_warps_per_cta = {warps}}}> {{
@@ -58,11 +57,11 @@ def _kernel(shape: tuple[int, ...], dim: int, op: str, body: str, t: str, warps:
   %po = make_partition_view %ov : partition_view<tile=({otile}), tensor_view<{odyn.replace(",", "x")}x{t}, strides=[{odyn}]>>
   %c0 = constant <i32: 0> : tile<i32>
   %x, %lt = load_view_tko weak %pv[{zeros}] token = %tok : partition_view<tile=({tile}), tensor_view<{dyn.replace(",", "x")}x{t}, strides=[{dyn}]>>, tile<i32> -> tile<{tile}x{t}>, token
-  %y = {head} identities=[{ident} : {t}] : tile<{tile}x{t}> -> tile<{otile}x{t}>
+  %res = {head} identities=[{ident} : {t}] : tile<{tile}x{t}> -> tile<{otile}x{t}>
   (%a: tile<{t}>, %b: tile<{t}>) {{
     {text}
   }}
-  %st = store_view_tko weak %y, %po[{ozeros}] token = %tok : tile<{otile}x{t}>, partition_view<tile=({otile}), tensor_view<{odyn.replace(",", "x")}x{t}, strides=[{odyn}]>>, tile<i32> -> token
+  %st = store_view_tko weak %res, %po[{ozeros}] token = %tok : tile<{otile}x{t}>, partition_view<tile=({otile}), tensor_view<{odyn.replace(",", "x")}x{t}, strides=[{odyn}]>>, tile<i32> -> token
   return
 }}
 """
