@@ -1200,6 +1200,8 @@ class _Machine:
                 kind, fn = "warp", self._mma(s)
             elif op == "shfl":
                 kind, fn = "warp", self._shfl(s)
+            elif op == "ldmatrix":
+                kind, fn = "warp", self._ldmatrix(s)
             else:
                 handler = getattr(self, "_op_" + op, None)
                 if handler is None:
@@ -1999,6 +2001,56 @@ class _Machine:
             if wp is not None:
                 wp(idx, ok)
         return shfl
+
+    def _ldmatrix(self, s):
+        """``ldmatrix.sync.aligned.m8n8.{x1,x2,x4}[.trans].shared.b16 {d...}, [a]`` (PTX ISA
+        "ldmatrix"): lane ``8k + r`` gives the address of row ``r`` of 8x8 matrix ``k`` (16 bytes, 16-byte
+        aligned); lane ``l`` receives in ``d[k]`` the elements (``l // 4``, ``2 (l % 4)``) and the next
+        of matrix ``k``, or with ``.trans`` the elements (``2 (l % 4)``, ``l // 4``) and
+        (``2 (l % 4) + 1``, ``l // 4``), the first in the low half.  Every lane of each warp must
+        execute it together."""
+        mods = s.mods
+        if mods[:3] != ["sync", "aligned", "m8n8"] or mods[-2:] != ["shared", "b16"] \
+                or len(mods) not in (6, 7) or mods[3] not in ("x1", "x2", "x4") \
+                or (len(mods) == 7 and mods[4] != "trans"):
+            raise EmulatorError("only ldmatrix.sync.aligned.m8n8.{x1,x2,x4}[.trans].shared.b16 is supported")
+        num = int(mods[3][1])
+        trans = len(mods) == 7
+        dst, a = s.operands
+        dests = self.vec(dst) if num > 1 else [dst]
+        if len(dests) != num:
+            raise EmulatorError(f"ldmatrix .x{num} takes {num} destination registers")
+        ws = [self.wr(x, "b32") for x in dests]
+        get_addr, _ = self.addr(a)
+        where = f"line {s.line}: `{s.text}`"
+
+        def ldm(idx):
+            lanes = self.tids[idx]
+            glob = np.arange(len(self.tids))[idx]
+            n = len(lanes)
+            if n % 32 or np.any(lanes.reshape(-1, 32) != (lanes.reshape(-1, 32)[:, :1] // 32 * 32
+                                                          + np.arange(32))):
+                raise EmulatorError(f"line {s.line}: ldmatrix executed by a partial warp (lanes {lanes.tolist()})")
+            lane = (lanes % 32).astype(np.int64)
+
+            def row_addr(r):  # the address lane r of this thread's warp gives
+                at = np.asarray(get_addr(glob - lane + r)).astype(np.int64)
+                if np.any(at % 16):
+                    raise EmulatorError(f"{where}: a row address of ldmatrix is not 16-byte aligned")
+                return at
+
+            for k, w in enumerate(ws):
+                if not trans:
+                    at = row_addr(8 * k + lane // 4) + 4 * (lane % 4)
+                    val = np.asarray(self.mem_load("shared", at, 4, where, lanes)).view(np.uint32)
+                else:
+                    col = 2 * (lane // 4)
+                    lo = np.asarray(self.mem_load("shared", row_addr(8 * k + 2 * (lane % 4)) + col, 2, where, lanes))
+                    hi = np.asarray(self.mem_load("shared", row_addr(8 * k + 2 * (lane % 4) + 1) + col, 2, where,
+                                                  lanes))
+                    val = lo.view(np.uint16).astype(np.uint32) | (hi.view(np.uint16).astype(np.uint32) << np.uint32(16))
+                w(idx, val)
+        return ldm
 
     def _mma(self, s):
         if s.mods[:5] == ["sync", "aligned", "m16n8k32", "row", "col"] and len(s.mods) == 9:

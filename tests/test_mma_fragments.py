@@ -79,6 +79,10 @@ def test_the_k_loop_stages_a_and_b_only_and_unrolls_its_mmas(target):
     # 64x64 in 4 warps: 8 tiles per warp, K = 32: two MMAs per tile, no accumulator through shared memory
     assert len(re.findall(r"mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.f16\.f16\.f32", body)) == 16
     assert "st.shared.f32" not in body and "ld.shared.f32" not in body
+    # per 16-deep step, one ldmatrix.x4 per tile for A, and one ldmatrix.x2.trans per tile column of B
+    # the warp's tiles lie in (tiles w, w + 4, ... of 8 columns: columns w and w + 4)
+    assert len(re.findall(r"ldmatrix\.sync\.aligned\.m8n8\.x4\.shared\.b16", body)) == 16
+    assert len(re.findall(r"ldmatrix\.sync\.aligned\.m8n8\.x2\.trans\.shared\.b16", body)) == 4
     # the layout and nv_tileas stages say which iteration value the loop carries in fragments
     for stage in ("layout", "nv_tileas"):
         assert re.search(r"^ *\} \{tile_lsp\.fragments = \[0 : i32\]", result.stages[stage], re.M)
@@ -88,7 +92,7 @@ def test_the_k_loop_stages_a_and_b_only_and_unrolls_its_mmas(target):
 
 
 def test_the_k_loop_computes_a_times_b_on_the_emulator():
-    """64x128 by 128x64 in four K steps, 4 warps of 8 tiles each: the B fragment per tile."""
+    """64x128 by 128x64 in four K steps, 4 warps of 8 tiles each in two tile columns: a B fragment per column."""
     np = pytest.importorskip("numpy")
     from tests import ptx_emulator as emu
     result = lower_text(LOOP.replace("USE", ""), "sm_90", file_name="k.mlir")

@@ -258,6 +258,48 @@ def test_mma_m16n8k32_8_bit_fragments_follow_the_ptx_isa(aty, bty):
     np.testing.assert_array_equal(got, want)
 
 
+def test_ldmatrix_gives_each_lane_its_rows_elements_and_transposes():
+    # a 16x16 b16 matrix (values 0..255) in shared memory, row-major; lane l gives the address of row
+    # l & 15, column 8 * (l >> 4): .x4 hands out the A fragment of mma.m16n8k16, .x2.trans (rows of lanes
+    # 0-15, column 0) the B fragment of a row-major 16x8 K x N tile
+    M = np.arange(256, dtype=np.uint16).reshape(16, 16)
+    out = np.zeros((32, 6), np.uint32)
+    body = """
+    ld.param.u64 %rd0, [out];
+    ld.param.u64 %rd3, [src];
+    mov.u32 %r0, %laneid;
+    mul.wide.u32 %rd1, %r0, 16;
+    add.s64 %rd4, %rd3, %rd1;
+    ld.global.v4.b32 {%r1, %r2, %r3, %r4}, [%rd4];
+    mov.u32 %r5, smem;
+    mad.lo.s32 %r6, %r0, 16, %r5;
+    st.shared.v4.b32 [%r6], {%r1, %r2, %r3, %r4};
+    bar.sync 0;
+    and.b32 %r7, %r0, 15;
+    shr.u32 %r8, %r0, 4;
+    shl.b32 %r8, %r8, 3;
+    mad.lo.s32 %r9, %r7, 16, %r8;
+    mad.lo.s32 %r9, %r9, 2, %r5;
+    ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r10, %r11, %r12, %r13}, [%r9];
+    mad.lo.s32 %r14, %r7, 32, %r5;
+    ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%r15, %r16}, [%r14];
+    mul.wide.u32 %rd5, %r0, 24;
+    add.s64 %rd6, %rd0, %rd5;
+    st.global.v2.b32 [%rd6], {%r10, %r11};
+    st.global.v2.b32 [%rd6+8], {%r12, %r13};
+    st.global.v2.b32 [%rd6+16], {%r15, %r16};
+    ret;
+"""
+    ptx = _kernel(body, params=".param .u64 out, .param .u64 src", header=".shared .align 16 .b8 smem[512];")
+    emu.run(ptx, "k", [".u64", ".u64"], [out, M], (1, 1, 1), 32)
+    for lane in range(32):
+        g, t = lane >> 2, lane % 4
+        a = [M[g + 8 * (i & 1), 2 * t + 8 * (i >> 1)] for i in range(4)]  # A fragment registers, low halves
+        assert [int(out[lane, i]) for i in range(4)] == [int(x) | int(x + 1) << 16 for x in a]
+        b = [(M[2 * t + 8 * j, g], M[2 * t + 8 * j + 1, g]) for j in range(2)]  # B: rows 2t, 2t+1 of column g
+        assert [int(out[lane, 4 + j]) for j in range(2)] == [int(lo) | int(hi) << 16 for lo, hi in b]
+
+
 @pytest.mark.parametrize("sel,want", [(0x3210, 0x44332211), (0x7654, 0x88776655), (0x6420, 0x77553311),
                                       (0x0040, 0x11115511), (0x5410, 0x66552211), (0x000B, 0x11111100),
                                       (0x000F, 0x111111FF)])

@@ -234,6 +234,24 @@ def lane_coordinates(lw: KernelLowering) -> tuple[str, str, str]:
     return lw.f.cache[key]
 
 
+def ldmatrix_lane(lw: KernelLowering) -> tuple[str, str]:
+    """(r, c) b32 registers of this thread (prologue, once per kernel): ``lane & 15`` and ``8 * (lane >> 4)``,
+    the row and column of a 16x16 tile whose address a lane gives to ``ldmatrix.x4`` (PTX ISA
+    "ldmatrix": lanes ``8k .. 8k + 7`` give the rows of 8x8 matrix ``k``; matrices 0-3 are the A
+    fragment's registers: rows 0-7 and 8-15 of columns 0-7, then of columns 8-15).  ``r`` is also
+    the row (of K) a lane gives to ``ldmatrix.x2.trans`` for a B fragment."""
+    key = ("ldmatrix_lane",)
+    if key not in lw.f.cache:
+        f = lw.f
+        r, c = f.reg("b32"), f.reg("b32")
+        f.pro(f"and.b32 {r}, {lw.tid}, 15")
+        f.pro(f"shr.u32 {c}, {lw.tid}, 4")
+        f.pro(f"and.b32 {c}, {c}, 1")
+        f.pro(f"shl.b32 {c}, {c}, 3")
+        lw.f.cache[key] = (r, c)
+    return lw.f.cache[key]
+
+
 def _tile_origin(lw: KernelLowering, frag: FragmentTile, j: int) -> tuple[str, str]:
     """(row, col) b32 registers of element 0 of this thread in its warp's ``j``-th tile:
     ``16 * tm + g`` (a row of all the batches) and ``8 * tn + 2q`` (the prologue keeps them)."""
@@ -374,11 +392,13 @@ def mma_into_fragments(lw: KernelLowering, a: TileValue | StagedTile, b: TileVal
 
     A (``[B x] M x K``) and B (``[B x] K x N``) are row-major in the staging scratch at byte
     ``offsets`` (made visible by the caller).  Each thread runs, for each ``mma.k``-deep step of K
-    and each of its warp's tiles, one MMA; a B fragment shared by all of a warp's tiles (one batch,
-    the warps a multiple of the tile columns) is loaded once per step.  With ``p = 2`` elements per
+    and each of its warp's tiles, one MMA; a B fragment is loaded once per step for the tiles of a
+    warp that lie in one tile column (one batch).  With ``p = 2`` elements per
     register (m16n8k16) or 4 (m16n8k32, PTX ISA "Matrix Fragments for mma.m16n8k32"): A register i
     (0..3) holds row ``g + 8 * (i & 1)``, columns ``p*q + (k/2) * (i >> 1)`` and the next ``p - 1``;
-    B register j (0..1) rows ``p*q + (k/2) * j`` and the next ``p - 1`` of column ``g``."""
+    B register j (0..1) rows ``p*q + (k/2) * j`` and the next ``p - 1`` of column ``g``.  16-bit
+    operands at 16-byte aligned offsets load them with ``ldmatrix.x4`` (A) and ``ldmatrix.x2.trans``
+    (B, row-major K x N), one instruction each."""
     f = lw.f
     k, n, m = a.shape[-1], b.shape[-1], a.shape[-2]
     batch = a.shape[0] if len(a.shape) == 3 else 1
@@ -387,27 +407,40 @@ def mma_into_fragments(lw: KernelLowering, a: TileValue | StagedTile, b: TileVal
     oa, ob = offsets
     base = lw.smem_addr()
     out = fresh_like(lw, c)
-    shared_b = c.warps % c.tiles_n == 0 and batch == 1
+    # a warp's tiles j1, j2 lie in one tile column when (j1 - j2) * W is a multiple of the tile columns
+    # (tile j of warp w is w + j * W): they share a B fragment (one batch)
+    def b_key(j: int) -> int:
+        return (j * c.warps) % c.tiles_n if batch == 1 else j
     regs = lambda rs: "{" + ", ".join(rs) + "}"  # noqa: E731
     _, g, q2 = lane_coordinates(lw)
     qp = q2  # p * q
     if per == 4:
         qp = f.reg("b32")
         f.emit(f"shl.b32 {qp}, {q2}, 1")
+    # 16-bit operands at 16-byte aligned offsets: ldmatrix (.x4 for A, .x2.trans for B), whose lanes
+    # give the addresses of the rows (ldmatrix_lane) instead of the elements of their own fragment
+    ldm = per == 2 and oa % 16 == 0 and ob % 16 == 0
+    lr, lc = ldmatrix_lane(lw) if ldm else (g, qp)
     a_addr, b_addr = [], {}
     for j in range(c.per_warp):
         row, col = _tile_origin(lw, c, j)
-        r = f.reg("b32")  # element (row, p*q) of A (rows of all the batches)
-        f.emit(f"mad.lo.s32 {r}, {row}, {k}, {qp}")
+        r = f.reg("b32")  # element (row, p*q) of A (rows of all the batches); with ldmatrix (row0 + lr, lc)
+        if ldm:
+            f.emit(f"sub.s32 {r}, {row}, {g}")
+            f.emit(f"add.s32 {r}, {r}, {lr}")
+            f.emit(f"mad.lo.s32 {r}, {r}, {k}, {lc}")
+        else:
+            f.emit(f"mad.lo.s32 {r}, {row}, {k}, {qp}")
         f.emit(f"mad.lo.s32 {r}, {r}, {ea}, {base}")
         a_addr.append(r)
-        key = 0 if shared_b else j
+        key = b_key(j)
         if key not in b_addr:
-            bcol = f.reg("b32")  # column g of the tile: col - 2q + g
+            bcol = f.reg("b32")  # column g of the tile: col - 2q + g; with ldmatrix the tile's first column
             f.emit(f"sub.s32 {bcol}, {col}, {q2}")
-            f.emit(f"add.s32 {bcol}, {bcol}, {g}")
-            r = f.reg("b32")  # element (p*q, bcol) of B, in the tile's batch
-            f.emit(f"mad.lo.s32 {r}, {qp}, {n}, {bcol}")
+            if not ldm:
+                f.emit(f"add.s32 {bcol}, {bcol}, {g}")
+            r = f.reg("b32")  # element (p*q, bcol) of B, in the tile's batch; with ldmatrix (lr, bcol)
+            f.emit(f"mad.lo.s32 {r}, {lr if ldm else qp}, {n}, {bcol}")
             if batch > 1:
                 bi = f.reg("b32")
                 f.emit(f"shr.u32 {bi}, {row}, {m.bit_length() - 1}")
@@ -418,12 +451,20 @@ def mma_into_fragments(lw: KernelLowering, a: TileValue | StagedTile, b: TileVal
     for k0 in range(0, k, mma.k):
         b_frag: dict[int, list[str]] = {}
         for j in range(c.per_warp):
-            ra = [_load_a(lw, f"{a_addr[j]}+{oa + (k0 + (i & 1) * 8 * k + (i >> 1) * half) * ea}", ea, per)
-                  for i in range(4)]
-            key = 0 if shared_b else j
-            if key not in b_frag:
-                b_frag[key] = [_load_b(lw, [f"{b_addr[key]}+{ob + (k0 + jj * half + e) * n * eb}"
-                                            for e in range(per)], eb) for jj in range(2)]
+            key = b_key(j)
+            if ldm:
+                ra = [f.reg("b32") for _ in range(4)]
+                f.emit(f"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {regs(ra)}, [{a_addr[j]}+{oa + k0 * ea}]")
+                if key not in b_frag:
+                    b_frag[key] = [f.reg("b32") for _ in range(2)]
+                    f.emit(f"ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {regs(b_frag[key])}, "
+                           f"[{b_addr[key]}+{ob + k0 * n * eb}]")
+            else:
+                ra = [_load_a(lw, f"{a_addr[j]}+{oa + (k0 + (i & 1) * 8 * k + (i >> 1) * half) * ea}", ea, per)
+                      for i in range(4)]
+                if key not in b_frag:
+                    b_frag[key] = [_load_b(lw, [f"{b_addr[key]}+{ob + (k0 + jj * half + e) * n * eb}"
+                                                for e in range(per)], eb) for jj in range(2)]
             acc_in = (c.regs if k0 == 0 else out.regs)[4 * j:4 * j + 4]
             acc_out = out.regs[4 * j:4 * j + 4]
             f.emit(f"{mma.instruction} {regs(acc_out)}, {regs(ra)}, {regs(b_frag[key])}, {regs(acc_in)}")

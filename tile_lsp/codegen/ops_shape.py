@@ -22,8 +22,8 @@ from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.ir.core import Operation
 from tile_lsp.codegen.lower import KernelLowering, handler, load_pred_byte
 from tile_lsp.codegen.ops_elementwise import zext
-from tile_lsp.codegen.mma_fragments import (MMA_SYNC_SMEM_LIMIT, FragmentTile, lane_coordinates, mma_into_fragments,
-                                            mma_shape_of, operand_signs)
+from tile_lsp.codegen.mma_fragments import (MMA_SYNC_SMEM_LIMIT, FragmentTile, lane_coordinates, ldmatrix_lane,
+                                            mma_into_fragments, mma_shape_of, operand_signs)
 from tile_lsp.codegen.ptx import LoweringError, StagedTile, TileValue, reg_class
 from tile_lsp.codegen.reductions import (emit_shuffle_reduce, identity_regs, marked_in_registers,
                                          reduction_plan_of, run_body, shuffle_register)
@@ -482,26 +482,40 @@ def _mma_sync(lw: KernelLowering, a: TileValue | StagedTile, b: TileValue | Stag
     acc = [f.reg("f32") for _ in range(4)]
     for i, r in enumerate(acc):
         f.emit(f"ld.shared.f32 {r}, [{caddr}+{oc + (i >> 1) * 8 * N * 4 + (i & 1) * 4}]")
-    # A: element (row, k0 + 2q) and B: element (k0 + 2q, bcol), advanced by 16 columns / rows per step
+    # A: element (row, k0 + 2q) and B: element (k0 + 2q, bcol), advanced by 16 columns / rows per step;
+    # at 16-byte aligned offsets, the rows ldmatrix takes instead (mma_fragments.ldmatrix_lane)
+    regs = lambda rs: "{" + ", ".join(rs) + "}"  # noqa: E731
+    ldm = oa % 16 == 0 and ob % 16 == 0
     aaddr, baddr = f.reg("b32"), f.reg("b32")
-    f.emit(f"mad.lo.s32 {aaddr}, {row}, {K}, {q2}")
+    if ldm:
+        lr, lc = ldmatrix_lane(lw)
+        f.emit(f"sub.s32 {aaddr}, {row}, {g}")
+        f.emit(f"add.s32 {aaddr}, {aaddr}, {lr}")
+        f.emit(f"mad.lo.s32 {aaddr}, {aaddr}, {K}, {lc}")
+        f.emit(f"sub.s32 {baddr}, {bcol}, {g}")
+        f.emit(f"mad.lo.s32 {baddr}, {lr}, {N}, {baddr}")
+    else:
+        f.emit(f"mad.lo.s32 {aaddr}, {row}, {K}, {q2}")
+        f.emit(f"mad.lo.s32 {baddr}, {q2}, {N}, {bcol}")
     f.emit(f"mad.lo.s32 {aaddr}, {aaddr}, 2, {base}")
-    f.emit(f"mad.lo.s32 {baddr}, {q2}, {N}, {bcol}")
     f.emit(f"mad.lo.s32 {baddr}, {baddr}, 2, {base}")
     k = f.reg("b32")
     f.emit(f"mov.b32 {k}, 0")
     khead = f.label("mma_k")
     f.place(khead)
     ra = [f.reg("b32") for _ in range(4)]
-    for i, r in enumerate(ra):
-        f.emit(f"ld.shared.b32 {r}, [{aaddr}+{oa + (i & 1) * 8 * K * 2 + (i >> 1) * 8 * 2}]")
     rb = [f.reg("b32") for _ in range(2)]
-    for j, r in enumerate(rb):
-        lo, hi = f.reg("b16"), f.reg("b16")
-        f.emit(f"ld.shared.b16 {lo}, [{baddr}+{ob + j * 8 * N * 2}]")
-        f.emit(f"ld.shared.b16 {hi}, [{baddr}+{ob + (j * 8 + 1) * N * 2}]")
-        f.emit(f"mov.b32 {r}, {{{lo}, {hi}}}")
-    regs = lambda rs: "{" + ", ".join(rs) + "}"  # noqa: E731
+    if ldm:
+        f.emit(f"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {regs(ra)}, [{aaddr}+{oa}]")
+        f.emit(f"ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {regs(rb)}, [{baddr}+{ob}]")
+    else:
+        for i, r in enumerate(ra):
+            f.emit(f"ld.shared.b32 {r}, [{aaddr}+{oa + (i & 1) * 8 * K * 2 + (i >> 1) * 8 * 2}]")
+        for j, r in enumerate(rb):
+            lo, hi = f.reg("b16"), f.reg("b16")
+            f.emit(f"ld.shared.b16 {lo}, [{baddr}+{ob + j * 8 * N * 2}]")
+            f.emit(f"ld.shared.b16 {hi}, [{baddr}+{ob + (j * 8 + 1) * N * 2}]")
+            f.emit(f"mov.b32 {r}, {{{lo}, {hi}}}")
     f.emit(f"mma.sync.aligned.m16n8k16.row.col.f32.{kind}.{kind}.f32 {regs(acc)}, {regs(ra)}, {regs(rb)}, "
            f"{regs(acc)}")
     f.emit(f"add.s32 {aaddr}, {aaddr}, 32")
