@@ -153,3 +153,30 @@ def test_a_batched_k_loop_reads_each_tiles_batch_of_b(corpus):
     per_warp = 64 // (result.kernels[0].threads // 32)
     assert len(re.findall(r"mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.bf16\.bf16\.f32", result.ptx)) == 4 * per_warp
     assert re.search(r"mad\.lo\.s32 %r\d+, %r\d+, 4096, %r\d+", result.ptx)
+
+
+def test_a_zero_accumulator_outside_a_loop_is_not_staged():
+    """``mmaf A, B, 0``: the accumulators start from the constant; only D goes through shared memory
+    (its 4 stores per 16x8 tile in the tile loop), not the 32 slots a thread holds of C."""
+    from tile_lsp.codegen.ops_shape import splat_bits
+    np = pytest.importorskip("numpy")
+    from tests import ptx_emulator as emu
+    text = LOOP.replace("USE", "").replace(
+        "%acc = for %i in (%c0 to %c4, step %c1) : tile<i32> iter_values(%x = %z) -> (tile<64x64xf32>) {",
+        "%acc0 = for %i in (%c0 to %c1, step %c1) : tile<i32> iter_values(%x = %z) -> (tile<64x64xf32>) {"
+    ).replace("%y = mmaf %ta, %tb, %x", "%y = mmaf %ta, %tb, %z").replace(
+        "store_view_tko weak %acc,", "store_view_tko weak %acc0,")
+    assert analyze_text(text).diagnostics == []
+    z = next(op for op in analyze_text(text).chunks[0].module.walk() if op.name == "cuda_tile.constant")
+    assert splat_bits(z.results[0]) == 0
+    result = lower_text(text, "sm_90", file_name="k.mlir")
+    assert result.ok, result.diagnostics
+    assert result.ptx.count("st.shared.f32") == 4 and "tile_lsp.fragments" not in result.stages["layout"]
+    info = result.kernels[0]
+    rng = np.random.default_rng(5)
+    a = rng.integers(-3, 4, (64, 32)).astype(np.float16)
+    b = rng.integers(-3, 4, (32, 64)).astype(np.float16)
+    c = np.full((64, 64), np.nan, np.float32)
+    emu.run(result.ptx, info.name, [p for p, _ in info.params], [a, b, c, 32], (1, 1, 1), info.threads,
+            info.dynamic_smem)
+    np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32))

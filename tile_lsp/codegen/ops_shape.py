@@ -24,7 +24,7 @@ from tile_lsp.codegen.lower import KernelLowering, handler, load_pred_byte
 from tile_lsp.codegen.ops_elementwise import zext
 from tile_lsp.codegen.mma_fragments import (MMA_SYNC_SMEM_LIMIT, FragmentTile, lane_coordinates, ldmatrix_lane,
                                             mma_into_fragments, mma_shape_of, operand_signs)
-from tile_lsp.codegen.ptx import LoweringError, StagedTile, TileValue, reg_class
+from tile_lsp.codegen.ptx import LoweringError, StagedTile, TileValue, reg_class, staged_bytes
 from tile_lsp.codegen.reductions import (emit_shuffle_reduce, identity_regs, marked_in_registers,
                                          reduction_plan_of, run_body, shuffle_register)
 from tile_lsp.codegen.scans import emit_scan, scan_plan_of
@@ -436,8 +436,24 @@ def mma_sync_applies(lw: KernelLowering, a: TileValue | StagedTile, b: TileValue
     return (M * K + K * N) * 2 + M * N * 4 + 16 <= MMA_SYNC_SMEM_LIMIT
 
 
+def splat_bits(v) -> int | None:
+    """The bits of every element of ``v`` when a ``constant`` op defines it with one value throughout
+    (an MMA's zero accumulator), else ``None``."""
+    from tile_lsp.analysis.ir.numbers import dense_raw_data
+    owner = getattr(v, "owner", None)
+    if not isinstance(owner, Operation) or owner.short_name != "constant" or not isinstance(v.type, T.TileType):
+        return None
+    w = T.bit_width(v.type.element) or 0
+    if w not in (16, 32, 64):
+        return None
+    raw = dense_raw_data(owner.attr("value"), v.type)
+    esz = w // 8
+    values = {raw[i:i + esz] for i in range(0, len(raw), esz)}
+    return int.from_bytes(values.pop(), "little") if len(values) == 1 else None
+
+
 def _mma_sync(lw: KernelLowering, a: TileValue | StagedTile, b: TileValue | StagedTile, c: TileValue,
-              out: TileValue) -> None:
+              out: TileValue, c_bits: int | None = None) -> None:
     """D = A x B + C on the tensor cores with ``mma.sync.aligned.m16n8k16.row.col.f32.T.T.f32``.
 
     A (M x K), B (K x N) and C (M x N) are in shared memory row-major (A and B staged by the
@@ -448,11 +464,19 @@ def _mma_sync(lw: KernelLowering, a: TileValue | StagedTile, b: TileValue | Stag
     type"), with ``g = lane >> 2`` and ``q = lane & 3``: A register i (0..3) holds row ``g + 8 *
     (i & 1)``, columns ``2q + 8 * (i >> 1)`` and the next (one 32-bit shared load, A being
     row-major); B register j (0..1) holds rows ``2q + 8 * j`` and the next of column ``g``; C/D
-    element i (0..3) is row ``g + 8 * (i >> 1)``, column ``2q + (i & 1)``.
+    element i (0..3) is row ``g + 8 * (i >> 1)``, column ``2q + (i & 1)``.  With ``c_bits`` (C is
+    that f32 in every element, :func:`splat_bits`), C is not staged: the accumulators start from it
+    and D goes to a buffer after A and B.
     """
     f = lw.f
     (M, K), N = a.shape, b.shape[-1]
-    oa, ob, oc = _in_smem(lw, [a, b, c])
+    if c_bits is None:
+        oa, ob, oc = _in_smem(lw, [a, b, c])
+    else:
+        oa, ob = _in_smem(lw, [a, b])
+        ends = [off + x.n * staged_bytes(x.elem) for x, off in ((a, oa), (b, ob))]
+        oc = (max(ends) + 15) // 16 * 16
+        lw.reserve(oc + M * N * staged_bytes(c.elem))
     base = lw.smem_addr()
     kind = a.elem.name
     warps = max(1, lw.threads // 32)
@@ -481,7 +505,10 @@ def _mma_sync(lw: KernelLowering, a: TileValue | StagedTile, b: TileValue | Stag
     f.emit(f"mad.lo.s32 {caddr}, {caddr}, 4, {base}")
     acc = [f.reg("f32") for _ in range(4)]
     for i, r in enumerate(acc):
-        f.emit(f"ld.shared.f32 {r}, [{caddr}+{oc + (i >> 1) * 8 * N * 4 + (i & 1) * 4}]")
+        if c_bits is None:
+            f.emit(f"ld.shared.f32 {r}, [{caddr}+{oc + (i >> 1) * 8 * N * 4 + (i & 1) * 4}]")
+        else:
+            f.emit(f"mov.b32 {r}, {c_bits}")
     # A: element (row, k0 + 2q) and B: element (k0 + 2q, bcol), advanced by 16 columns / rows per step;
     # at 16-byte aligned offsets, the rows ldmatrix takes instead (mma_fragments.ldmatrix_lane)
     regs = lambda rs: "{" + ", ".join(rs) + "}"  # noqa: E731
@@ -542,7 +569,7 @@ def _mma(lw: KernelLowering, op: Operation, scaled: bool) -> None:
         return
     c = lw.tile(op.operands[2])
     if not scaled and mma_sync_applies(lw, a, b, c, op.results[0].type):
-        _mma_sync(lw, a, b, c, lw.new_result(op))
+        _mma_sync(lw, a, b, c, lw.new_result(op), splat_bits(op.operands[2]))
         return
     sa = sb = None
     if scaled:
