@@ -5,7 +5,9 @@ an ``N``-element tile in slot ``s`` of thread ``t`` when ``N >= T``, replicated
 otherwise.  ``T`` is 32 x the number of warps: ``num_worker_warps_per_cta``
 of the entry's ``optimization_hints`` for the target (or ``default``), else
 enough warps (4 to 16) that the largest tile has at most 32 elements per
-thread.  ``occupancy`` becomes ``.minnctapersm``.  The pass records its
+thread.  ``occupancy`` becomes ``.minnctapersm``, in CTAs of 4 warps
+(the frontend's CTA size) when no ``num_worker_warps_per_cta`` is given: a
+CTA of 8 warps for the tiles with ``occupancy = 2`` asks for one.  The pass records its
 decisions as discardable attributes, so the ``layout`` stage prints them
 and our own parser and verifiers accept the result:
 ``tile_lsp.threads`` on each entry; on every op with tile results
@@ -106,7 +108,13 @@ def plan_kernel(entry: Operation, target: Target) -> KernelPlan:
     threads = _int_attr(entry, "nvvm.reqntid") or 32 * warps
     if threads & (threads - 1) or not 32 <= threads <= 1024:
         threads = 32 * DEFAULT_WARPS
-    occupancy = _hint(entry, target, "occupancy") or _int_attr(entry, "nvvm.minctasm")
+    occupancy = _hint(entry, target, "occupancy")
+    if occupancy and not _hint(entry, target, "num_worker_warps_per_cta") and threads > 32 * DEFAULT_WARPS:
+        # the hint counts CTAs of the frontend's CTA size (cuTile's 4 warps): a larger CTA chosen here for
+        # the tiles keeps the warps per SM it asks for, not the CTAs (twice the warps would halve the
+        # registers a thread may use, and spill)
+        occupancy = max(1, occupancy * 32 * DEFAULT_WARPS // threads)
+    occupancy = occupancy or _int_attr(entry, "nvvm.minctasm")
     return KernelPlan(threads, occupancy, _int_attr(entry, "nvvm.maxnreg"))
 
 
