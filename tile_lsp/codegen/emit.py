@@ -99,7 +99,7 @@ def _lower_entry(entry: Operation, plan: KernelPlan, target: Target, decls: dict
     if ("printbuf",) in f.cache:
         lines.append(f"\t.local .align 8 .b8 __tile_lsp_printbuf[{f.cache[('printbuf',)]}];")
     if smem and not dynamic:
-        lines.append(f"\t.shared .align 16 .b8 __tile_lsp_smem[{smem}];")
+        lines.append(f"\t.shared .align 128 .b8 __tile_lsp_smem[{smem}];")
     lines.append("")
     lines.append("\tmov.u32 %r_tid, %tid.x;")
     lines.extend(head)
@@ -153,7 +153,7 @@ def emit_module(module: Module, entries: list[Operation], plans: dict[int, Kerne
         f'.file 1 "{_escape(file_name)}"',
     ]
     if any(k.dynamic_smem for k in infos):
-        out.append(".extern .shared .align 16 .b8 __tile_lsp_dsmem[];")
+        out.append(".extern .shared .align 128 .b8 __tile_lsp_dsmem[];")
     out.extend(decls.values())
     out.append("")
     out.append("\n\n".join(bodies))

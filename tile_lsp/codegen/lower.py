@@ -351,7 +351,8 @@ class KernelLowering:
             self.f.smem_bytes = nbytes
             self.f.smem_op = self.op
 
-    def stage(self, tiles: list[TileValue], base: int = 0, sync_before: bool = True) -> list[int]:
+    def stage(self, tiles: list[TileValue], base: int = 0, sync_before: bool = True,
+              swizzle: bool = False) -> list[int]:
         """Write ``tiles`` to shared memory at their linear index; returns each one's byte offset.
 
         The first tile goes at byte ``base`` of the scratch, each next one
@@ -359,6 +360,7 @@ class KernelLowering:
         (earlier readers are done; left out with ``sync_before=False`` where
         only writes followed the last barrier) and after (every element is
         written).  Element size: :func:`~tile_lsp.codegen.ptx.staged_bytes`.
+        ``swizzle``: swizzled buffers (:meth:`swizzled`; the caller places them).
         """
         offsets = []
         off = base
@@ -370,13 +372,31 @@ class KernelLowering:
         if sync_before:
             self.f.emit("bar.sync 0")
         for tv, o in zip(tiles, offsets):
-            self.write_staged(tv, o)
+            self.write_staged(tv, o, swizzle)
         self.f.emit("bar.sync 0")
         return offsets
 
-    def write_staged(self, tv: TileValue, offset: int) -> None:
+    def swizzled(self, addr: str, offset: int = 0) -> str:
+        """b32 register: the shared address ``addr + offset`` in a swizzled buffer (:class:`StagedTile`
+        ``swizzled``): its 16-byte chunk (bits 4-6) XORed with its bits 7-9, CUTLASS's
+        ``Swizzle<3, 4, 3>``.  An involution that keeps each 16-byte chunk whole and each 128-byte
+        line in place, so a buffer at a 128-byte aligned offset and size maps onto itself; the 8 rows
+        an ``ldmatrix`` reads (strides of 64 or 128 bytes) fall in 8 different chunks, not one bank."""
+        f = self.f
+        a = addr
+        if offset:
+            a = f.reg("b32")
+            f.emit(f"add.s32 {a}, {addr}, {offset}")
+        t, out = f.reg("b32"), f.reg("b32")
+        f.emit(f"shr.u32 {t}, {a}, 3")
+        f.emit(f"and.b32 {t}, {t}, 112")
+        f.emit(f"xor.b32 {out}, {a}, {t}")
+        return out
+
+    def write_staged(self, tv: TileValue, offset: int, swizzle: bool = False) -> None:
         """Store each slot of ``tv`` at its linear index of a row-major buffer at byte ``offset`` of
-        the scratch (replicated small tiles: the owning threads only).  No barrier."""
+        the scratch (replicated small tiles: the owning threads only; ``swizzle``: a swizzled
+        buffer, :meth:`swizzled`).  No barrier."""
         f = self.f
         base = self.smem_addr()
         cls = reg_class(tv.elem)
@@ -386,15 +406,22 @@ class KernelLowering:
             a = f.reg("b32")
             f.emit(f"mad.lo.s32 {a}, {self.lin(tv.n, s)}, {esz}, {base}")
             guard = f"@{own} " if own else ""
-            f.emit(guard + _st_shared(cls, a, offset, r, f))
+            if swizzle:
+                f.emit(guard + _st_shared(cls, self.swizzled(a, offset), 0, r, f))
+            else:
+                f.emit(guard + _st_shared(cls, a, offset, r, f))
 
-    def smem_read(self, elem: T.Type, offset: int, index: str, pred: str | None = None) -> str:
-        """Register with the element at ``index`` (b32 register, elements) of a staged tile at ``offset``."""
+    def smem_read(self, elem: T.Type, offset: int, index: str, pred: str | None = None,
+                  swizzle: bool = False) -> str:
+        """Register with the element at ``index`` (b32 register, elements) of a staged tile at ``offset``
+        (``swizzle``: a swizzled buffer, :meth:`swizzled`)."""
         f = self.f
         cls = reg_class(elem)
         esz = _reg_bytes(cls)
         a = f.reg("b32")
         f.emit(f"mad.lo.s32 {a}, {index}, {esz}, {self.smem_addr()}")
+        if swizzle:
+            a, offset = self.swizzled(a, offset), 0
         out = f.reg(cls)
         guard = f"@{pred} " if pred else ""
         if cls == "pred":

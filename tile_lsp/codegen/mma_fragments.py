@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.ir.core import Operation, Value
 from tile_lsp.codegen.lower import OPERAND_HOOKS, KernelLowering
-from tile_lsp.codegen.ptx import StagedTile, TileValue, reg_class, staged_bytes
+from tile_lsp.codegen.ptx import LoweringError, StagedTile, TileValue, reg_class, staged_bytes
 from tile_lsp.dialect import nv_tileas_types as NT
 from tile_lsp.dialect import types as T
 
@@ -448,17 +448,25 @@ def mma_into_fragments(lw: KernelLowering, a: TileValue | StagedTile, b: TileVal
             f.emit(f"mad.lo.s32 {r}, {r}, {eb}, {base}")
             b_addr[key] = r
     half = mma.k // 2
+
+    def at(x: TileValue | StagedTile, addr: str, offset: int) -> str:  # [addr + offset], swizzled or not
+        if getattr(x, "swizzled", False):
+            if not ldm:
+                raise LoweringError("a swizzled MMA operand needs the ldmatrix path")
+            return f"[{lw.swizzled(addr, offset)}]"
+        return f"[{addr}+{offset}]"
+
     for k0 in range(0, k, mma.k):
         b_frag: dict[int, list[str]] = {}
         for j in range(c.per_warp):
             key = b_key(j)
             if ldm:
                 ra = [f.reg("b32") for _ in range(4)]
-                f.emit(f"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {regs(ra)}, [{a_addr[j]}+{oa + k0 * ea}]")
+                f.emit(f"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {regs(ra)}, {at(a, a_addr[j], oa + k0 * ea)}")
                 if key not in b_frag:
                     b_frag[key] = [f.reg("b32") for _ in range(2)]
                     f.emit(f"ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {regs(b_frag[key])}, "
-                           f"[{b_addr[key]}+{ob + k0 * n * eb}]")
+                           f"{at(b, b_addr[key], ob + k0 * n * eb)}")
             else:
                 ra = [_load_a(lw, f"{a_addr[j]}+{oa + (k0 + (i & 1) * 8 * k + (i >> 1) * half) * ea}", ea, per)
                       for i in range(4)]

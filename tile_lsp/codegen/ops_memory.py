@@ -340,14 +340,15 @@ def _tiled_store(lw: KernelLowering, op: Operation) -> None:
 @handler("nv_tileas.alloc_tensor")
 def _alloc_tensor(lw: KernelLowering, op: Operation) -> None:
     """A buffer of the staging scratch: the result's ``!nv_tileas.tiled_view<SHAPE x ELEM, SMEM>`` at
-    byte ``tile_lsp.smem_offset`` (placed by :mod:`tile_lsp.codegen.to_nv_tileas`)."""
+    byte ``tile_lsp.smem_offset`` (placed by :mod:`tile_lsp.codegen.to_nv_tileas`), swizzled with
+    ``tile_lsp.swizzle``."""
     view = NT.decode_type(op.results[0].type)
     offset = op.attr("tile_lsp.smem_offset")
     if not (isinstance(view, NT.TiledViewType) and view.memory_space == "SMEM" and None not in view.shape
             and isinstance(offset, A.IntegerAttr)):
         raise LoweringError("the PTX lowering supports 'nv_tileas.alloc_tensor' only for a static SMEM "
                             "tiled_view with a 'tile_lsp.smem_offset'", op)
-    buf = StagedTile(tuple(view.shape), view.element, offset.value)
+    buf = StagedTile(tuple(view.shape), view.element, offset.value, op.attr("tile_lsp.swizzle") is not None)
     lw.reserve(buf.end)
     lw.set(op.results[0], buf)
 
@@ -378,7 +379,7 @@ def _store_staged(lw: KernelLowering, op: Operation, buf: StagedTile) -> None:
         raise LoweringError("the stored tile does not match the shared-memory buffer", op)
     if not _staged_store_before(op, lw):
         lw.f.emit("bar.sync 0")
-    lw.write_staged(value, buf.offset)
+    lw.write_staged(value, buf.offset, buf.swizzled)
 
 
 @handler("arith.constant")

@@ -464,19 +464,20 @@ def _mma_sync(lw: KernelLowering, a: TileValue | StagedTile, b: TileValue | Stag
     type"), with ``g = lane >> 2`` and ``q = lane & 3``: A register i (0..3) holds row ``g + 8 *
     (i & 1)``, columns ``2q + 8 * (i >> 1)`` and the next (one 32-bit shared load, A being
     row-major); B register j (0..1) holds rows ``2q + 8 * j`` and the next of column ``g``; C/D
-    element i (0..3) is row ``g + 8 * (i >> 1)``, column ``2q + (i & 1)``.  With ``c_bits`` (C is
-    that f32 in every element, :func:`splat_bits`), C is not staged: the accumulators start from it
-    and D goes to a buffer after A and B.
+    element i (0..3) is row ``g + 8 * (i >> 1)``, column ``2q + (i & 1)``.  C and D share a swizzled
+    buffer (:meth:`~tile_lsp.codegen.lower.KernelLowering.swizzled`) after A and B; with ``c_bits``
+    (C is that f32 in every element, :func:`splat_bits`), C is not staged: the accumulators start
+    from it.
     """
     f = lw.f
     (M, K), N = a.shape, b.shape[-1]
+    # C and D in a swizzled buffer after A and B (a 16x8 tile's 8 rows in 8 different banks)
+    oa, ob = _in_smem(lw, [a, b])
+    ends = [off + x.n * staged_bytes(x.elem) for x, off in ((a, oa), (b, ob))]
+    oc = (max(ends) + 127) // 128 * 128
+    lw.reserve(oc + M * N * staged_bytes(c.elem))
     if c_bits is None:
-        oa, ob, oc = _in_smem(lw, [a, b, c])
-    else:
-        oa, ob = _in_smem(lw, [a, b])
-        ends = [off + x.n * staged_bytes(x.elem) for x, off in ((a, oa), (b, ob))]
-        oc = (max(ends) + 15) // 16 * 16
-        lw.reserve(oc + M * N * staged_bytes(c.elem))
+        lw.stage([c], oc, sync_before=False, swizzle=True)
     base = lw.smem_addr()
     kind = a.elem.name
     warps = max(1, lw.threads // 32)
@@ -506,7 +507,7 @@ def _mma_sync(lw: KernelLowering, a: TileValue | StagedTile, b: TileValue | Stag
     acc = [f.reg("f32") for _ in range(4)]
     for i, r in enumerate(acc):
         if c_bits is None:
-            f.emit(f"ld.shared.f32 {r}, [{caddr}+{oc + (i >> 1) * 8 * N * 4 + (i & 1) * 4}]")
+            f.emit(f"ld.shared.f32 {r}, [{lw.swizzled(caddr, oc + (i >> 1) * 8 * N * 4 + (i & 1) * 4)}]")
         else:
             f.emit(f"mov.b32 {r}, {c_bits}")
     # A: element (row, k0 + 2q) and B: element (k0 + 2q, bcol), advanced by 16 columns / rows per step;
@@ -532,16 +533,20 @@ def _mma_sync(lw: KernelLowering, a: TileValue | StagedTile, b: TileValue | Stag
     f.place(khead)
     ra = [f.reg("b32") for _ in range(4)]
     rb = [f.reg("b32") for _ in range(2)]
+
+    def at(x: TileValue | StagedTile, addr: str, offset: int) -> str:  # [addr + offset], swizzled or not
+        return f"[{lw.swizzled(addr, offset)}]" if getattr(x, "swizzled", False) else f"[{addr}+{offset}]"
+
     if ldm:
-        f.emit(f"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {regs(ra)}, [{aaddr}+{oa}]")
-        f.emit(f"ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {regs(rb)}, [{baddr}+{ob}]")
+        f.emit(f"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {regs(ra)}, {at(a, aaddr, oa)}")
+        f.emit(f"ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {regs(rb)}, {at(b, baddr, ob)}")
     else:
         for i, r in enumerate(ra):
-            f.emit(f"ld.shared.b32 {r}, [{aaddr}+{oa + (i & 1) * 8 * K * 2 + (i >> 1) * 8 * 2}]")
+            f.emit(f"ld.shared.b32 {r}, {at(a, aaddr, oa + (i & 1) * 8 * K * 2 + (i >> 1) * 8 * 2)}")
         for j, r in enumerate(rb):
             lo, hi = f.reg("b16"), f.reg("b16")
-            f.emit(f"ld.shared.b16 {lo}, [{baddr}+{ob + j * 8 * N * 2}]")
-            f.emit(f"ld.shared.b16 {hi}, [{baddr}+{ob + (j * 8 + 1) * N * 2}]")
+            f.emit(f"ld.shared.b16 {lo}, {at(b, baddr, ob + j * 8 * N * 2)}")
+            f.emit(f"ld.shared.b16 {hi}, {at(b, baddr, ob + (j * 8 + 1) * N * 2)}")
             f.emit(f"mov.b32 {r}, {{{lo}, {hi}}}")
     f.emit(f"mma.sync.aligned.m16n8k16.row.col.f32.{kind}.{kind}.f32 {regs(acc)}, {regs(ra)}, {regs(rb)}, "
            f"{regs(acc)}")
@@ -551,13 +556,13 @@ def _mma_sync(lw: KernelLowering, a: TileValue | StagedTile, b: TileValue | Stag
     f.emit(f"setp.lt.s32 {p}, {k}, {K}")
     f.emit(f"@{p} bra.uni {khead}")
     for i, r in enumerate(acc):
-        f.emit(f"st.shared.f32 [{caddr}+{oc + (i >> 1) * 8 * N * 4 + (i & 1) * 4}], {r}")
+        f.emit(f"st.shared.f32 [{lw.swizzled(caddr, oc + (i >> 1) * 8 * N * 4 + (i & 1) * 4)}], {r}")
     f.emit(f"add.s32 {tile}, {tile}, {warps}")
     f.emit(f"bra.uni {head}")
     f.place(done)
     f.emit("bar.sync 0")
     for s, r in enumerate(out.regs):
-        lw.mov("f32", r, lw.smem_read(out.elem, oc, lw.lin(out.n, s)))
+        lw.mov("f32", r, lw.smem_read(out.elem, oc, lw.lin(out.n, s), swizzle=True))
 
 
 def _mma(lw: KernelLowering, op: Operation, scaled: bool) -> None:
@@ -604,8 +609,8 @@ def _mma(lw: KernelLowering, op: Operation, scaled: bool) -> None:
         f.emit(f"add.s32 {ia}, {abase}, {k}")
         ib = f.reg("b32")
         f.emit(f"mad.lo.s32 {ib}, {k}, {N}, {bbase}")
-        va = lw.smem_read(a.elem, offs[0], ia)
-        vb = lw.smem_read(b.elem, offs[1], ib)
+        va = lw.smem_read(a.elem, offs[0], ia, swizzle=getattr(a, "swizzled", False))
+        vb = lw.smem_read(b.elem, offs[1], ib, swizzle=getattr(b, "swizzled", False))
         if is_int:
             wa, wb = T.bit_width(a.elem), T.bit_width(b.elem)
             xa = va if sign_a else zext(lw, va, wa)

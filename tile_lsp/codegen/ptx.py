@@ -120,11 +120,13 @@ class TileValue:
 class StagedTile:
     """A tile buffer in the shared-memory staging scratch (``nv_tileas.alloc_tensor`` with SMEM
     residency): ``shape``, element type, byte ``offset`` into the scratch; elements row-major,
-    :func:`staged_bytes` each."""
+    :func:`staged_bytes` each.  ``swizzled``: every access XORs the address's 16-byte chunk with its
+    bits 7-9 (:meth:`~tile_lsp.codegen.lower.KernelLowering.swizzled`)."""
 
     shape: tuple[int, ...]
     elem: T.Type
     offset: int
+    swizzled: bool = False
 
     @property
     def n(self) -> int:

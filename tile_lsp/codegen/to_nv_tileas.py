@@ -220,16 +220,23 @@ class _Rewriter:
             self.zero_index = op.results[0]
         return self.zero_index
 
-    def stage(self, value: Value, offset: int, like: Operation) -> tuple[list[Operation], Value, int]:
+    def stage(self, value: Value, offset: int, like: Operation,
+              mma_operand: bool = False) -> tuple[list[Operation], Value, int]:
         """Ops staging the register tile ``value`` in shared memory at byte ``offset`` of the scratch:
         ``nv_tileas.alloc_tensor`` (a ``!nv_tileas.tiled_view<SHAPE x ELEM, SMEM>``, its offset in
         ``tile_lsp.smem_offset``) and a weak ``nv_tileas.tiled_store`` of the whole tile at the
-        origin.  Returns the ops, the buffer and the next free (8-byte aligned) offset."""
+        origin.  Returns the ops, the buffer and the next free (8-byte aligned) offset.  An
+        ``mma_operand`` of 16-bit elements at a 128-byte aligned offset and size is swizzled
+        (``tile_lsp.swizzle``: :meth:`~tile_lsp.codegen.lower.KernelLowering.swizzled`), so that the
+        rows ``ldmatrix`` reads together lie in different banks."""
         t = value.type
         shape = "x".join(str(d) for d in t.shape)
         ty = T.OpaqueType(f"!nv_tileas.tiled_view<{shape}x{t.element}, SMEM>")
-        alloc = self.make("nv_tileas.alloc_tensor", [], [ty], like,
-                          {"tile_lsp.smem_offset": A.IntegerAttr(offset, I32)}, {"operands": 0})
+        size = t.num_elements * staged_bytes(t.element)
+        attrs = {"tile_lsp.smem_offset": A.IntegerAttr(offset, I32)}
+        if mma_operand and (T.bit_width(t.element) or 0) == 16 and offset % 128 == 0 and size % 128 == 0:
+            attrs["tile_lsp.swizzle"] = A.UnitAttr()
+        alloc = self.make("nv_tileas.alloc_tensor", [], [ty], like, attrs, {"operands": 0})
         zeros = [self.zero(like)] * len(t.shape)
         store = self.make("nv_tileas.tiled_store", [alloc.results[0], value, *zeros], [], like,
                           {"atom": atom_attr(COPY_ATOM), "mem_semantic": A.StringAttr("weak")},
@@ -249,8 +256,8 @@ class _Rewriter:
             for side, name in (("a", "signedness_lhs"), ("b", "signedness_rhs")):
                 attrs[f"{side}_signed"] = A.BoolAttr(op.enum_case(name, "signed") != "unsigned")
         attrs.update(self.layout_attrs(op))
-        stage_a, sa, offset = self.stage(a, 0, op)
-        stage_b, sb, _ = self.stage(b, offset, op)
+        stage_a, sa, offset = self.stage(a, 0, op, mma_operand=True)
+        stage_b, sb, _ = self.stage(b, offset, op, mma_operand=True)
         new_ops: list[Operation] = stage_a + stage_b
         if widen:
             wide = T.TileType(c.type.shape, F32)
