@@ -135,6 +135,36 @@ def test_hints_project_to_ptx_directives():
         assert result.kernels[0].threads == threads
 
 
+def test_occupancy_counts_ctas_of_four_warps_where_the_lowering_chose_a_larger_cta(corpus):
+    # flash attention asks for occupancy = 2; its 128x64 tiles get 8 warps: one such CTA per SM keeps
+    # the 8 warps the hint asks for (two would cap ptxas at 128 registers a thread)
+    path = corpus / "kernels" / "flash_attention_f16_causal_d64_128x64.sm_90.mlir"
+    result = lower_text(path.read_text(), "sm_90", file_name=path.name)
+    assert result.ok
+    assert ".reqntid 256, 1, 1" in result.ptx and ".minnctapersm 1" in result.ptx
+    # with num_worker_warps_per_cta given too, both hints hold as written
+    text = path.read_text().replace("{occupancy = 2}", "{occupancy = 2, num_worker_warps_per_cta = 8}")
+    result = lower_text(text, "sm_90", file_name=path.name)
+    assert ".reqntid 256, 1, 1" in result.ptx and ".minnctapersm 2" in result.ptx
+
+
+def test_mma_operands_are_swizzled_in_shared_memory(corpus):
+    """16-bit MMA operands at 128-byte aligned offsets: the nv_tileas stage marks their buffers
+    tile_lsp.swizzle, and the PTX XORs each address's chunk with its bits 7-9 (the emulator and GPU
+    cases check that writers and readers agree)."""
+    path = corpus / "kernels" / "matmul_tiled_f16_128x128x32.sm_90.mlir"
+    result = lower_text(path.read_text(), "sm_90", file_name=path.name)
+    assert result.ok
+    allocs = re.findall(r"nv_tileas\.alloc_tensor \{([^}]*)\}", result.stages["nv_tileas"])
+    assert allocs == ["tile_lsp.smem_offset = 0 : i32, tile_lsp.swizzle",
+                      "tile_lsp.smem_offset = 8192 : i32, tile_lsp.swizzle"]
+    assert re.search(r"shr\.u32 (%r\d+), %r\d+, 3;\n\s*and\.b32 \1, \1, 112;\n\s*xor\.b32", result.ptx)
+    assert ".shared .align 128" in result.ptx or ".extern .shared .align 128" in result.ptx
+    # 8-bit operands are not swizzled (their fragments are not ldmatrix rows)
+    path = corpus / "kernels" / "matmul_int8_i8_128x128x64.sm_90.mlir"
+    assert "tile_lsp.swizzle" not in lower_text(path.read_text(), "sm_90").stages["nv_tileas"]
+
+
 def test_every_stage_prints_and_the_layout_stage_reparses_clean():
     result = lower_text(KERNEL, "sm_90")
     assert set(result.stages) == set(STAGES)
