@@ -1953,6 +1953,16 @@ class _Machine:
         return trap
 
     # -- warp-level matrix multiply ----------------------------------------
+    def _whole_warps(self, idx, s, what: str) -> np.ndarray:
+        """The thread ids of ``idx``, checked to be whole warps in order: a warp-collective instruction
+        (``shfl.sync``/``mma.sync``/``ldmatrix`` with a full mask) needs every lane of each warp.
+        Raises :class:`EmulatorError` otherwise."""
+        lanes = self.tids[idx]
+        n = len(lanes)
+        if n % 32 or np.any(lanes.reshape(-1, 32) != (lanes.reshape(-1, 32)[:, :1] // 32 * 32 + np.arange(32))):
+            raise EmulatorError(f"line {s.line}: {what} executed by a partial warp (lanes {lanes.tolist()})")
+        return lanes
+
     def _shfl(self, s):
         """``shfl.sync.{up,down,bfly,idx}.b32 d[|p], a, b, c, membermask`` as the PTX ISA's
         pseudocode for shfl.sync defines it (``c`` packs the clamp in bits 0-4 and the segment mask
@@ -1973,12 +1983,8 @@ class _Machine:
         cval, segmask = cv & 0x1F, (cv >> 8) & 0x1F
 
         def shfl(idx):
-            lanes = self.tids[idx]
+            lanes = self._whole_warps(idx, s, "shfl.sync")
             glob = np.arange(len(self.tids))[idx]
-            n = len(lanes)
-            if n % 32 or np.any(lanes.reshape(-1, 32) != (lanes.reshape(-1, 32)[:, :1] // 32 * 32
-                                                          + np.arange(32))):
-                raise EmulatorError(f"line {s.line}: shfl.sync executed by a partial warp (lanes {lanes.tolist()})")
             lane = (lanes % 32).astype(np.int64)
             bval = np.asarray(rb(idx)).astype(np.int64) & 0x1F
             max_lane = (lane & segmask) | (cval & ~segmask)
@@ -2025,12 +2031,8 @@ class _Machine:
         where = f"line {s.line}: `{s.text}`"
 
         def ldm(idx):
-            lanes = self.tids[idx]
+            lanes = self._whole_warps(idx, s, "ldmatrix")
             glob = np.arange(len(self.tids))[idx]
-            n = len(lanes)
-            if n % 32 or np.any(lanes.reshape(-1, 32) != (lanes.reshape(-1, 32)[:, :1] // 32 * 32
-                                                          + np.arange(32))):
-                raise EmulatorError(f"line {s.line}: ldmatrix executed by a partial warp (lanes {lanes.tolist()})")
             lane = (lanes % 32).astype(np.int64)
 
             def row_addr(r):  # the address lane r of this thread's warp gives
@@ -2079,11 +2081,8 @@ class _Machine:
             return out  # element i of the fragment: register i // 2, low half first
 
         def mma(idx):
-            lanes = self.tids[idx]
+            lanes = self._whole_warps(idx, s, "mma.sync")
             n = len(lanes)
-            if n % 32 or np.any(lanes.reshape(-1, 32) != (lanes.reshape(-1, 32)[:, :1] // 32 * 32
-                                                          + np.arange(32))):
-                raise EmulatorError(f"line {s.line}: mma.sync executed by a partial warp (lanes {lanes.tolist()})")
             lane = lanes % 32
             group, tig = lane >> 2, lane % 4
             wi = np.arange(n) // 32
@@ -2146,11 +2145,8 @@ class _Machine:
             return out
 
         def mma(idx):
-            lanes = self.tids[idx]
+            lanes = self._whole_warps(idx, s, "mma.sync")
             n = len(lanes)
-            if n % 32 or np.any(lanes.reshape(-1, 32) != (lanes.reshape(-1, 32)[:, :1] // 32 * 32
-                                                          + np.arange(32))):
-                raise EmulatorError(f"line {s.line}: mma.sync executed by a partial warp (lanes {lanes.tolist()})")
             lane = lanes % 32
             group, tig = lane >> 2, lane % 4
             wi = np.arange(n) // 32
