@@ -131,8 +131,9 @@ def test_finish_row_compares_three_ways(tmp_path):
     manifest = {k["name"]: {"cubin": "x.cubin", "functions": {row["entry"]: {
         "reqntid": [128, 1, 1], "cluster": None, "static_smem": 0, "param_sizes": []}}}}
     (tmp_path / "x.cubin").write_bytes(b"\0")
-    gc._finish_row(row, fake, manifest, tmp_path, argparse.Namespace(kernel_timeout=5))
+    gc._finish_row(row, fake, manifest, tmp_path, argparse.Namespace(kernel_timeout=5, timed_runs=7))
     assert row["status"] == "agree", row
+    assert fake.jobs[0]["timed_runs"] == 7  # --timed-runs reaches the GPU worker's launches
     assert row["ours_vs_ref"]["agree"] and not row["tileiras_vs_ref"]["agree"]
     assert row["ours_vs_tileiras"]["arrays"][0]["bad"] == 1
     assert fake.jobs[0]["tileiras"]["block"] == (128, 1, 1)
