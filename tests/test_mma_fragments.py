@@ -180,3 +180,23 @@ def test_a_zero_accumulator_outside_a_loop_is_not_staged():
     emu.run(result.ptx, info.name, [p for p, _ in info.params], [a, b, c, 32], (1, 1, 1), info.threads,
             info.dynamic_smem)
     np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32))
+
+
+def test_a_k_step_of_128_reads_both_128_byte_blocks_of_each_swizzled_row():
+    """A 64x128 f16 A tile: 256-byte rows, so the k-steps of a tile fall in two 128-byte blocks, each
+    swizzled once and the steps within it XORed in (mma_into_fragments); checked on the emulator."""
+    np = pytest.importorskip("numpy")
+    from tests import ptx_emulator as emu
+    text = LOOP.replace("USE", "").replace("64x32", "64x128").replace("32x64", "128x64").replace(
+        "(%c0 to %c4, step %c1)", "(%c0 to %c1, step %c1)")
+    result = lower_text(text, "sm_90", file_name="k.mlir")
+    assert result.ok, result.diagnostics
+    assert "tile_lsp.swizzle" in result.stages["nv_tileas"]
+    info = result.kernels[0]
+    rng = np.random.default_rng(7)
+    a = rng.integers(-3, 4, (64, 128)).astype(np.float16)
+    b = rng.integers(-3, 4, (128, 64)).astype(np.float16)
+    c = np.full((64, 64), np.nan, np.float32)
+    emu.run(result.ptx, info.name, [p for p, _ in info.params], [a, b, c, 128], (1, 1, 1), info.threads,
+            info.dynamic_smem)
+    np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32))

@@ -456,13 +456,32 @@ def mma_into_fragments(lw: KernelLowering, a: TileValue | StagedTile, b: TileVal
             return f"[{lw.swizzled(addr, offset)}]"
         return f"[{addr}+{offset}]"
 
+    # A in a swizzled buffer: the swizzle XORs bits 4-6 with bits 7-9, and a k-step's byte offset
+    # within a 128-byte block of a row (a multiple of 32, below the row's length) sets only bits that
+    # are zero in the address of the block's start (lane column 16 bytes at most, rows a power of two
+    # apart) and leaves bits 7-9 alone: so the step's address is the block start's, swizzled once per
+    # tile, XOR the offset (one instruction a step, no more registers live across the loop)
+    a_blocks: dict[tuple[int, int], str] = {}
+
+    def a_at(j: int, k0: int) -> str:
+        if not getattr(a, "swizzled", False) or (k * ea) & (k * ea - 1):
+            return at(a, a_addr[j], oa + k0 * ea)
+        block, rest = divmod(k0 * ea, 128)
+        if (j, block) not in a_blocks:
+            a_blocks[(j, block)] = lw.swizzled(a_addr[j], oa + block * 128)
+        if not rest:
+            return f"[{a_blocks[(j, block)]}]"
+        r = f.reg("b32")
+        f.emit(f"xor.b32 {r}, {a_blocks[(j, block)]}, {rest}")
+        return f"[{r}]"
+
     for k0 in range(0, k, mma.k):
         b_frag: dict[int, list[str]] = {}
         for j in range(c.per_warp):
             key = b_key(j)
             if ldm:
                 ra = [f.reg("b32") for _ in range(4)]
-                f.emit(f"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {regs(ra)}, {at(a, a_addr[j], oa + k0 * ea)}")
+                f.emit(f"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {regs(ra)}, {a_at(j, k0)}")
                 if key not in b_frag:
                     b_frag[key] = [f.reg("b32") for _ in range(2)]
                     f.emit(f"ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {regs(b_frag[key])}, "
