@@ -233,7 +233,7 @@ _THROUGH_B32 = {
 }
 
 
-def shuffle_register(lw: KernelLowering, reg: str, cls: str, mode: str, b: int) -> str:
+def shuffle_register(lw: KernelLowering, reg: str, cls: str, mode: str, b: int | str) -> str:
     """A fresh register with ``reg`` of another lane of this warp: ``shfl.sync.<mode>.b32`` with
     operand ``b`` (an int or a b32 register; ``bfly``: lane ``laneid ^ b``; ``idx``: lane ``b``;
     ``up``/``down``: lane ``laneid -/+ b``, the own value where that is outside the warp), all 32
@@ -241,7 +241,6 @@ def shuffle_register(lw: KernelLowering, reg: str, cls: str, mode: str, b: int) 
     16-bit values travel widened, 64-bit ones as two halves, predicates as 0/1 (register classes of
     :func:`~tile_lsp.codegen.ptx.reg_class`); raises :class:`LoweringError` for another class."""
     f = lw.f
-
     clamp = 0 if mode == "up" else 31  # the lane bound: 0 for .up, 31 for the others (PTX ISA "shfl.sync")
 
     def shfl(src: str) -> str:
