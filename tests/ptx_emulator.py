@@ -2057,6 +2057,8 @@ class _Machine:
     def _mma(self, s):
         if s.mods[:5] == ["sync", "aligned", "m16n8k32", "row", "col"] and len(s.mods) == 9:
             return self._mma_k32(s)
+        if s.mods[:5] == ["sync", "aligned", "m16n8k8", "row", "col"] and len(s.mods) == 9:
+            return self._mma_tf32(s)
         want = ["sync", "aligned", "m16n8k16", "row", "col"]
         if s.mods[:5] != want or len(s.mods) != 9:
             raise EmulatorError("only mma.sync.aligned.m16n8k16.row.col.<d>.<a>.<b>.<c> is supported")
@@ -2107,6 +2109,46 @@ class _Machine:
                 wd[i](idx, D[wi, group + (8 if i >= 2 else 0), tig * 2 + (i & 1)])
         return mma
 
+
+    def _mma_tf32(self, s):
+        """``mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32`` (PTX ISA "Matrix Fragments for
+        mma.m16n8k8", .tf32): A register ``i`` (0..3) is row ``g + 8 * (i & 1)``, column ``q + 4 * (i >>
+        1)``; B register ``j`` (0..1) row ``q + 4 * j``, column ``g``; C/D as for m16n8k16.  A tf32
+        operand is its register's upper 19 bits (the low 13 are ignored)."""
+        if s.mods[5:] != ["f32", "tf32", "tf32", "f32"]:
+            raise EmulatorError(f"unsupported mma types .{'.'.join(s.mods[5:])}")
+        dv, av, bv, cv = (self.vec(x) for x in s.operands)
+        if (len(dv), len(av), len(bv), len(cv)) != (4, 4, 2, 4):
+            raise EmulatorError("m16n8k8 takes 4 D, 4 A, 2 B and 4 C registers")
+        ra = [self.rd(x, "b32") for x in av]
+        rb = [self.rd(x, "b32") for x in bv]
+        rc = [self.rd(x, "f32") for x in cv]
+        wd = [self.wr(x, "f32") for x in dv]
+
+        def tf32(r, idx):
+            v = np.asarray(r(idx), np.uint32) & np.uint32(0xFFFFE000)
+            return v.view(np.float32).astype(np.float64)
+
+        def mma(idx):
+            lanes = self._whole_warps(idx, s, "mma.sync")
+            n = len(lanes)
+            lane = lanes % 32
+            group, tig = lane >> 2, lane % 4
+            wi = np.arange(n) // 32
+            nw = n // 32
+            A = np.zeros((nw, 16, 8))
+            for i in range(4):
+                A[wi, group + 8 * (i & 1), tig + 4 * (i >> 1)] = tf32(ra[i], idx)
+            B = np.zeros((nw, 8, 8))
+            for j in range(2):
+                B[wi, tig + 4 * j, group] = tf32(rb[j], idx)
+            C = np.zeros((nw, 16, 8))
+            for i in range(4):
+                C[wi, group + (8 if i >= 2 else 0), tig * 2 + (i & 1)] = np.asarray(rc[i](idx), np.float64)
+            D = (A @ B + C).astype(np.float32)
+            for i in range(4):
+                wd[i](idx, D[wi, group + (8 if i >= 2 else 0), tig * 2 + (i & 1)])
+        return mma
 
     def _mma_k32(self, s):
         """``mma.sync.aligned.m16n8k32.row.col`` with 8-bit A and B: ``.s32.{s8,u8}.{s8,u8}.s32``

@@ -117,7 +117,8 @@ def test_mma_shapes_of_the_element_types():
         "mma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32"
     assert mma_shape(e4m3, e5m2, f32, 90).instruction == "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e5m2.f32"
     assert mma_shape(e4m3, e4m3, f32, 86) is None  # fp8 mma.sync from sm_89
-    assert mma_shape(f16, bf16, f32, 90) is None and mma_shape(tf32, tf32, f32, 90) is None
+    assert mma_shape(tf32, tf32, f32, 80).instruction == "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"
+    assert mma_shape(f16, bf16, f32, 90) is None and mma_shape(f32, f32, f32, 90) is None
     assert mma_shape(f16, f16, f32, 75) is None and mma_shape(i8, i8, i8, 90) is None
 
 

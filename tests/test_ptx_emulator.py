@@ -42,6 +42,9 @@ EXTRA_CASES = [
     Case("cast_roundtrip_f32_to_f16_b256.sm_90", None, (1, 1, 1)),
     Case("cast_roundtrip_u8_to_f32_b512.sm_90", None, (1, 1, 1)),
     Case("argmax_argmin_f16_32x128.sm_90", None, (1, 1, 1)),
+    # tf32 on m16n8k8 in fragments.  The lowering's f32 -> tf32 ftof is cvt.rna (ties away from zero),
+    # the interpreter's nearest even: a tie rounded apart moves a product by 2^-11 of it
+    Case("matmul_tiled_tf32_64x64x32.sm_100", None, (1, 1, 1), rtol=2e-3, atol=5e-3),
     # batched MMA in fragments (each 16-row tile in one batch), and the u8 and e5m2 m16n8k32 MMAs
     Case("batched_matmul_bf16_b2_64x64x64.sm_90", None, (1, 1, 1), rtol=2e-2, atol=2e-2),
     Case("matmul_int8_u8_64x64x64.sm_90", None, (1, 1, 1)),
@@ -599,3 +602,49 @@ def test_cvt_rna_tf32_rounds_ties_away_from_zero():
 def test_trap_raises():
     with pytest.raises(emu.KernelTrap):
         _run_f32("    trap;", 2)
+
+
+def test_mma_m16n8k8_tf32_fragments_follow_the_ptx_isa():
+    # PTX ISA "Matrix Fragments for mma.m16n8k8" (.tf32): A register i is row g + 8 * (i & 1), column
+    # t + 4 * (i >> 1); B register j is row t + 4 * j, column g; the low 13 bits of an operand are ignored
+    rng = np.random.default_rng(2)
+    A = rng.integers(-4, 5, (16, 8)).astype(np.float32)
+    B = rng.integers(-4, 5, (8, 8)).astype(np.float32)
+    C = rng.integers(-8, 9, (16, 8)).astype(np.float32)
+    noise = np.uint32(0x1FFF)  # bits the MMA ignores
+    afrag = np.zeros((32, 4), np.uint32)
+    bfrag = np.zeros((32, 2), np.uint32)
+    cfrag = np.zeros((32, 4), np.float32)
+    for lane in range(32):
+        g, t = lane >> 2, lane % 4
+        afrag[lane] = [A[g + 8 * (i & 1), t + 4 * (i >> 1)].view(np.uint32) | noise for i in range(4)]
+        bfrag[lane] = [B[t + 4 * j, g].view(np.uint32) | noise for j in range(2)]
+        cfrag[lane] = [C[g + (8 if i >= 2 else 0), t * 2 + (i & 1)] for i in range(4)]
+    out = np.zeros((32, 4), np.float32)
+    body = """
+    ld.param.u64 %rd0, [out];
+    ld.param.u64 %rd3, [fa];
+    ld.param.u64 %rd4, [fb];
+    ld.param.u64 %rd5, [fc];
+    mov.u32 %r0, %laneid;
+    mul.wide.u32 %rd1, %r0, 16;
+    add.s64 %rd6, %rd3, %rd1;
+    ld.global.v4.b32 {%r1, %r2, %r3, %r4}, [%rd6];
+    add.s64 %rd7, %rd5, %rd1;
+    ld.global.v4.f32 {%f1, %f2, %f3, %f4}, [%rd7];
+    mul.wide.u32 %rd8, %r0, 8;
+    add.s64 %rd9, %rd4, %rd8;
+    ld.global.v2.b32 {%r5, %r6}, [%rd9];
+    mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%f5, %f6, %f7, %f8}, {%r1, %r2, %r3, %r4}, {%r5, %r6}, {%f1, %f2, %f3, %f4};
+    add.s64 %rd10, %rd0, %rd1;
+    st.global.v4.f32 [%rd10], {%f5, %f6, %f7, %f8};
+    ret;
+"""
+    ptx = _kernel(body, params=".param .u64 out, .param .u64 fa, .param .u64 fb, .param .u64 fc")
+    emu.run(ptx, "k", [".u64"] * 4, [out, afrag, bfrag, cfrag], (1, 1, 1), 32)
+    got = np.zeros((16, 8), np.float32)
+    for lane in range(32):
+        g, t = lane >> 2, lane % 4
+        for i in range(4):
+            got[g + (8 if i >= 2 else 0), t * 2 + (i & 1)] = out[lane, i]
+    np.testing.assert_array_equal(got, A @ B + C)

@@ -13,7 +13,7 @@ where something else reads the loop's result.
 
 The MMAs (:func:`mma_shape`, PTX ISA "Warp-level matrix multiply-accumulate
 instructions"): ``mma.sync.aligned.m16n8k16`` for f16/bf16 A and B with an f32
-accumulator (sm_80), ``m16n8k32`` for 8-bit integers with an i32 accumulator
+accumulator (sm_80), ``m16n8k8`` for tf32 (sm_80), ``m16n8k32`` for 8-bit integers with an i32 accumulator
 (``mmai``, sm_80) and for fp8 (e4m3/e5m2) with an f32 accumulator (sm_89).  A
 batched MMA (``B x M x K`` by ``B x K x N``) is the same with the batches'
 rows one after the other: each 16-row tile lies in one batch, whose B it reads.
@@ -77,14 +77,17 @@ def operand_signs(op: Operation) -> tuple[bool, bool]:
 
 def mma_shape(ea: T.Type, eb: T.Type, ec: T.Type, sm: int, signs: tuple[bool, bool] = (True, True)) -> MmaShape | None:
     """The ``mma.sync`` of A, B and C elements ``ea``, ``eb``, ``ec`` on ``sm`` (module docstring), or
-    ``None``: f16 x f16 or bf16 x bf16 into f32 (m16n8k16, sm_80); i8 x i8 into i32 (m16n8k32
-    ``.s8``/``.u8`` after ``signs``, sm_80); e4m3/e5m2 x e4m3/e5m2 into f32 (m16n8k32, sm_89)."""
+    ``None``: f16 x f16 or bf16 x bf16 into f32 (m16n8k16, sm_80); tf32 x tf32 into f32 (m16n8k8,
+    sm_80); i8 x i8 into i32 (m16n8k32 ``.s8``/``.u8`` after ``signs``, sm_80); e4m3/e5m2 x
+    e4m3/e5m2 into f32 (m16n8k32, sm_89)."""
     if sm < 80:
         return None
     f32 = isinstance(ec, T.FloatType) and ec.name == "f32"
     fa, fb = (e.name if isinstance(e, T.FloatType) else None for e in (ea, eb))
     if f32 and fa in ("f16", "bf16") and fa == fb:
         return MmaShape(fa, fb, "f32", 16)
+    if f32 and fa == fb == "tf32":
+        return MmaShape("tf32", "tf32", "f32", 8)
     if isinstance(ea, T.IntegerType) and isinstance(eb, T.IntegerType) and ea.width == eb.width == 8 \
             and isinstance(ec, T.IntegerType) and ec.width == 32:
         return MmaShape("s8" if signs[0] else "u8", "s8" if signs[1] else "u8", "s32", 32)
@@ -370,6 +373,10 @@ def _load_b(lw: KernelLowering, addrs: list[str], esz: int) -> str:
     """A register of a B fragment: the elements at the byte addresses ``addrs`` (one column, ``esz``
     bytes each in the scratch), packed as the MMA takes them."""
     f = lw.f
+    if len(addrs) == 1:  # one 32-bit element (tf32)
+        r = f.reg("b32")
+        f.emit(f"ld.shared.b32 {r}, [{addrs[0]}]")
+        return r
     if esz == 2:
         halves = [f.reg("b16") for _ in addrs]
         for h, a in zip(halves, addrs):
@@ -396,7 +403,8 @@ def mma_into_fragments(lw: KernelLowering, a: TileValue | StagedTile, b: TileVal
     warp that lie in one tile column (one batch).  With ``p = 2`` elements per
     register (m16n8k16) or 4 (m16n8k32, PTX ISA "Matrix Fragments for mma.m16n8k32"): A register i
     (0..3) holds row ``g + 8 * (i & 1)``, columns ``p*q + (k/2) * (i >> 1)`` and the next ``p - 1``;
-    B register j (0..1) rows ``p*q + (k/2) * j`` and the next ``p - 1`` of column ``g``.  16-bit
+    B register j (0..1) rows ``p*q + (k/2) * j`` and the next ``p - 1`` of column ``g``; with one
+    tf32 per register (m16n8k8, ``p = 1``) the same formulas hold.  16-bit
     operands at 16-byte aligned offsets load them with ``ldmatrix.x4`` (A) and ``ldmatrix.x2.trans``
     (B, row-major K x N), one instruction each."""
     f = lw.f
@@ -414,9 +422,9 @@ def mma_into_fragments(lw: KernelLowering, a: TileValue | StagedTile, b: TileVal
     regs = lambda rs: "{" + ", ".join(rs) + "}"  # noqa: E731
     _, g, q2 = lane_coordinates(lw)
     qp = q2  # p * q
-    if per == 4:
+    if per != 2:
         qp = f.reg("b32")
-        f.emit(f"shl.b32 {qp}, {q2}, 1")
+        f.emit(f"shl.b32 {qp}, {q2}, 1" if per == 4 else f"shr.u32 {qp}, {q2}, 1")
     # 16-bit operands at 16-byte aligned offsets: ldmatrix (.x4 for A, .x2.trans for B), whose lanes
     # give the addresses of the rows (ldmatrix_lane) instead of the elements of their own fragment
     ldm = per == 2 and oa % 16 == 0 and ob % 16 == 0
