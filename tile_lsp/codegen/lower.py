@@ -293,6 +293,40 @@ class KernelLowering:
             raise LoweringError(f"no conversion of {name} to f32")
         return out
 
+    def _to_tf32(self, freg: str, rnd: str) -> str:
+        """f32 register: ``freg`` rounded to tf32 (10 mantissa bits, the low 13 bits zero) as ``rnd``
+        says (``rn`` nearest even, ``rz``, ``rm``, ``rp``), on its bits: PTX's ``cvt.rna.tf32.f32``
+        rounds ties away from zero, and ``ftof`` rounds to nearest even by default (Ops.td
+        ``rounding_mode``; the interpreter's ``numerics._round_tf32``).  Infinities and NaNs stay
+        as they are; a finite value rounded past the largest one becomes infinite."""
+        f = self.f
+        b, r, t = f.reg("b32"), f.reg("b32"), f.reg("b32")
+        f.emit(f"mov.b32 {b}, {freg}")
+        if rnd == "rz":
+            f.emit(f"and.b32 {r}, {b}, -8192")
+        elif rnd in ("rm", "rp"):
+            inexact, neg, up = f.reg("pred"), f.reg("pred"), f.reg("pred")
+            f.emit(f"and.b32 {t}, {b}, 8191")
+            f.emit(f"setp.ne.u32 {inexact}, {t}, 0")
+            f.emit(f"setp.{'lt' if rnd == 'rm' else 'ge'}.s32 {neg}, {b}, 0")  # away from zero toward rnd's side
+            f.emit(f"and.pred {up}, {inexact}, {neg}")
+            f.emit(f"selp.b32 {t}, 8192, 0, {up}")
+            f.emit(f"add.s32 {r}, {b}, {t}")
+            f.emit(f"and.b32 {r}, {r}, -8192")
+        else:  # nearest even: add half an ulp less one, plus the kept last bit, then truncate
+            f.emit(f"shr.u32 {t}, {b}, 13")
+            f.emit(f"and.b32 {t}, {t}, 1")
+            f.emit(f"add.s32 {t}, {t}, 4095")
+            f.emit(f"add.s32 {r}, {b}, {t}")
+            f.emit(f"and.b32 {r}, {r}, -8192")
+        special, e = f.reg("pred"), f.reg("b32")
+        f.emit(f"and.b32 {e}, {b}, 2139095040")  # the exponent: all ones for infinities and NaNs
+        f.emit(f"setp.eq.u32 {special}, {e}, 2139095040")
+        f.emit(f"selp.b32 {r}, {b}, {r}, {special}")
+        out = f.reg("f32")
+        f.emit(f"mov.b32 {out}, {r}")
+        return out
+
     def from_f32(self, freg: str, elem: T.Type, rnd: str = "rn") -> str:
         """Register of float type ``elem`` with f32 ``freg`` rounded (``rnd``: rn/rz/rm/rp)."""
         name = elem.name
@@ -300,11 +334,7 @@ class KernelLowering:
         if name == "f32":
             return freg
         if name == "tf32":
-            t = f.reg("b32")
-            out = f.reg("f32")
-            f.emit(f"cvt.rna.tf32.f32 {t}, {freg}")
-            f.emit(f"mov.b32 {out}, {t}")
-            return out
+            return self._to_tf32(freg, rnd)
         if name == "f64":
             out = f.reg("f64")
             f.emit(f"cvt.f64.f32 {out}, {freg}")

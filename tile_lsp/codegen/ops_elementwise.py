@@ -692,7 +692,7 @@ def _ftof(lw: KernelLowering, op: Operation) -> None:
         elif src == "f64":
             x32 = f.reg("f32")
             f.emit(f"cvt.{rnd}.f32.f64 {x32}, {x}")
-            r = lw.from_f32(x32, out.elem, rnd if dst != "tf32" else "rn")
+            r = lw.from_f32(x32, out.elem, rnd)
         elif dst == "f64":
             r = f.reg("f64")
             f.emit(f"cvt.f64.f32 {r}, {lw.to_f32(x, a.elem)}")

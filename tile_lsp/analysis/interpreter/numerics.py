@@ -228,6 +228,20 @@ def _round_tf32(x: np.ndarray) -> np.ndarray:
     return out.reshape(x.shape)
 
 
+def directed_round_tf32(x: np.ndarray, mode: str) -> np.ndarray:
+    """f32 values rounded to tf32 (1-8-10) toward ``zero``, ``positive_inf`` or ``negative_inf``,
+    kept in f32 storage: the low 13 bits dropped, and the magnitude one tf32 ulp up where bits were
+    dropped and the direction is away from zero.  Infinities and NaNs are kept."""
+    x = np.asarray(x, dtype=np.float32)
+    bits = x.view(np.uint32).astype(np.uint64)
+    neg = (bits >> 31) == 1
+    away = np.zeros(bits.shape, bool) if mode == "zero" else (neg if mode == "negative_inf" else ~neg)
+    up = ((bits & 0x1FFF) != 0) & away
+    rounded = ((bits & ~np.uint64(0x1FFF)) + np.where(up, 0x2000, 0).astype(np.uint64)) & 0xFFFFFFFF
+    out = np.where(np.isfinite(x), rounded, bits).astype(np.uint32).view(np.float32)
+    return out.reshape(x.shape)
+
+
 def compute_dtype(name: str) -> np.dtype:
     """dtype in which ``name`` arithmetic is evaluated: f32 for the half types, else itself."""
     if name in _HALF_TYPES or name == "tf32":

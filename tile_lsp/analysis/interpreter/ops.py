@@ -439,18 +439,24 @@ def _ftoi(eng, o, env):
 
 @op("ftof")
 def _ftof(eng, o, env):
-    """Ops.td FToFOp: rounding to the result float type (nearest-even; zero/positive_inf for e8m0)."""
+    """Ops.td FToFOp: rounding to the result float type (``rounding_mode``: nearest-even by default,
+    zero and the infinities directed; zero/positive_inf for e8m0)."""
     x = np.asarray(operand(env, o, 0))
     name = N.elem_name(result_type(o))
     mode = enum_case(o, "rounding_mode", "nearest_even")
     x64 = x.astype(np.float64)
     if name == "f8E8M0FNU":
         return [_to_e8m0(x64, mode)]
-    r = N.round_to(x64 if x.dtype != np.float32 else x, name)
-    if mode in ("zero", "positive_inf", "negative_inf"):
+    directed = mode in ("zero", "positive_inf", "negative_inf")
+    # tf32 lives in f32 storage: a directed rounding goes to f32 first (exact when x is f32; directed
+    # roundings compose), then to tf32's 10 mantissa bits
+    r = N.round_to(x64 if x.dtype != np.float32 else x, "f32" if name == "tf32" and directed else name)
+    if directed:
         from fractions import Fraction
         flat = x64.reshape(-1)
         r = N.directed_round(r, lambda i: Fraction(float(flat[i])) if math.isfinite(flat[i]) else None, mode)
+        if name == "tf32":
+            r = N.directed_round_tf32(r, mode)
     return [r]
 
 
