@@ -393,6 +393,15 @@ def _load_b(lw: KernelLowering, addrs: list[str], esz: int) -> str:
     return _pack4(lw, words, 4)
 
 
+def operand_at(lw: KernelLowering, x: TileValue | StagedTile, addr: str, offset: int) -> str:
+    """The PTX address operand of byte ``offset`` past register ``addr`` in MMA operand ``x``'s
+    buffer: ``[addr+offset]``, or the swizzled address where ``x`` is a swizzled :class:`StagedTile`
+    (:meth:`~tile_lsp.codegen.lower.KernelLowering.swizzled`)."""
+    if getattr(x, "swizzled", False):
+        return f"[{lw.swizzled(addr, offset)}]"
+    return f"[{addr}+{offset}]"
+
+
 def mma_into_fragments(lw: KernelLowering, a: TileValue | StagedTile, b: TileValue | StagedTile,
                        c: FragmentTile, offsets: list[int], mma: MmaShape) -> FragmentTile:
     """D = A x B + C with ``mma`` (:func:`mma_shape`), C and D in fragments.
@@ -457,12 +466,8 @@ def mma_into_fragments(lw: KernelLowering, a: TileValue | StagedTile, b: TileVal
             b_addr[key] = r
     half = mma.k // 2
 
-    def at(x: TileValue | StagedTile, addr: str, offset: int) -> str:  # [addr + offset], swizzled or not
-        if getattr(x, "swizzled", False):
-            if not ldm:
-                raise LoweringError("a swizzled MMA operand needs the ldmatrix path")
-            return f"[{lw.swizzled(addr, offset)}]"
-        return f"[{addr}+{offset}]"
+    if not ldm and (getattr(a, "swizzled", False) or getattr(b, "swizzled", False)):
+        raise LoweringError("a swizzled MMA operand needs the ldmatrix path")
 
     # A in a swizzled buffer: the swizzle XORs bits 4-6 with bits 7-9, and a k-step's byte offset
     # within a 128-byte block of a row (a multiple of 32, below the row's length) sets only bits that
@@ -473,7 +478,7 @@ def mma_into_fragments(lw: KernelLowering, a: TileValue | StagedTile, b: TileVal
 
     def a_at(j: int, k0: int) -> str:
         if not getattr(a, "swizzled", False) or (k * ea) & (k * ea - 1):
-            return at(a, a_addr[j], oa + k0 * ea)
+            return operand_at(lw, a, a_addr[j], oa + k0 * ea)
         block, rest = divmod(k0 * ea, 128)
         if (j, block) not in a_blocks:
             a_blocks[(j, block)] = lw.swizzled(a_addr[j], oa + block * 128)
@@ -493,7 +498,7 @@ def mma_into_fragments(lw: KernelLowering, a: TileValue | StagedTile, b: TileVal
                 if key not in b_frag:
                     b_frag[key] = [f.reg("b32") for _ in range(2)]
                     f.emit(f"ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {regs(b_frag[key])}, "
-                           f"{at(b, b_addr[key], ob + k0 * n * eb)}")
+                           f"{operand_at(lw, b, b_addr[key], ob + k0 * n * eb)}")
             else:
                 ra = [_load_a(lw, f"{a_addr[j]}+{oa + (k0 + (i & 1) * 8 * k + (i >> 1) * half) * ea}", ea, per)
                       for i in range(4)]

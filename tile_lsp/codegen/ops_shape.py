@@ -23,7 +23,7 @@ from tile_lsp.analysis.ir.core import Operation
 from tile_lsp.codegen.lower import KernelLowering, handler, load_pred_byte
 from tile_lsp.codegen.ops_elementwise import zext
 from tile_lsp.codegen.mma_fragments import (MMA_SYNC_SMEM_LIMIT, FragmentTile, lane_coordinates, ldmatrix_lane,
-                                            mma_into_fragments, mma_shape_of, operand_signs)
+                                            mma_into_fragments, mma_shape_of, operand_at, operand_signs)
 from tile_lsp.codegen.ptx import LoweringError, StagedTile, TileValue, reg_class, staged_bytes
 from tile_lsp.codegen.reductions import (emit_shuffle_reduce, identity_regs, marked_in_registers,
                                          reduction_plan_of, run_body, shuffle_register)
@@ -534,19 +534,16 @@ def _mma_sync(lw: KernelLowering, a: TileValue | StagedTile, b: TileValue | Stag
     ra = [f.reg("b32") for _ in range(4)]
     rb = [f.reg("b32") for _ in range(2)]
 
-    def at(x: TileValue | StagedTile, addr: str, offset: int) -> str:  # [addr + offset], swizzled or not
-        return f"[{lw.swizzled(addr, offset)}]" if getattr(x, "swizzled", False) else f"[{addr}+{offset}]"
-
     if ldm:
-        f.emit(f"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {regs(ra)}, {at(a, aaddr, oa)}")
-        f.emit(f"ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {regs(rb)}, {at(b, baddr, ob)}")
+        f.emit(f"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {regs(ra)}, {operand_at(lw, a, aaddr, oa)}")
+        f.emit(f"ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {regs(rb)}, {operand_at(lw, b, baddr, ob)}")
     else:
         for i, r in enumerate(ra):
-            f.emit(f"ld.shared.b32 {r}, {at(a, aaddr, oa + (i & 1) * 8 * K * 2 + (i >> 1) * 8 * 2)}")
+            f.emit(f"ld.shared.b32 {r}, {operand_at(lw, a, aaddr, oa + (i & 1) * 8 * K * 2 + (i >> 1) * 8 * 2)}")
         for j, r in enumerate(rb):
             lo, hi = f.reg("b16"), f.reg("b16")
-            f.emit(f"ld.shared.b16 {lo}, {at(b, baddr, ob + j * 8 * N * 2)}")
-            f.emit(f"ld.shared.b16 {hi}, {at(b, baddr, ob + (j * 8 + 1) * N * 2)}")
+            f.emit(f"ld.shared.b16 {lo}, {operand_at(lw, b, baddr, ob + j * 8 * N * 2)}")
+            f.emit(f"ld.shared.b16 {hi}, {operand_at(lw, b, baddr, ob + (j * 8 + 1) * N * 2)}")
             f.emit(f"mov.b32 {r}, {{{lo}, {hi}}}")
     f.emit(f"mma.sync.aligned.m16n8k16.row.col.f32.{kind}.{kind}.f32 {regs(acc)}, {regs(ra)}, {regs(rb)}, "
            f"{regs(acc)}")
