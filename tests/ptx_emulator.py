@@ -2054,136 +2054,60 @@ class _Machine:
                 w(idx, val)
         return ldm
 
+    #: mma.sync shapes: ``.mNnNkK`` -> (A/B element types, bits per element, the accumulator type)
+    _MMA_TYPES = {
+        "m16n8k8": ({"tf32"}, 32),
+        "m16n8k16": ({"f16", "bf16"}, 16),
+        "m16n8k32": ({"s8", "u8", "e4m3", "e5m2"}, 8),
+    }
+
     def _mma(self, s):
-        if s.mods[:5] == ["sync", "aligned", "m16n8k32", "row", "col"] and len(s.mods) == 9:
-            return self._mma_k32(s)
-        if s.mods[:5] == ["sync", "aligned", "m16n8k8", "row", "col"] and len(s.mods) == 9:
-            return self._mma_tf32(s)
-        want = ["sync", "aligned", "m16n8k16", "row", "col"]
-        if s.mods[:5] != want or len(s.mods) != 9:
-            raise EmulatorError("only mma.sync.aligned.m16n8k16.row.col.<d>.<a>.<b>.<c> is supported")
+        """``mma.sync.aligned.m16n8k{8,16,32}.row.col.<d>.<a>.<b>.<c>``: ``.f32.tf32.tf32.f32`` (k8),
+        ``.f32.{f16,bf16}`` with both the same (k16), ``.s32.{s8,u8}.{s8,u8}.s32`` (products summed
+        in wrapping 32-bit integers) or ``.f32.{e4m3,e5m2}.{e4m3,e5m2}.f32`` (k32).  Every lane
+        holds 4 A and 2 B registers of ``p = 32 / bits`` elements each (element ``e`` of register
+        ``i`` is its bits ``[e * bits, (e + 1) * bits)``; a tf32 is its register's upper 19 bits),
+        and the PTX ISA's "Matrix Fragments for mma.m16n8k8/k16/k32" place them alike: A register
+        ``i`` is row ``g + 8 * (i & 1)``, columns ``p * q + e + (k / 2) * (i >> 1)``; B register
+        ``j`` is rows ``p * q + e + (k / 2) * j`` of column ``g``; C/D element ``i`` (0..3) is row
+        ``g + 8 * (i >> 1)``, column ``2q + (i & 1)`` (``g = lane >> 2``, ``q = lane & 3``)."""
+        shape = s.mods[2] if len(s.mods) > 2 else ""
+        if s.mods[:2] != ["sync", "aligned"] or s.mods[3:5] != ["row", "col"] or len(s.mods) != 9 \
+                or shape not in self._MMA_TYPES:
+            raise EmulatorError("only mma.sync.aligned.m16n8k{8,16,32}.row.col.<d>.<a>.<b>.<c> is supported")
         dty, aty, bty, cty = s.mods[5:]
-        if dty != "f32" or cty != "f32" or aty not in ("f16", "bf16") or bty != aty:
+        kinds, bits = self._MMA_TYPES[shape]
+        ints = aty in ("s8", "u8") and bty in ("s8", "u8")
+        acc = "s32" if ints else "f32"
+        same = aty == bty or shape == "m16n8k32"  # k32 mixes s8/u8 and e4m3/e5m2, not ints with floats
+        if dty != acc or cty != acc or aty not in kinds or bty not in kinds or not same \
+                or ints != (bty in ("s8", "u8")):
             raise EmulatorError(f"unsupported mma types .{dty}.{aty}.{bty}.{cty}")
         dv, av, bv, cv = (self.vec(x) for x in s.operands)
         if (len(dv), len(av), len(bv), len(cv)) != (4, 4, 2, 4):
-            raise EmulatorError("m16n8k16 takes 4 D, 4 A, 2 B and 4 C registers")
-        ra = [self.rd(x, "b32") for x in av]
-        rb = [self.rd(x, "b32") for x in bv]
-        rc = [self.rd(x, "f32") for x in cv]
-        wd = [self.wr(x, "f32") for x in dv]
-        half = np.float16 if aty == "f16" else ml_dtypes.bfloat16
-
-        def halves(regs, idx):
-            out = []
-            for r in regs:
-                v = np.asarray(r(idx), np.uint32)
-                out.append((v & np.uint32(0xFFFF)).astype(np.uint16).view(half).astype(np.float64))
-                out.append((v >> np.uint32(16)).astype(np.uint16).view(half).astype(np.float64))
-            return out  # element i of the fragment: register i // 2, low half first
-
-        def mma(idx):
-            lanes = self._whole_warps(idx, s, "mma.sync")
-            n = len(lanes)
-            lane = lanes % 32
-            group, tig = lane >> 2, lane % 4
-            wi = np.arange(n) // 32
-            nw = n // 32
-            # Fragment layouts from the PTX ISA, "Matrix Fragments for mma.m16n8k16 with floating point type".
-            a = halves(ra, idx)
-            A = np.full((nw, 16, 16), np.nan)
-            for i in range(8):
-                row = group + (8 if i in (2, 3, 6, 7) else 0)
-                col = tig * 2 + (i & 1) + (8 if i >= 4 else 0)
-                A[wi, row, col] = a[i]
-            b = halves(rb, idx)
-            B = np.full((nw, 16, 8), np.nan)
-            for i in range(4):
-                krow = tig * 2 + (i & 1) + (8 if i >= 2 else 0)
-                B[wi, krow, group] = b[i]
-            C = np.full((nw, 16, 8), np.nan)
-            for i in range(4):
-                C[wi, group + (8 if i >= 2 else 0), tig * 2 + (i & 1)] = np.asarray(rc[i](idx), np.float64)
-            D = (A @ B + C).astype(np.float32)
-            for i in range(4):
-                wd[i](idx, D[wi, group + (8 if i >= 2 else 0), tig * 2 + (i & 1)])
-        return mma
-
-
-    def _mma_tf32(self, s):
-        """``mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32`` (PTX ISA "Matrix Fragments for
-        mma.m16n8k8", .tf32): A register ``i`` (0..3) is row ``g + 8 * (i & 1)``, column ``q + 4 * (i >>
-        1)``; B register ``j`` (0..1) row ``q + 4 * j``, column ``g``; C/D as for m16n8k16.  A tf32
-        operand is its register's upper 19 bits (the low 13 are ignored)."""
-        if s.mods[5:] != ["f32", "tf32", "tf32", "f32"]:
-            raise EmulatorError(f"unsupported mma types .{'.'.join(s.mods[5:])}")
-        dv, av, bv, cv = (self.vec(x) for x in s.operands)
-        if (len(dv), len(av), len(bv), len(cv)) != (4, 4, 2, 4):
-            raise EmulatorError("m16n8k8 takes 4 D, 4 A, 2 B and 4 C registers")
-        ra = [self.rd(x, "b32") for x in av]
-        rb = [self.rd(x, "b32") for x in bv]
-        rc = [self.rd(x, "f32") for x in cv]
-        wd = [self.wr(x, "f32") for x in dv]
-
-        def tf32(r, idx):
-            v = np.asarray(r(idx), np.uint32) & np.uint32(0xFFFFE000)
-            return v.view(np.float32).astype(np.float64)
-
-        def mma(idx):
-            lanes = self._whole_warps(idx, s, "mma.sync")
-            n = len(lanes)
-            lane = lanes % 32
-            group, tig = lane >> 2, lane % 4
-            wi = np.arange(n) // 32
-            nw = n // 32
-            A = np.zeros((nw, 16, 8))
-            for i in range(4):
-                A[wi, group + 8 * (i & 1), tig + 4 * (i >> 1)] = tf32(ra[i], idx)
-            B = np.zeros((nw, 8, 8))
-            for j in range(2):
-                B[wi, tig + 4 * j, group] = tf32(rb[j], idx)
-            C = np.zeros((nw, 16, 8))
-            for i in range(4):
-                C[wi, group + (8 if i >= 2 else 0), tig * 2 + (i & 1)] = np.asarray(rc[i](idx), np.float64)
-            D = (A @ B + C).astype(np.float32)
-            for i in range(4):
-                wd[i](idx, D[wi, group + (8 if i >= 2 else 0), tig * 2 + (i & 1)])
-        return mma
-
-    def _mma_k32(self, s):
-        """``mma.sync.aligned.m16n8k32.row.col`` with 8-bit A and B: ``.s32.{s8,u8}.{s8,u8}.s32``
-        (products summed in wrapping 32-bit integers) or ``.f32.{e4m3,e5m2}.{e4m3,e5m2}.f32``.
-        Fragments from the PTX ISA, "Matrix Fragments for mma.m16n8k32": A byte ``i`` (0..15, register
-        ``i // 4``) is row ``g + 8 * ((i // 4) & 1)``, column ``4q + (i & 3) + 16 * (i >= 8)``; B byte
-        ``i`` (0..7) is row ``4q + (i & 3) + 16 * (i >= 4)``, column ``g``; C/D as for m16n8k16."""
-        dty, aty, bty, cty = s.mods[5:]
-        ints = ("s8", "u8")
-        if dty == cty == "s32" and aty in ints and bty in ints:
-            acc = "s32"
-        elif dty == cty == "f32" and aty in _F8 and bty in _F8:
-            acc = "f32"
-        else:
-            raise EmulatorError(f"unsupported mma types .{dty}.{aty}.{bty}.{cty}")
-        dv, av, bv, cv = (self.vec(x) for x in s.operands)
-        if (len(dv), len(av), len(bv), len(cv)) != (4, 4, 2, 4):
-            raise EmulatorError("m16n8k32 takes 4 D, 4 A, 2 B and 4 C registers")
+            raise EmulatorError(f"{shape} takes 4 D, 4 A, 2 B and 4 C registers")
         ra = [self.rd(x, "b32") for x in av]
         rb = [self.rd(x, "b32") for x in bv]
         rc = [self.rd(x, acc) for x in cv]
         wd = [self.wr(x, acc) for x in dv]
+        k = int(shape.split("k")[1])
+        per = 32 // bits
+        dt = np.int64 if ints else np.float64
 
-        def values(regs, idx, ty):
+        def elements(r, idx, ty):  # the per elements of register r, in order
+            v = np.asarray(r(idx), np.uint32)
+            if ty == "tf32":
+                return [(v & np.uint32(0xFFFFE000)).view(np.float32).astype(np.float64)]
             out = []
-            for r in regs:
-                v = np.asarray(r(idx), np.uint32)
-                for k in range(4):
-                    byte = ((v >> np.uint32(8 * k)) & np.uint32(0xFF)).astype(np.uint8)
-                    if ty == "s8":
-                        out.append(byte.view(np.int8).astype(np.int64))
-                    elif ty == "u8":
-                        out.append(byte.astype(np.int64))
-                    else:
-                        out.append(byte.view(_F8[ty][0]).astype(np.float64))
+            for e in range(per):
+                raw = (v >> np.uint32(e * bits)) & np.uint32((1 << bits) - 1)
+                if ty in ("s8", "u8"):
+                    out.append(raw.astype(np.uint8).view(np.int8 if ty == "s8" else np.uint8).astype(np.int64))
+                elif ty in _F8:
+                    out.append(raw.astype(np.uint8).view(_F8[ty][0]).astype(np.float64))
+                else:
+                    out.append(raw.astype(np.uint16).view(np.float16 if ty == "f16" else ml_dtypes.bfloat16)
+                               .astype(np.float64))
             return out
 
         def mma(idx):
@@ -2193,18 +2117,19 @@ class _Machine:
             group, tig = lane >> 2, lane % 4
             wi = np.arange(n) // 32
             nw = n // 32
-            dt = np.int64 if acc == "s32" else np.float64
-            A = np.zeros((nw, 16, 32), dt)
-            for i, x in enumerate(values(ra, idx, aty)):
-                A[wi, group + 8 * ((i // 4) & 1), tig * 4 + (i & 3) + (16 if i >= 8 else 0)] = x
-            B = np.zeros((nw, 32, 8), dt)
-            for i, x in enumerate(values(rb, idx, bty)):
-                B[wi, tig * 4 + (i & 3) + (16 if i >= 4 else 0), group] = x
+            A = np.zeros((nw, 16, k), dt)
+            for i, r in enumerate(ra):
+                for e, x in enumerate(elements(r, idx, aty)):
+                    A[wi, group + 8 * (i & 1), per * tig + e + (k // 2) * (i >> 1)] = x
+            B = np.zeros((nw, k, 8), dt)
+            for j, r in enumerate(rb):
+                for e, x in enumerate(elements(r, idx, bty)):
+                    B[wi, per * tig + e + (k // 2) * j, group] = x
             C = np.zeros((nw, 16, 8), dt)
             for i in range(4):
                 C[wi, group + (8 if i >= 2 else 0), tig * 2 + (i & 1)] = np.asarray(rc[i](idx)).astype(dt)
             D = A @ B + C
-            D = D.astype(np.int64).astype(np.uint32).view(np.int32) if acc == "s32" else D.astype(np.float32)
+            D = D.astype(np.uint64).astype(np.uint32).view(np.int32) if ints else D.astype(np.float32)
             for i in range(4):
                 wd[i](idx, D[wi, group + (8 if i >= 2 else 0), tig * 2 + (i & 1)])
         return mma

@@ -49,6 +49,21 @@ def _for_op(text: str):
     return next(op for op in module.walk() if op.name == "cuda_tile.for")
 
 
+def _matches_a_times_b_on_the_emulator(result, k: int, seed: int) -> None:
+    """Run ``result`` (LOOP lowered, A of 64 x ``k`` f16, B of ``k`` x 64) on small-integer inputs on
+    the emulator and check C = A @ B exactly."""
+    np = pytest.importorskip("numpy")
+    from tests import ptx_emulator as emu
+    info = result.kernels[0]
+    rng = np.random.default_rng(seed)
+    a = rng.integers(-3, 4, (64, k)).astype(np.float16)
+    b = rng.integers(-3, 4, (k, 64)).astype(np.float16)
+    c = np.full((64, 64), np.nan, np.float32)
+    emu.run(result.ptx, info.name, [p for p, _ in info.params], [a, b, c, k], (1, 1, 1), info.threads,
+            info.dynamic_smem)
+    np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32))
+
+
 def test_a_k_loop_carries_its_accumulator_in_fragments():
     text = LOOP.replace("USE", "")
     assert analyze_text(text).diagnostics == []
@@ -93,17 +108,8 @@ def test_the_k_loop_stages_a_and_b_only_and_unrolls_its_mmas(target):
 
 def test_the_k_loop_computes_a_times_b_on_the_emulator():
     """64x128 by 128x64 in four K steps, 4 warps of 8 tiles each in two tile columns: a B fragment per column."""
-    np = pytest.importorskip("numpy")
-    from tests import ptx_emulator as emu
     result = lower_text(LOOP.replace("USE", ""), "sm_90", file_name="k.mlir")
-    info = result.kernels[0]
-    rng = np.random.default_rng(3)
-    a = rng.integers(-3, 4, (64, 128)).astype(np.float16)
-    b = rng.integers(-3, 4, (128, 64)).astype(np.float16)
-    c = np.full((64, 64), np.nan, np.float32)
-    emu.run(result.ptx, info.name, [p for p, _ in info.params], [a, b, c, 128], (1, 1, 1), info.threads,
-            info.dynamic_smem)
-    np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32))
+    _matches_a_times_b_on_the_emulator(result, 128, 3)
 
 
 def test_mma_shapes_of_the_element_types():
@@ -160,8 +166,6 @@ def test_a_zero_accumulator_outside_a_loop_is_not_staged():
     """``mmaf A, B, 0``: the accumulators start from the constant; only D goes through shared memory
     (its 4 stores per 16x8 tile in the tile loop), not the 32 slots a thread holds of C."""
     from tile_lsp.codegen.ops_shape import splat_bits
-    np = pytest.importorskip("numpy")
-    from tests import ptx_emulator as emu
     text = LOOP.replace("USE", "").replace(
         "%acc = for %i in (%c0 to %c4, step %c1) : tile<i32> iter_values(%x = %z) -> (tile<64x64xf32>) {",
         "%acc0 = for %i in (%c0 to %c1, step %c1) : tile<i32> iter_values(%x = %z) -> (tile<64x64xf32>) {"
@@ -173,31 +177,15 @@ def test_a_zero_accumulator_outside_a_loop_is_not_staged():
     result = lower_text(text, "sm_90", file_name="k.mlir")
     assert result.ok, result.diagnostics
     assert result.ptx.count("st.shared.f32") == 4 and "tile_lsp.fragments" not in result.stages["layout"]
-    info = result.kernels[0]
-    rng = np.random.default_rng(5)
-    a = rng.integers(-3, 4, (64, 32)).astype(np.float16)
-    b = rng.integers(-3, 4, (32, 64)).astype(np.float16)
-    c = np.full((64, 64), np.nan, np.float32)
-    emu.run(result.ptx, info.name, [p for p, _ in info.params], [a, b, c, 32], (1, 1, 1), info.threads,
-            info.dynamic_smem)
-    np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32))
+    _matches_a_times_b_on_the_emulator(result, 32, 5)
 
 
 def test_a_k_step_of_128_reads_both_128_byte_blocks_of_each_swizzled_row():
     """A 64x128 f16 A tile: 256-byte rows, so the k-steps of a tile fall in two 128-byte blocks, each
     swizzled once and the steps within it XORed in (mma_into_fragments); checked on the emulator."""
-    np = pytest.importorskip("numpy")
-    from tests import ptx_emulator as emu
     text = LOOP.replace("USE", "").replace("64x32", "64x128").replace("32x64", "128x64").replace(
         "(%c0 to %c4, step %c1)", "(%c0 to %c1, step %c1)")
     result = lower_text(text, "sm_90", file_name="k.mlir")
     assert result.ok, result.diagnostics
     assert "tile_lsp.swizzle" in result.stages["nv_tileas"]
-    info = result.kernels[0]
-    rng = np.random.default_rng(7)
-    a = rng.integers(-3, 4, (64, 128)).astype(np.float16)
-    b = rng.integers(-3, 4, (128, 64)).astype(np.float16)
-    c = np.full((64, 64), np.nan, np.float32)
-    emu.run(result.ptx, info.name, [p for p, _ in info.params], [a, b, c, 128], (1, 1, 1), info.threads,
-            info.dynamic_smem)
-    np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32))
+    _matches_a_times_b_on_the_emulator(result, 128, 7)

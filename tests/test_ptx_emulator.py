@@ -156,6 +156,43 @@ def _run_f32(body: str, n: int, x=None, out_dtype=np.float32) -> np.ndarray:
     return out
 
 
+def _run_mma(instruction: str, afrag: np.ndarray, bfrag: np.ndarray, cfrag: np.ndarray) -> np.ndarray:
+    """One warp runs ``instruction`` (an ``mma.sync`` with 4 A, 2 B, 4 C/D registers): lane ``l`` loads
+    row ``l`` of ``afrag`` (16 bytes), ``bfrag`` (8 bytes) and ``cfrag`` (4 f32 or s32), and stores its
+    D registers; returns D as the 16x8 matrix of the PTX ISA's C/D layout (element ``i`` of lane
+    ``4g + t`` at row ``g + 8 * (i >> 1)``, column ``2t + (i & 1)``), in ``cfrag``'s dtype."""
+    creg = "%r" if cfrag.dtype == np.int32 else "%f"
+    c, d = (", ".join(f"{creg}{i}" for i in range(first, first + 4)) for first in (11, 21))
+    body = f"""
+    ld.param.u64 %rd0, [out];
+    ld.param.u64 %rd3, [fa];
+    ld.param.u64 %rd4, [fb];
+    ld.param.u64 %rd5, [fc];
+    mov.u32 %r0, %laneid;
+    mul.wide.u32 %rd1, %r0, 16;
+    add.s64 %rd6, %rd3, %rd1;
+    ld.global.v4.b32 {{%r1, %r2, %r3, %r4}}, [%rd6];
+    add.s64 %rd7, %rd5, %rd1;
+    ld.global.v4.b32 {{{c}}}, [%rd7];
+    mul.wide.u32 %rd8, %r0, 8;
+    add.s64 %rd9, %rd4, %rd8;
+    ld.global.v2.b32 {{%r5, %r6}}, [%rd9];
+    {instruction} {{{d}}}, {{%r1, %r2, %r3, %r4}}, {{%r5, %r6}}, {{{c}}};
+    add.s64 %rd10, %rd0, %rd1;
+    st.global.v4.b32 [%rd10], {{{d}}};
+    ret;
+"""
+    out = np.zeros((32, 4), cfrag.dtype)
+    ptx = _kernel(body, params=".param .u64 out, .param .u64 fa, .param .u64 fb, .param .u64 fc")
+    emu.run(ptx, "k", [".u64"] * 4, [out, afrag, bfrag, cfrag], (1, 1, 1), 32)
+    got = np.zeros((16, 8), cfrag.dtype)
+    for lane in range(32):
+        g, t = lane >> 2, lane % 4
+        for i in range(4):
+            got[g + (8 if i >= 2 else 0), t * 2 + (i & 1)] = out[lane, i]
+    return got
+
+
 def test_mma_m16n8k16_fragments_follow_the_ptx_isa():
     # Each lane loads its fragments from A (16x16, row-major), B (16x8, stored as B^T row-major = "col")
     # and C (16x8) with the layouts of the PTX ISA, and stores D with the C layout.
@@ -176,35 +213,8 @@ def test_mma_m16n8k16_fragments_follow_the_ptx_isa():
         for r in range(2):
             bfrag[lane, r] = int(b[2 * r].view(np.uint16)) | int(b[2 * r + 1].view(np.uint16)) << 16
         cfrag[lane] = [C[g + (8 if i >= 2 else 0), t * 2 + (i & 1)] for i in range(4)]
-    out = np.zeros((32, 4), np.float32)
-    body = """
-    ld.param.u64 %rd0, [out];
-    ld.param.u64 %rd3, [fa];
-    ld.param.u64 %rd4, [fb];
-    ld.param.u64 %rd5, [fc];
-    mov.u32 %r0, %laneid;
-    mul.wide.u32 %rd1, %r0, 16;
-    add.s64 %rd6, %rd3, %rd1;
-    ld.global.v4.b32 {%r1, %r2, %r3, %r4}, [%rd6];
-    add.s64 %rd7, %rd5, %rd1;
-    ld.global.v4.f32 {%f1, %f2, %f3, %f4}, [%rd7];
-    mul.wide.u32 %rd8, %r0, 8;
-    add.s64 %rd9, %rd4, %rd8;
-    ld.global.v2.b32 {%r5, %r6}, [%rd9];
-    mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f5, %f6, %f7, %f8}, {%r1, %r2, %r3, %r4}, {%r5, %r6}, {%f1, %f2, %f3, %f4};
-    add.s64 %rd10, %rd0, %rd1;
-    st.global.v4.f32 [%rd10], {%f5, %f6, %f7, %f8};
-    ret;
-"""
-    ptx = _kernel(body, params=".param .u64 out, .param .u64 fa, .param .u64 fb, .param .u64 fc")
-    emu.run(ptx, "k", [".u64"] * 4, [out, afrag, bfrag, cfrag], (1, 1, 1), 32)
-    want = A.astype(np.float32) @ B.astype(np.float32) + C
-    got = np.zeros((16, 8), np.float32)
-    for lane in range(32):
-        g, t = lane >> 2, lane % 4
-        for i in range(4):
-            got[g + (8 if i >= 2 else 0), t * 2 + (i & 1)] = out[lane, i]
-    np.testing.assert_array_equal(got, want)
+    got = _run_mma("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", afrag, bfrag, cfrag)
+    np.testing.assert_array_equal(got, A.astype(np.float32) @ B.astype(np.float32) + C)
 
 
 @pytest.mark.parametrize("aty,bty", [("s8", "u8"), ("e4m3", "e5m2")])
@@ -228,36 +238,9 @@ def test_mma_m16n8k32_8_bit_fragments_follow_the_ptx_isa(aty, bty):
         for i in range(8):
             bfrag[lane, i] = B[4 * t + (i & 3) + (16 if i >= 4 else 0), g].view(np.uint8)
         cfrag[lane] = [C[g + (8 if i >= 2 else 0), t * 2 + (i & 1)] for i in range(4)]
-    out = np.zeros((32, 4), cdt)
-    creg = "%r" if acc == "s32" else "%f"
-    body = f"""
-    ld.param.u64 %rd0, [out];
-    ld.param.u64 %rd3, [fa];
-    ld.param.u64 %rd4, [fb];
-    ld.param.u64 %rd5, [fc];
-    mov.u32 %r0, %laneid;
-    mul.wide.u32 %rd1, %r0, 16;
-    add.s64 %rd6, %rd3, %rd1;
-    ld.global.v4.b32 {{%r1, %r2, %r3, %r4}}, [%rd6];
-    add.s64 %rd7, %rd5, %rd1;
-    ld.global.v4.b32 {{{creg}11, {creg}12, {creg}13, {creg}14}}, [%rd7];
-    mul.wide.u32 %rd8, %r0, 8;
-    add.s64 %rd9, %rd4, %rd8;
-    ld.global.v2.b32 {{%r5, %r6}}, [%rd9];
-    mma.sync.aligned.m16n8k32.row.col.{acc}.{aty}.{bty}.{acc} {{{creg}21, {creg}22, {creg}23, {creg}24}}, {{%r1, %r2, %r3, %r4}}, {{%r5, %r6}}, {{{creg}11, {creg}12, {creg}13, {creg}14}};
-    add.s64 %rd10, %rd0, %rd1;
-    st.global.v4.b32 [%rd10], {{{creg}21, {creg}22, {creg}23, {creg}24}};
-    ret;
-"""
-    ptx = _kernel(body, params=".param .u64 out, .param .u64 fa, .param .u64 fb, .param .u64 fc")
-    emu.run(ptx, "k", [".u64"] * 4, [out, afrag, bfrag, cfrag], (1, 1, 1), 32)
-    want = A.astype(np.float64) @ B.astype(np.float64) + C
-    got = np.zeros((16, 8), np.float64)
-    for lane in range(32):
-        g, t = lane >> 2, lane % 4
-        for i in range(4):
-            got[g + (8 if i >= 2 else 0), t * 2 + (i & 1)] = out[lane, i]
-    np.testing.assert_array_equal(got, want)
+    got = _run_mma(f"mma.sync.aligned.m16n8k32.row.col.{acc}.{aty}.{bty}.{acc}", afrag.view(np.uint32),
+                   bfrag.view(np.uint32), cfrag)
+    np.testing.assert_array_equal(got.astype(np.float64), A.astype(np.float64) @ B.astype(np.float64) + C)
 
 
 def test_ldmatrix_gives_each_lane_its_rows_elements_and_transposes():
@@ -619,33 +602,7 @@ def test_mma_m16n8k8_tf32_fragments_follow_the_ptx_isa():
         afrag[lane] = [A[g + 8 * (i & 1), t + 4 * (i >> 1)].view(np.uint32) | noise for i in range(4)]
         bfrag[lane] = [B[t + 4 * j, g].view(np.uint32) | noise for j in range(2)]
         cfrag[lane] = [C[g + (8 if i >= 2 else 0), t * 2 + (i & 1)] for i in range(4)]
-    out = np.zeros((32, 4), np.float32)
-    body = """
-    ld.param.u64 %rd0, [out];
-    ld.param.u64 %rd3, [fa];
-    ld.param.u64 %rd4, [fb];
-    ld.param.u64 %rd5, [fc];
-    mov.u32 %r0, %laneid;
-    mul.wide.u32 %rd1, %r0, 16;
-    add.s64 %rd6, %rd3, %rd1;
-    ld.global.v4.b32 {%r1, %r2, %r3, %r4}, [%rd6];
-    add.s64 %rd7, %rd5, %rd1;
-    ld.global.v4.f32 {%f1, %f2, %f3, %f4}, [%rd7];
-    mul.wide.u32 %rd8, %r0, 8;
-    add.s64 %rd9, %rd4, %rd8;
-    ld.global.v2.b32 {%r5, %r6}, [%rd9];
-    mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%f5, %f6, %f7, %f8}, {%r1, %r2, %r3, %r4}, {%r5, %r6}, {%f1, %f2, %f3, %f4};
-    add.s64 %rd10, %rd0, %rd1;
-    st.global.v4.f32 [%rd10], {%f5, %f6, %f7, %f8};
-    ret;
-"""
-    ptx = _kernel(body, params=".param .u64 out, .param .u64 fa, .param .u64 fb, .param .u64 fc")
-    emu.run(ptx, "k", [".u64"] * 4, [out, afrag, bfrag, cfrag], (1, 1, 1), 32)
-    got = np.zeros((16, 8), np.float32)
-    for lane in range(32):
-        g, t = lane >> 2, lane % 4
-        for i in range(4):
-            got[g + (8 if i >= 2 else 0), t * 2 + (i & 1)] = out[lane, i]
+    got = _run_mma("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", afrag, bfrag, cfrag)
     np.testing.assert_array_equal(got, A @ B + C)
 
 
