@@ -171,12 +171,12 @@ class KernelLowering:
         """Predicate register true in the threads that own an ``n``-element tile's elements (``None``: all)."""
         if n >= self.threads:
             return None
-        key = ("owner", n)
-        if key not in self.f.cache:
+
+        def build() -> str:
             p = self.f.reg("pred")
             self.f.pro(f"setp.lt.u32 {p}, {self.tid}, {n}")
-            self.f.cache[key] = p
-        return self.f.cache[key]
+            return p
+        return self.f.once(("owner", n), build)
 
     # -- constants ------------------------------------------------------------
     def const_reg(self, elem: T.Type, bits: int) -> str:
@@ -367,12 +367,12 @@ class KernelLowering:
 
     # -- shared-memory staging ----------------------------------------------------
     def smem_addr(self) -> str:
-        key = ("smem",)
-        if key not in self.f.cache:
+
+        def build() -> str:
             r = self.f.reg("b32")
             self.f.pro(f"mov.u32 {r}, __tile_lsp_smem")
-            self.f.cache[key] = r
-        return self.f.cache[key]
+            return r
+        return self.f.once(("smem",), build)
 
     def reserve(self, nbytes: int) -> None:
         """Make the staging scratch at least ``nbytes`` long; the op being lowered is remembered as the

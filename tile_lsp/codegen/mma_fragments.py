@@ -224,17 +224,17 @@ def mma_shape_of(op: Operation, sm: int) -> MmaShape | None:
 def lane_coordinates(lw: KernelLowering) -> tuple[str, str, str]:
     """(warp, g, 2q) b32 registers of this thread, as the mma.m16n8k16 fragments index lanes (``g = lane >> 2``,
     ``q = lane & 3``); hoisted to the prologue, once per kernel."""
-    key = ("mma_lane",)
-    if key not in lw.f.cache:
-        f = lw.f
+    f = lw.f
+
+    def build() -> tuple[str, str, str]:
         warp, g, q2 = f.reg("b32"), f.reg("b32"), f.reg("b32")
         f.pro(f"shr.u32 {warp}, {lw.tid}, 5")
         f.pro(f"shr.u32 {g}, {lw.tid}, 2")
         f.pro(f"and.b32 {g}, {g}, 7")
         f.pro(f"and.b32 {q2}, {lw.tid}, 3")
         f.pro(f"shl.b32 {q2}, {q2}, 1")
-        lw.f.cache[key] = (warp, g, q2)
-    return lw.f.cache[key]
+        return warp, g, q2
+    return f.once(("mma_lane",), build)
 
 
 def ldmatrix_lane(lw: KernelLowering) -> tuple[str, str]:
@@ -243,45 +243,45 @@ def ldmatrix_lane(lw: KernelLowering) -> tuple[str, str]:
     "ldmatrix": lanes ``8k .. 8k + 7`` give the rows of 8x8 matrix ``k``; matrices 0-3 are the A
     fragment's registers: rows 0-7 and 8-15 of columns 0-7, then of columns 8-15).  ``r`` is also
     the row (of K) a lane gives to ``ldmatrix.x2.trans`` for a B fragment."""
-    key = ("ldmatrix_lane",)
-    if key not in lw.f.cache:
-        f = lw.f
+    f = lw.f
+
+    def build() -> tuple[str, str]:
         r, c = f.reg("b32"), f.reg("b32")
         f.pro(f"and.b32 {r}, {lw.tid}, 15")
         f.pro(f"shr.u32 {c}, {lw.tid}, 4")
         f.pro(f"and.b32 {c}, {c}, 1")
         f.pro(f"shl.b32 {c}, {c}, 3")
-        lw.f.cache[key] = (r, c)
-    return lw.f.cache[key]
+        return r, c
+    return f.once(("ldmatrix_lane",), build)
 
 
 def _tile_origin(lw: KernelLowering, frag: FragmentTile, j: int) -> tuple[str, str]:
     """(row, col) b32 registers of element 0 of this thread in its warp's ``j``-th tile:
     ``16 * tm + g`` (a row of all the batches) and ``8 * tn + 2q`` (the prologue keeps them)."""
-    key = ("mma_origin", frag.shape, frag.warps, j)
-    if key not in lw.f.cache:
-        f = lw.f
+    f = lw.f
+
+    def build() -> tuple[str, str]:
         warp, g, q2 = lane_coordinates(lw)
         tile, row, col = f.reg("b32"), f.reg("b32"), f.reg("b32")
         f.pro(f"add.s32 {tile}, {warp}, {j * frag.warps}")
-        tn_bits = frag.tiles_n.bit_length() - 1
-        f.pro(f"shr.u32 {row}, {tile}, {tn_bits}")
+        f.pro(f"shr.u32 {row}, {tile}, {frag.tiles_n.bit_length() - 1}")
         f.pro(f"mad.lo.s32 {row}, {row}, 16, {g}")
         f.pro(f"and.b32 {col}, {tile}, {frag.tiles_n - 1}")
         f.pro(f"mad.lo.s32 {col}, {col}, 8, {q2}")
-        lw.f.cache[key] = (row, col)
-    return lw.f.cache[key]
+        return row, col
+    return f.once(("mma_origin", frag.shape, frag.warps, j), build)
 
 
 def _element_index(lw: KernelLowering, frag: FragmentTile, j: int) -> str:
     """b32 register: row-major index in the M x N tile of element 0 of tile ``j`` in this thread."""
-    key = ("mma_index", frag.shape, frag.warps, j)
-    if key not in lw.f.cache:
+    f = lw.f
+
+    def build() -> str:
         row, col = _tile_origin(lw, frag, j)
-        r = lw.f.reg("b32")
-        lw.f.pro(f"mad.lo.s32 {r}, {row}, {frag.n}, {col}")
-        lw.f.cache[key] = r
-    return lw.f.cache[key]
+        r = f.reg("b32")
+        f.pro(f"mad.lo.s32 {r}, {row}, {frag.n}, {col}")
+        return r
+    return f.once(("mma_index", frag.shape, frag.warps, j), build)
 
 
 def _offsets(n: int) -> list[int]:

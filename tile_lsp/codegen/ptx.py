@@ -243,6 +243,14 @@ class Function:
     def pro(self, line: str) -> None:
         self.prologue.append(f"\t{line};")
 
+    def once(self, key: tuple, build):
+        """What ``build()`` returns (registers it defines with :meth:`pro`), built the first time ``key``
+        is asked for in this kernel and kept in :attr:`cache`: thread-index arithmetic is hoisted to
+        the prologue once per kernel, whichever op needs it first."""
+        if key not in self.cache:
+            self.cache[key] = build()
+        return self.cache[key]
+
     def declarations(self) -> list[str]:
         out = []
         for cls, (ty, prefix) in REG_CLASSES.items():

@@ -312,13 +312,13 @@ def _transpose_step(lw: KernelLowering, op: Operation, groups: list[tuple[int, l
 def _lane_bit(lw: KernelLowering, mask: int) -> str:
     """Predicate register (prologue, cached): ``tid & mask != 0``."""
     f = lw.f
-    key = ("lane_bit", mask)
-    if key not in f.cache:
+
+    def build() -> str:
         t, p = f.reg("b32"), f.reg("pred")
         f.pro(f"and.b32 {t}, {lw.tid}, {mask}")
         f.pro(f"setp.ne.u32 {p}, {t}, 0")
-        f.cache[key] = p
-    return f.cache[key]
+        return p
+    return f.once(("lane_bit", mask), build)
 
 
 def _spread_index(lw: KernelLowering, plan: ReductionPlan, spread: list[int], first_slots: list[int]) -> str:

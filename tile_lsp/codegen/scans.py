@@ -136,24 +136,24 @@ def _combine_in_front(lw: KernelLowering, op: Operation, front: list[str], accs:
 def _thread_field(lw: KernelLowering, shift: int, bits: int) -> str:
     """b32 register (prologue, cached): ``(tid >> shift) & (2^bits - 1)``."""
     f = lw.f
-    key = ("tfield", shift, bits)
-    if key not in f.cache:
+
+    def build() -> str:
         r = f.reg("b32")
         f.pro(f"shr.u32 {r}, {lw.tid}, {shift}")
         f.pro(f"and.b32 {r}, {r}, {(1 << bits) - 1}")
-        f.cache[key] = r
-    return f.cache[key]
+        return r
+    return f.once(("tfield", shift, bits), build)
 
 
 def _compare(lw: KernelLowering, reg: str, cmp: str, value: int) -> str:
     """Predicate register (prologue, cached): ``reg <cmp> value`` (unsigned)."""
     f = lw.f
-    key = ("cmp", reg, cmp, value)
-    if key not in f.cache:
+
+    def build() -> str:
         p = f.reg("pred")
         f.pro(f"setp.{cmp}.u32 {p}, {reg}, {value}")
-        f.cache[key] = p
-    return f.cache[key]
+        return p
+    return f.once(("cmp", reg, cmp, value), build)
 
 
 def emit_scan(lw: KernelLowering, op: Operation, srcs: list[TileValue], outs: list[TileValue],
@@ -218,15 +218,16 @@ def _last_lane_value(lw: KernelLowering, plan: ScanPlan, regs: list[str], classe
     """Registers with ``regs`` of the lane that holds the last element (first when reversed) of this
     thread's run of lanes along the coordinate: the total over the lanes."""
     f = lw.f
-    key = ("scan_last_lane", plan.lo, len(plan.lanes), plan.reverse)
-    if key not in f.cache:
+
+    def build() -> str:
         mask = ((1 << len(plan.lanes)) - 1) << plan.lo
         r = f.reg("b32")
         f.pro(f"and.b32 {r}, {lw.tid}, {31 & ~mask}")
         if not plan.reverse:
             f.pro(f"or.b32 {r}, {r}, {mask}")
-        f.cache[key] = r
-    return [shuffle_register(lw, a, c, "idx", f.cache[key]) for a, c in zip(regs, classes)]
+        return r
+    lane = f.once(("scan_last_lane", plan.lo, len(plan.lanes), plan.reverse), build)
+    return [shuffle_register(lw, a, c, "idx", lane) for a, c in zip(regs, classes)]
 
 
 def _warp_step(lw: KernelLowering, op: Operation, plan: ScanPlan, accs: list[list[str]], elems,

@@ -89,8 +89,20 @@ def memory_model_issue(kind: str, ordering: str | None, scope: str | None) -> st
     return None
 
 
-def verify_memory_model(op: Operation, ctx: VerifyContext, kind: str) -> None:
-    """Report :func:`memory_model_issue` for ``op``'s ``memory_ordering_semantics``/``memory_scope``."""
+#: The access each op with a memory model makes (a :data:`MEMORY_MODEL` key): which of
+#: ``verifyMemoryModelLoad`` / ``verifyMemoryModelStore`` its verifier calls (NVIDIA CudaTile.cpp).
+ACCESS_KIND: dict[str, str] = {
+    "cuda_tile.load_ptr_tko": "load",
+    "cuda_tile.load_view_tko": "load",
+    "cuda_tile.store_ptr_tko": "store",
+    "cuda_tile.store_view_tko": "store",
+}
+
+
+def verify_memory_model(op: Operation, ctx: VerifyContext) -> None:
+    """Report :func:`memory_model_issue` for ``op``'s ``memory_ordering_semantics``/``memory_scope``,
+    as the access :data:`ACCESS_KIND` gives ``op`` (a load or a store)."""
+    kind = ACCESS_KIND[op.name]
     ordering = enum_case(op, "memory_ordering_semantics", "MemoryOrderingSemantics")
     scope = enum_case(op, "memory_scope", "MemoryScope") if op.attr("memory_scope") is not None else None
     message = memory_model_issue(kind, ordering, scope)
@@ -137,18 +149,12 @@ def _pointee(t: T.Type | None) -> T.Type | None:
 # ---------------------------------------------------------------------------
 
 
-@rule("cuda_tile.load_ptr_tko")
-def load_ptr_memory_model(op: Operation, ctx: VerifyContext) -> None:
-    """Hints, then ordering weak/relaxed/acquire and scope iff not weak (NVIDIA LoadPtrTkoOp::verify)."""
+@rule("cuda_tile.load_ptr_tko", "cuda_tile.store_ptr_tko")
+def memory_model(op: Operation, ctx: VerifyContext) -> None:
+    """Hints, then ordering weak/relaxed/acquire (a load) or weak/relaxed/release (a store) and scope
+    iff not weak (NVIDIA LoadPtrTkoOp::verify, StorePtrTkoOp::verify)."""
     verify_optimization_hints(op, ctx)
-    verify_memory_model(op, ctx, "load")
-
-
-@rule("cuda_tile.store_ptr_tko")
-def store_ptr_memory_model(op: Operation, ctx: VerifyContext) -> None:
-    """Hints, then ordering weak/relaxed/release and scope iff not weak (NVIDIA StorePtrTkoOp::verify)."""
-    verify_optimization_hints(op, ctx)
-    verify_memory_model(op, ctx, "store")
+    verify_memory_model(op, ctx)
 
 
 def _mask_shape_differs(op: Operation, other: T.Type | None) -> bool:

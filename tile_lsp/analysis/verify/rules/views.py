@@ -228,18 +228,12 @@ def verify_view_load_store(op: Operation, ctx: VerifyContext) -> None:
     verify_optimization_hints(op, ctx)
 
 
-@rule("cuda_tile.load_view_tko")
-def load_view(op: Operation, ctx: VerifyContext) -> None:
-    """View load: common view checks, then weak/relaxed/acquire and scope (NVIDIA LoadViewTkoOp::verify)."""
+@rule("cuda_tile.load_view_tko", "cuda_tile.store_view_tko")
+def view_load_store(op: Operation, ctx: VerifyContext) -> None:
+    """View load or store: common view checks, then weak/relaxed/acquire (a load) or weak/relaxed/release
+    (a store) and scope (NVIDIA LoadViewTkoOp::verify, StoreViewTkoOp::verify)."""
     verify_view_load_store(op, ctx)
-    verify_memory_model(op, ctx, "load")
-
-
-@rule("cuda_tile.store_view_tko")
-def store_view(op: Operation, ctx: VerifyContext) -> None:
-    """View store: common view checks, then weak/relaxed/release and scope (NVIDIA StoreViewTkoOp::verify)."""
-    verify_view_load_store(op, ctx)
-    verify_memory_model(op, ctx, "store")
+    verify_memory_model(op, ctx)
 
 
 @rule("cuda_tile.atomic_red_view_tko")
