@@ -269,6 +269,10 @@ class _ParseCache:
 #: statements parsed while editing (the few hundred bytes of a statement's tree each)
 _STATEMENT_PARSES = _ParseCache(512)
 
+#: statement texts whose parses one analysis keeps (a file's statements repeat: constants,
+#: ``return``, the same kernel at several tile sizes); the trees are freed with the analysis
+RUN_PARSES = 4096
+
 
 class _Pool:
     """Unit results of the previous analysis, by text (and functions also by header line), each taken at most once."""
@@ -361,6 +365,8 @@ class _ChunkRun:
         self.aliases_left = sum(1 for u in layout if u.kind == "alias")
         self.edit = edit
         self.done: list[UnitResult] = []  # the results of the units finished (not containers)
+        #: the statements this analysis parsed, by text (see :data:`RUN_PARSES`)
+        self.parses = _ParseCache(RUN_PARSES)
 
     def _check_cancelled(self) -> None:
         if self.cancelled is not None and self.aliases_left == 0 and self.cancelled():
@@ -435,7 +441,8 @@ class _ChunkRun:
                      outer_ops: tuple[str, ...] = ()):
         """Parse ``text`` (at chunk offset ``start``) and build its items into ``block``.
 
-        ``cache``: take the parse from, and keep it in, :data:`_STATEMENT_PARSES`.
+        ``cache``: take the parse from, and keep it in, :data:`_STATEMENT_PARSES` (an edit's
+        statements, kept across analyses); otherwise this analysis' own :attr:`parses`.
         ``outer_ops``: the ops whose regions hold ``text`` (see :func:`tile_lsp.grammar.parse.parse`).
 
         Returns ``(ops, syntax issues, build diagnostics, aliases defined,
@@ -446,11 +453,11 @@ class _ChunkRun:
 
         base = self.base + start
         key = "\x00".join(outer_ops + (text,))
-        result = _STATEMENT_PARSES.get(key) if cache else None
+        parses = _STATEMENT_PARSES if cache else self.parses
+        result = parses.get(key)
         if result is None:
             result = parse(text, max_issues=50, outer_ops=outer_ops)
-            if cache:
-                _STATEMENT_PARSES.put(key, result)
+            parses.put(key, result)
         issues = [Diagnostic.from_syntax(i, self.source, base) for i in result.issues]
         builder = Builder(self.source, base, result.text)
         builder.module = self.module
