@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "tile_lsp"
 #: layers before it.  ``tile_lsp`` stands for the package's ``__init__`` alone (its version);
 #: ``tile_lsp.grammar.lexical`` (MLIR's lexical patterns, imports nothing) is for every layer.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("tile_lsp", "tile_lsp.dialect", "tile_lsp.grammar.lexical"),
+    ("tile_lsp", "tile_lsp.collector", "tile_lsp.dialect", "tile_lsp.grammar.lexical"),
     ("tile_lsp.analysis.ir",),
     ("tile_lsp.grammar",),
     ("tile_lsp.analysis.syntax",),

@@ -54,7 +54,7 @@ def test_wheel_and_sdist_contents(dists):
     assert f"{dist_info}/licenses/LICENSE" in names
     assert f"{dist_info}/entry_points.txt" in names
     entry_points = zipfile.ZipFile(wheel).read(f"{dist_info}/entry_points.txt").decode()
-    assert "tile-lsp = tile_lsp.cli:main" in entry_points
+    assert "tile-lsp = tile_lsp.cli:console_main" in entry_points
     assert not any(n.startswith(("tests/", "bench/", "vscode-extension/")) for n in names)
     with tarfile.open(sdist) as tar:
         members = {m.name.split("/", 1)[1] for m in tar.getmembers() if "/" in m.name}

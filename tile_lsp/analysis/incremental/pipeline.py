@@ -22,6 +22,7 @@ from tile_lsp.analysis.ir.split import Chunk
 from tile_lsp.analysis.incremental.recovery import failure_scope, without_recovery_cascades
 from tile_lsp.analysis.incremental.results import AnalysisCancelled, ChunkAnalysis
 from tile_lsp.analysis.ir.options import AnalysisOptions
+from tile_lsp.collector import collector_paused
 
 log = logging.getLogger(__name__)
 
@@ -45,8 +46,17 @@ def analyze_chunk(chunk: Chunk, options: AnalysisOptions, source: SourceText | N
     path that can be cancelled: it raises
     :class:`~tile_lsp.analysis.incremental.results.AnalysisCancelled`).  Diagnostics come
     in MLIR's order (:func:`~tile_lsp.analysis.ir.diagnostics.mlir_order`): the
-    parse phase, then the verifier.
+    parse phase, then the verifier.  The cyclic garbage collector is paused meanwhile
+    (:func:`tile_lsp.collector.collector_paused`).
     """
+    with collector_paused():
+        return _analyze_chunk(chunk, options, source, previous=previous, state_out=state_out,
+                              cancelled=cancelled, edit=edit)
+
+
+def _analyze_chunk(chunk: Chunk, options: AnalysisOptions, source: SourceText | None, *, previous,
+                   state_out: list | None, cancelled, edit):
+    """:func:`analyze_chunk`, the collector paused."""
     from tile_lsp.analysis.syntax.builder import Builder
     from tile_lsp.analysis.verify.verifier import verify_module
     from tile_lsp.grammar.parse import brackets_balance, parse
