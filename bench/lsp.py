@@ -60,9 +60,13 @@ TARGETS = {"edit": 0.050, "hover": 0.020, "definition": 0.020, "completion": 0.0
 RSS_TARGET_MB = 300
 
 
-def build_text(lines: int, corpus: Path = CORPUS) -> str:
-    """About ``lines`` lines: distinct corpus kernels, renamed, inside one ``cuda_tile.module``."""
+def build_text(lines: int, corpus: Path = CORPUS, accept=None) -> str:
+    """About ``lines`` lines: distinct corpus kernels, renamed, inside one ``cuda_tile.module``.
+
+    ``accept``: when given, only the kernel files it answers true for."""
     files = sorted(p for p in (corpus / "kernels").glob("*.mlir") if not p.name.endswith(".g.mlir"))
+    if accept is not None:
+        files = [p for p in files if accept(p)]
     if not files:
         raise SystemExit(f"no kernels under {corpus / 'kernels'}")
     parts = ["cuda_tile.module @bench {\n"]
