@@ -657,7 +657,7 @@ class _ChunkRun:
             return None
         head = len(builder.diagnostics)
         builder.finish_scope(inner)  # uses of names no statement defines
-        blanked = frozenset().union(*(c.blanked for c in children))
+        blanked = frozenset().union(*(c.blanked for c in children if c.blanked))
         builder.diagnostics[head:] = without_uses_of(builder.diagnostics[head:], blanked, self.source, self.base)
         if body.operations:
             body.range = Range(body.operations[0].range.start, body.operations[-1].range.end) \
