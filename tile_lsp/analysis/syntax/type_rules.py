@@ -22,6 +22,8 @@ for it (no second diagnostic).
 
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -180,7 +182,23 @@ def type_issue(t: T.Type) -> TypeIssue | None:
 
     Types whose nested cuda_tile type is itself invalid give ``None`` (that
     nested type carries the diagnostic).  Source: NVIDIA Types.cpp.
+
+    A function of the type's value alone (types are frozen), so the answers
+    for the last 4,096 distinct types are kept: a file writes the same few
+    types on most of its lines.
     """
+    try:
+        return _kept_type_issue(t)
+    except TypeError:  # a type with an unhashable part (an opaque attribute): not kept
+        return _type_issue(t)
+
+
+@functools.lru_cache(maxsize=4096)
+def _kept_type_issue(t: T.Type) -> TypeIssue | None:
+    return _type_issue(t)
+
+
+def _type_issue(t: T.Type) -> TypeIssue | None:
     for inner in _nested(t):
         if isinstance(inner, T.CudaTileType) and type_issue(inner) is not None:
             return None
