@@ -86,9 +86,11 @@ def build_text(lines: int, corpus: Path = CORPUS, accept=None) -> str:
 class Client:
     """A minimal LSP client over a child process' stdio."""
 
-    def __init__(self, cmd: list[str]):
+    def __init__(self, cmd: list[str], root: Path = ROOT):
+        # run in the measured checkout (``python -m`` puts the working directory first on sys.path)
+        env = dict(os.environ, PYTHONPATH=str(root))
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     cwd=ROOT)
+                                     cwd=root, env=env)
         self.next_id = 0
         self.responses: dict[int, queue.Queue] = {}
         self.notifications: queue.Queue = queue.Queue()
@@ -279,6 +281,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--corpus", default=str(CORPUS))
     ap.add_argument("--keep", help="also write the generated file here")
     ap.add_argument("--server", default=f"{sys.executable} -m tile_lsp.server", help="command starting the server")
+    ap.add_argument("--root", default=str(ROOT),
+                    help="the checkout whose server is measured (its working directory; default: this one)")
     args = ap.parse_args(argv)
     rnd = random.Random(args.seed)
     text = build_text(args.lines, Path(args.corpus))
@@ -289,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{text.count('entry @')} entries; debounce {args.debounce} ms")
 
     started = time.perf_counter()
-    client = Client(args.server.split())
+    client = Client(args.server.split(), Path(args.root).resolve())
     results_ok: dict[str, bool] = {}
     try:
         client.request("initialize", {"processId": os.getpid(), "rootUri": None, "capabilities": {},
