@@ -34,6 +34,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
+from differential import find_oracle  # noqa: E402 - the same search for cuda-tile-opt (this folder is on sys.path)
+
 
 def make_text(megabytes: float) -> str:
     """Concatenate renamed copies of the examples until the text reaches the size."""
@@ -61,14 +63,6 @@ def _child(command: list[str], env: dict) -> tuple[subprocess.CompletedProcess, 
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return done, elapsed, cpu, after.ru_maxrss
-
-
-def _find_oracle(given: str | None) -> str | None:
-    for cand in (given, os.environ.get("CUDA_TILE_OPT"), shutil.which("cuda-tile-opt"),
-                 str(Path.home() / ".local" / "bin" / "cuda-tile-opt")):
-        if cand and Path(cand).is_file() and os.access(cand, os.X_OK):
-            return cand
-    return None
 
 
 def _accepted_text(lines: int, corpus: Path, oracle: str) -> str | None:
@@ -115,7 +109,6 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     corpus = ROOT.parent / "shared" / "corpus" / "kernels"
     if args.mb is None and corpus.is_dir():
-        sys.path.insert(0, str(ROOT / "bench"))
         from lsp import build_text
 
         text = build_text(args.lines)
@@ -137,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         proc = runs[0][0]
         # the same file again: answered from the result cache the first run wrote
         again, cached, _, _ = _child(command + ["--cache-dir", cache], env)
-        oracle = _find_oracle(args.oracle)
+        oracle = find_oracle(args.oracle)
         anchor = None
         if oracle is not None:
             start = time.perf_counter()
