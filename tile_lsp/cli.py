@@ -140,7 +140,7 @@ def _check_parser(prog: str = "tile-lsp", alias: bool = True) -> argparse.Argume
     run.add_argument("--isolated", action="store_true",
                      help="ignore configuration files: only the command line and the defaults")
     run.add_argument("-j", "--jobs", type=_jobs, default=None, metavar="N",
-                     help="check files in N processes (0: one per core; default 1); the output is the "
+                     help="check files in N processes (default 0: one per core); the output is the "
                           "same, in the same order")
     run.add_argument("--no-cache", action="store_true",
                      help="neither read nor write the result cache (by default a file, options and tile-lsp "
@@ -194,7 +194,7 @@ _PER_FILE = (
 _PER_RUN = (
     ("format", "format", "text"),
     ("quiet", "quiet", False),
-    ("jobs", "jobs", 1),
+    ("jobs", "jobs", 0),
 )
 
 
