@@ -264,6 +264,41 @@ async def test_an_edit_during_a_long_first_analysis_is_published_before_it_ends(
 
 
 @pytest.mark.asyncio
+async def test_a_long_first_analysis_shows_its_progress(client: RecordingClient):
+    """A first analysis longer than half a second is shown as work-done progress (the client declares
+    ``window.workDoneProgress``): begun with the share of the file done, reported as it grows,
+    ended once the analysis is over, before or with its diagnostics."""
+    await initialize(client, {"debounceMs": 0})
+    body = "".join(f"    %v{i} = constant <i32: {i}> : tile<i32>\n" for i in range(40))
+    entries = [f"  entry @e{k}() {{\n" + body + "    return\n  }\n" for k in range(300)]  # about 1.5 s
+    uri = "file:///workspace/big-progress.mlir"
+    open_doc(client, uri, "cuda_tile.module @m {\n" + "".join(entries) + "}\n")
+    published = await wait_for_publish(client, uri, timeout=120)
+    assert list(published.diagnostics) == []
+    deadline = time.monotonic() + 10
+
+    def shown() -> list:
+        return [r for r in client.progress_reports.values()
+                if r and isinstance(r[0], types.WorkDoneProgressBegin) and r[0].title == "tile-lsp"]
+
+    while not (shown() and isinstance(shown()[0][-1], types.WorkDoneProgressEnd)):
+        assert time.monotonic() < deadline, f"no ended progress: {client.progress_reports}"
+        await asyncio.sleep(0.05)
+    (steps,) = shown()
+    begin, *reports, end = steps
+    assert begin.message == "analysing big-progress.mlir" and not begin.cancellable
+    assert all(isinstance(r, types.WorkDoneProgressReport) for r in reports)
+    percentages = [begin.percentage] + [r.percentage for r in reports]
+    assert percentages == sorted(percentages) and 0 < percentages[0] < 100 and percentages[-1] <= 100
+    assert end.message == "done"
+    # an edit's analysis (the document has been analysed once) shows none
+    change_doc(client, uri, 2, [edit(1, 0, 1, 0, " ")])
+    await wait_for_publish(client, uri, version=2, timeout=60)
+    await asyncio.sleep(0.2)
+    assert len(shown()) == 1
+
+
+@pytest.mark.asyncio
 async def test_did_close_publishes_empty_list(client: RecordingClient):
     await initialize(client)
     uri = "file:///workspace/close.mlir"

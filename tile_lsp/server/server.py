@@ -421,20 +421,21 @@ class TileLanguageServer(LanguageServer):
 
     def _run_analysis(
         self, uri: str, state: _DocumentState, generation: int, text: str, options: AnalysisOptions,
-        progress: Callable[[list], None] | None = None,
+        progress: Callable[[list], None] | None = None, fraction: Callable[[float], None] | None = None,
     ) -> DocumentAnalysis | None:
         """Worker-thread body: analyse ``text`` unless it is already stale.
 
         Only the units an edit touched are analysed again
         (:class:`~tile_lsp.analysis.incremental.document.IncrementalAnalyzer`); ``progress``
-        receives the diagnostics found so far when the analysis is long.
+        receives the diagnostics found so far when the analysis is long, and
+        ``fraction`` the share of the document analysed so far.
         A newer version of the document (or its closing) cancels the
         analysis between two units: ``None`` is returned, and what was built
         is kept for the analysis of the newer text.
         """
         if not self._is_current(uri, state, generation):
             return None
-        return state.analyzer.analyze(text, options, progress=progress,
+        return state.analyzer.analyze(text, options, progress=progress, fraction=fraction,
                                       cancelled=lambda: not self._is_current(uri, state, generation))
 
     def _progress_publisher(
@@ -485,10 +486,17 @@ class TileLanguageServer(LanguageServer):
             options = self.analysis_options(text)
             loop = asyncio.get_running_loop()
             progress = self._progress_publisher(loop, uri, state, generation, version, text)
+            shown = AnalysisProgress(self, loop, Path(uri).name) \
+                if not state.analyzer.complete and supports_progress(self) else None
             started = time.perf_counter()
-            analysis = await loop.run_in_executor(
-                self._get_executor(), self._run_analysis, uri, state, generation, text, options, progress
-            )
+            try:
+                analysis = await loop.run_in_executor(
+                    self._get_executor(), self._run_analysis, uri, state, generation, text, options, progress,
+                    shown.from_worker if shown is not None else None,
+                )
+            finally:
+                if shown is not None:
+                    shown.end()
             if analysis is None or not self._is_current(uri, state, generation):
                 return
             if change:
@@ -582,6 +590,65 @@ async def work_done_progress(ls: LanguageServer, title: str, message: str):
     finally:
         if token is not None:
             ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
+
+
+class AnalysisProgress:
+    """The work-done progress (LSP ``$/progress``) of a document's long first analysis.
+
+    Nothing is shown for an analysis that ends within half a second: the
+    first share reported by the worker
+    (:meth:`~tile_lsp.analysis.incremental.document.IncrementalAnalyzer.analyze`'s
+    ``fraction``) creates the token and begins it ("tile-lsp", "analysing
+    <file>", its percentage); later shares report the percentage; :meth:`end`
+    ends it ("done") once the analysis has returned, completed or cancelled.
+    A client that refuses the token is shown nothing.  Created and ended
+    on the event loop; :meth:`from_worker` is called from the analysis thread.
+    """
+
+    def __init__(self, ls: LanguageServer, loop: asyncio.AbstractEventLoop, name: str):
+        self.ls = ls
+        self.loop = loop
+        self.name = name
+        self.token: str | None = None
+        self.begun: asyncio.Task | None = None
+        self.ended = False
+
+    def from_worker(self, fraction: float) -> None:
+        """Note the share of the document analysed (0 to 1); safe to call from any thread."""
+        self.loop.call_soon_threadsafe(self._show, fraction)
+
+    def _show(self, fraction: float) -> None:
+        if self.ended:
+            return
+        percentage = min(100, int(fraction * 100))
+        if self.begun is None:
+            self.begun = self.loop.create_task(self._begin(percentage))
+        elif self.begun.done() and self.token is not None:
+            self.ls.work_done_progress.report(self.token, types.WorkDoneProgressReport(
+                message=f"analysing {self.name}", percentage=percentage))
+
+    async def _begin(self, percentage: int) -> None:
+        token = str(uuid.uuid4())
+        try:
+            await self.ls.work_done_progress.create_async(token)
+        except Exception:  # noqa: BLE001 - progress is optional: a client that refuses it sees none
+            return
+        self.ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(
+            title=SERVER_NAME, message=f"analysing {self.name}", percentage=percentage, cancellable=False))
+        self.token = token
+        if self.ended:
+            self._finish()
+
+    def end(self) -> None:
+        """The analysis returned: end the progress (at once, or when its creation is answered)."""
+        self.ended = True
+        if self.begun is not None and self.begun.done():
+            self._finish()
+
+    def _finish(self) -> None:
+        if self.token is not None:
+            self.ls.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message="done"))
+            self.token = None
 
 
 def command_arguments(args: tuple) -> list:

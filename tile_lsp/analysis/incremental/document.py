@@ -21,6 +21,10 @@ from tile_lsp.analysis.incremental.layout import Edit, updated_source
 from tile_lsp.analysis.incremental.units import PROGRESS, ChunkState, UnitResult, options_key
 
 
+#: seconds between two reports of the share of a long first analysis done (:class:`_Progress`)
+FRACTION_EVERY = 0.5
+
+
 class _Progress:
     """Reports the diagnostics found so far while a long analysis runs (see :meth:`IncrementalAnalyzer.analyze`).
 
@@ -28,7 +32,7 @@ class _Progress:
     built so far are known (verification needs the whole chunk's symbols).
     """
 
-    def __init__(self, report, first_after: float, every: float):
+    def __init__(self, report, first_after: float, every: float, fraction=None, lines: int = 0):
         self.report = report
         self.first_after = first_after
         self.next: float | None = None  # the clock starts with the first unit (not while the parser loads)
@@ -37,6 +41,14 @@ class _Progress:
         self.partial: list[Diagnostic] = []
         # the diagnostics the previous (cancelled) analysis found in the units not reached yet
         self.carry = None
+        #: called with the share of the work done so far (0 to 1: building the document's lines,
+        #: then verifying them, each half of it), ``first_after`` seconds after the first unit, then
+        #: at most every ``FRACTION_EVERY`` seconds
+        self.fraction = fraction
+        self.lines = max(lines, 1)
+        self.built = 0  # the furthest line a unit built reaches
+        self.verified = 0  # the furthest line a unit verified reaches
+        self.next_fraction: float | None = None
 
     def known(self) -> list[Diagnostic]:
         """What is known now: chunks done, units built so far, units of the last analysis not reached yet."""
@@ -53,6 +65,9 @@ class _Progress:
             self.partial.extend(r.issues)
             self.partial.extend(r.build)
         now = time.perf_counter()
+        if self.fraction is not None:
+            self.built = max(self.built, res.last_line + 1)
+            self._share(now)
         if self.next is None:
             self.next = now + self.first_after
         elif now >= self.next:
@@ -62,6 +77,19 @@ class _Progress:
                 # and an empty list would look like the final answer
                 self.next = now + self.every
                 self.report(known)
+
+    def verifying(self, res: UnitResult) -> None:
+        """Note that ``res``'s unit is being verified, the lines above it done (the second half of the work)."""
+        if self.fraction is not None:
+            self.verified = max(self.verified, res.first_line)
+            self._share(time.perf_counter())
+
+    def _share(self, now: float) -> None:
+        if self.next_fraction is None:
+            self.next_fraction = now + self.first_after
+        elif now >= self.next_fraction:
+            self.next_fraction = now + FRACTION_EVERY
+            self.fraction(min((self.built + self.verified) / (2 * self.lines), 1.0))
 
     def chunk_done(self, diagnostics: list[Diagnostic]) -> None:
         self.done.extend(diagnostics)
@@ -97,7 +125,7 @@ class IncrementalAnalyzer:
         return self._complete
 
     def analyze(self, text: str, options=None, *, progress=None, first_after: float = 0.5, every: float = 2.0,
-                blocking: bool = True, cancelled=None):
+                blocking: bool = True, cancelled=None, fraction=None):
         """Analyse ``text``; never raises on bad input (see ``analyze_text``).
 
         ``progress``, when given and no analysis of the document (since the
@@ -114,16 +142,23 @@ class IncrementalAnalyzer:
         ``cancelled``: a cheap callable asked between units; when it answers
         true the analysis stops and returns ``None``, keeping what it built
         for the next call.
+
+        ``fraction``, with ``progress``, is called (in the calling thread)
+        with the share of the work done so far, a number from 0 to 1 (the
+        document's lines built, then verified, each half of it),
+        ``first_after`` seconds after the first unit and then
+        every :data:`FRACTION_EVERY` seconds, while no analysis of the
+        document has completed: what an editor shows as work-done progress.
         """
         options = options or AnalysisOptions()
         if not self._lock.acquire(blocking=blocking):
             return None
         try:
-            return self._analyze(text, options, progress, first_after, every, cancelled)
+            return self._analyze(text, options, progress, first_after, every, cancelled, fraction)
         finally:
             self._lock.release()
 
-    def _analyze(self, text: str, options, progress, first_after: float, every: float, cancelled):
+    def _analyze(self, text: str, options, progress, first_after: float, every: float, cancelled, fraction):
         key = options_key(options)
         if key != self._options_key:
             self._chunks = []
@@ -139,7 +174,8 @@ class IncrementalAnalyzer:
         results = []
         reused = rebuilt = 0
         # only a first analysis is long enough to be worth partial reports
-        sink = _Progress(progress, first_after, every) if progress is not None and not self._complete else None
+        sink = _Progress(progress, first_after, every, fraction, source.line_count) \
+            if progress is not None and not self._complete else None
         PROGRESS.sink = sink
         n = 0
         try:

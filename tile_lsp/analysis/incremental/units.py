@@ -859,9 +859,13 @@ class _ChunkRun:
         okey = interned.setdefault(options_key(self.options), options_key(self.options))
         span = self.module.line_span
 
+        sink = getattr(PROGRESS, "sink", None)
+
         def level(results: list[UnitResult], symbols: tuple, chain: tuple) -> None:
             for n, res in enumerate(results):
                 self._check_cancelled()
+                if sink is not None and res.kind != "container":
+                    sink.verifying(res)
                 if res.kind == "container" and len(res.ops) == 1 and res.ops[0].regions:
                     op = res.ops[0]
                     start = len(ctx.diagnostics)
