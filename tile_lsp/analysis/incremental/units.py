@@ -20,6 +20,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from tile_lsp.analysis.ir import attributes as A
@@ -65,17 +66,19 @@ class UnitResult:
     first_line: int
     last_line: int
     ops: list = field(default_factory=list)
-    issues: list[Diagnostic] = field(default_factory=list)
-    build: list[Diagnostic] = field(default_factory=list)
-    verify: list[Diagnostic] | None = None
+    issues: Sequence[Diagnostic] = ()
+    build: Sequence[Diagnostic] = ()
+    verify: Sequence[Diagnostic] | None = None
     verify_key: tuple | None = None
     aliases: tuple = ()
+    # (the sequences below are replaced, never changed in place: their default, an empty tuple, is
+    # shared by the tens of thousands of statements of a big file)
     #: an alias unit's spans outside every op (its definition, the aliases its value names)
-    spans: list = field(default_factory=list)
-    children: list[UnitResult] = field(default_factory=list)
+    spans: Sequence = ()
+    children: Sequence[UnitResult] = ()
     # a container's own verification: before its children, and after them
-    head: list[Diagnostic] = field(default_factory=list)
-    tail: list[Diagnostic] = field(default_factory=list)
+    head: Sequence[Diagnostic] = ()
+    tail: Sequence[Diagnostic] = ()
     uses_locations: bool = False
     head_text: str = ""
     # a function's: the parse of its header and footer lines (body blanked), as (text parsed, ParseResult)
@@ -124,12 +127,15 @@ def _shift_range(r: Range | None, delta: int) -> Range | None:
 
 def _shift_spans(spans, delta: int) -> list:
     """``spans`` (:class:`~tile_lsp.analysis.ir.core.Span` outside every op) moved down by ``delta`` lines
-    (an op's own spans count from its first line: they move with it)."""
-    return [s.moved(delta) for s in spans]
+    (an op's own spans count from its first line: they move with it); an empty ``spans`` as it is."""
+    return [s.moved(delta) for s in spans] if spans else spans
 
 
 def _shift_diagnostics(diags: list[Diagnostic], delta: int, first: int, last: int) -> list[Diagnostic]:
-    """Copies of ``diags`` moved by ``delta`` lines; notes outside lines ``first..last`` stay."""
+    """Copies of ``diags`` moved by ``delta`` lines; notes outside lines ``first..last`` stay (an empty
+    ``diags`` as it is: most units have none)."""
+    if not diags:
+        return diags
     out = []
     for d in diags:
         notes = [dataclasses.replace(n, range=_shift_range(n.range, delta))
@@ -184,8 +190,6 @@ class _Shifter:
             inner.operand_ranges = [_shift_range(r, d) for r in inner.operand_ranges]
             if inner.successor_ranges:
                 inner.successor_ranges = [_shift_range(r, d) for r in inner.successor_ranges]
-            if inner.part_ranges:
-                inner.part_ranges = {k: _shift_range(r, d) for k, r in inner.part_ranges.items()}
             for v in inner.operands:
                 if v is not None:
                     self.value(v)
@@ -265,6 +269,10 @@ class _ParseCache:
             while len(self._items) > self.size:
                 del self._items[next(iter(self._items))]
 
+
+#: the empty list of diagnostics a unit without any keeps (shared: a big file has tens of thousands of
+#: statements, most without diagnostics, and an empty list is 56 bytes)
+NONE: tuple = ()
 
 #: statements parsed while editing (the few hundred bytes of a statement's tree each)
 _STATEMENT_PARSES = _ParseCache(512)
@@ -527,8 +535,7 @@ class _ChunkRun:
         inner_scope = Scope(parent=scope, isolated=True)
         focus = self._focus_child(unit) if allow_focus else None
         if focus is None:
-            for child in unit.children:
-                res.children.append(self._unit(child, inner_block, inner_scope))
+            res.children = [self._unit(child, inner_block, inner_scope) for child in unit.children]
         else:
             # the edited function first, reported at once; then the others, and the body put in order
             order = [focus] + [k for k in range(len(unit.children)) if k != focus]
@@ -644,7 +651,7 @@ class _ChunkRun:
                     prior = old_defs.get(canonical_value_name(r.name))
                     if prior is not None and id(prior) not in remap and prior.type == r.type:
                         remap[id(prior)] = r
-            res = UnitResult(s_text, "stmt", s_first, s_last, s_ops, issues, build)
+            res = UnitResult(s_text, "stmt", s_first, s_last, s_ops, issues or NONE, build or NONE)
             res.uses_locations = "loc(" in s_text
             res.blanked = parsed.blanked_values(s_text)
             children.append(res)
@@ -870,7 +877,7 @@ class _ChunkRun:
                     op = res.ops[0]
                     start = len(ctx.diagnostics)
                     ok = verify_op_head(op, ctx)
-                    res.head = ctx.diagnostics[start:]
+                    res.head = ctx.diagnostics[start:] or NONE
                     del ctx.diagnostics[start:]
                     if ok:
                         table = SymbolTable(op)
@@ -879,12 +886,12 @@ class _ChunkRun:
                         level(res.children, inner_symbols, chain + (res.head_text,))
                         start = len(ctx.diagnostics)
                         verify_op_tail(op, ctx, tables)
-                        res.tail = ctx.diagnostics[start:]
+                        res.tail = ctx.diagnostics[start:] or NONE
                         del ctx.diagnostics[start:]
                     else:
-                        res.tail = []
+                        res.tail = NONE
                         for child in res.children:
-                            child.verify, child.verify_key = [], None
+                            child.verify, child.verify_key = NONE, None
                     continue
                 key = (okey, chain, symbols, n == len(results) - 1, span if res.uses_locations else None)
                 if res.verify is not None and res.verify_key == key:
@@ -901,7 +908,7 @@ class _ChunkRun:
             start = len(ctx.diagnostics)
             for op in res.ops:
                 verify_op(op, ctx, tables)
-            res.verify = ctx.diagnostics[start:]
+            res.verify = ctx.diagnostics[start:] or NONE
             res.verify_key = key
 
         def verify_function(res: UnitResult, key: tuple) -> None:
@@ -919,7 +926,7 @@ class _ChunkRun:
                     verify_unit(child, context)
                 verify_op_tail(op, ctx, tables)
                 verify_isolated_dominance(op, ctx)
-            res.verify = ctx.diagnostics[start:]
+            res.verify = ctx.diagnostics[start:] or NONE
             res.verify_key = key
             del ctx.diagnostics[start:]
 

@@ -220,8 +220,6 @@ class Operation:
     range: Range | None = None
     name_range: Range | None = None
     generic: bool = False
-    # ranges of named parts of the custom form (attribute keywords, types...)
-    part_ranges: dict[str, Range] = field(default_factory=dict)
     # operand segment sizes when the op has several variadic operand groups
     operand_segments: dict[str, tuple[int, int]] = field(default_factory=dict)
     result_segments: dict[str, tuple[int, int]] = field(default_factory=dict)
@@ -359,7 +357,7 @@ class _Cloner:
             op, operands=[], operand_ranges=list(op.operand_ranges), successor_ranges=list(op.successor_ranges),
             results=[],
             attributes=dict(op.attributes), properties=dict(op.properties), regions=[], successors=[],
-            parent=parent, part_ranges=dict(op.part_ranges), operand_segments=dict(op.operand_segments),
+            parent=parent, operand_segments=dict(op.operand_segments),
             result_segments=dict(op.result_segments))
         for r in op.results:
             copy = OpResult(r.name, r.type, r.range, owner=new, index=r.index)
