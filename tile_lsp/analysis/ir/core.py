@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Iterator, Literal, TypeVar
+from typing import Iterator, Literal, Sequence, TypeVar
 
 from tile_lsp.analysis.ir.attributes import Attribute, enum_spelling
 from tile_lsp.analysis.ir.diagnostics import Position, Range
@@ -213,8 +213,9 @@ class Operation:
     attributes: dict[str, Attribute] = field(default_factory=dict)
     properties: dict[str, Attribute] = field(default_factory=dict)
     regions: list[Region] = field(default_factory=list)
-    successors: list[Block] = field(default_factory=list)
-    successor_ranges: list[Range | None] = field(default_factory=list)
+    # (no successors: one shared empty tuple, not two empty lists per op; an op with successors gets lists)
+    successors: Sequence[Block] = ()
+    successor_ranges: Sequence[Range | None] = ()
     location: Attribute | None = None
     parent: Block | None = None
     range: Range | None = None

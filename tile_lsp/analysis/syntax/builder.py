@@ -477,6 +477,7 @@ class Builder(TypeAttributeReader):
         # successors, properties, regions, attribute dict, function type; only
         # then are the operands resolved, and the results bound after the op.
         if succ_t is not None:
+            op.successors, op.successor_ranges = [], []
             for s in succ_t.children:
                 # a stand-in until the enclosing region's blocks are known (region)
                 op.successors.append(Block(label=str(s.children[0])))
