@@ -315,7 +315,20 @@ INTEGER_WIDTHS = (1, 4, 8, 16, 32, 64)
 
 
 def element_type(name: str) -> Type | None:
-    """The builtin element type spelled ``name`` (``i32``, ``f16``...), or ``None``."""
+    """The builtin element type spelled ``name`` (``i32``, ``f16``...), or ``None``.
+
+    The same object for the same spelling (types are frozen values): a file
+    names the same few element types tens of thousands of times."""
+    try:
+        return _ELEMENT_TYPES[name]
+    except KeyError:
+        found = _new_element_type(name)
+        if len(_ELEMENT_TYPES) < 4096:  # the spellings seen first (the text decides how many there are)
+            _ELEMENT_TYPES[name] = found
+        return found
+
+
+def _new_element_type(name: str) -> Type | None:
     if name in FLOAT_WIDTHS:
         return FloatType(name)
     if name.startswith("i") and name[1:].isdigit():
@@ -323,6 +336,26 @@ def element_type(name: str) -> Type | None:
     if name == "index":
         return IndexType()
     return None
+
+
+_ELEMENT_TYPES: dict[str, Type | None] = {}
+
+_INTERNED: dict[Type, Type] = {}
+
+
+def interned(t: Type) -> Type:
+    """The first object equal to ``t`` met so far (``t`` itself if none): types are frozen values,
+    and the IR of a big file writes the same few tile types tens of thousands of times.  Keeps at
+    most 65,536 types; one with an unhashable part is returned as it is."""
+    try:
+        found = _INTERNED.get(t)
+    except TypeError:
+        return t
+    if found is not None:
+        return found
+    if len(_INTERNED) < 65536:
+        _INTERNED[t] = t
+    return t
 
 
 def element_of(t: Type) -> Type:

@@ -52,7 +52,7 @@ _NOT_BRACKETS = re.compile(r"[^()\[\]{}]+")
 # ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Unit:
     """One unit: code-point span ``[start, end)`` of the chunk text and its first line.
 

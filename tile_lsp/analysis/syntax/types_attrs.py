@@ -136,11 +136,11 @@ class TypeAttributeReader:
         if d == "scalar_type":
             return T.element_type(str(c[0])) or (T.NoneType() if str(c[0]) == "none" else T.OpaqueType(str(c[0])))
         if d == "tile_type":
-            tile = T.TileType(_dims(c[0]), self.type(c[1]))
+            tile = T.interned(T.TileType(_dims(c[0]), self.type(c[1])))
             self._span("type", node, type=tile)
             return tile
         if d == "ptr_type":
-            return T.PointerType(self.type(c[0]))
+            return T.interned(T.PointerType(self.type(c[0])))
         if d == "token_type":
             return T.TokenType()
         if d == "tensor_view_type":
