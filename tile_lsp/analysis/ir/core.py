@@ -101,7 +101,7 @@ class Span:
 # place instead of recursing through it (a dataclass repr of one op printed much of the module).
 
 
-@dataclass(eq=False, repr=False)
+@dataclass(eq=False, repr=False, slots=True)
 class Use:
     """One use of a value: the operation, the operand index and the range of the use."""
 
