@@ -50,7 +50,7 @@ class _Reorder(Exception):
 # ---------------------------------------------------------------------------
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class UnitResult:
     """What the analysis of one unit produced, in whole-file coordinates.
 
