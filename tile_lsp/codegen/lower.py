@@ -129,43 +129,41 @@ class KernelLowering:
     # -- thread-index arithmetic (hoisted to the prologue) --------------------
     def lin(self, n: int, s: int) -> str:
         """b32 register: linear element index of slot ``s`` of an ``n``-element tile in this thread."""
-        key = ("lin", n, s)
-        if key in self.f.cache:
-            return self.f.cache[key]
-        r = self.f.reg("b32")
-        if n >= self.threads:
-            self.f.pro(f"add.s32 {r}, {self.tid}, {s * self.threads}")
-        else:
-            self.f.pro(f"and.b32 {r}, {self.tid}, {n - 1}")
-        self.f.cache[key] = r
-        return r
+
+        def build() -> str:
+            r = self.f.reg("b32")
+            if n >= self.threads:
+                self.f.pro(f"add.s32 {r}, {self.tid}, {s * self.threads}")
+            else:
+                self.f.pro(f"and.b32 {r}, {self.tid}, {n - 1}")
+            return r
+        return self.f.once(("lin", n, s), build)
 
     def coords(self, shape: tuple[int, ...], s: int) -> list[str | int]:
         """Per-dimension index (b32 registers; ``0`` for size-1 dims) of slot ``s`` of a tile of ``shape``."""
-        key = ("coords", shape, s)
-        if key in self.f.cache:
-            return self.f.cache[key]
-        n = 1
-        for d in shape:
-            n *= d
-        lin = self.lin(n, s)
-        out: list[str | int] = []
-        inner = n
-        for d in shape:
-            inner //= d
-            if d == 1:
-                out.append(0)
-                continue
-            r = self.f.reg("b32")
-            shift = inner.bit_length() - 1
-            if shift:
-                self.f.pro(f"shr.u32 {r}, {lin}, {shift}")
-                self.f.pro(f"and.b32 {r}, {r}, {d - 1}")
-            else:
-                self.f.pro(f"and.b32 {r}, {lin}, {d - 1}")
-            out.append(r)
-        self.f.cache[key] = out
-        return out
+
+        def build() -> list[str | int]:
+            n = 1
+            for d in shape:
+                n *= d
+            lin = self.lin(n, s)
+            out: list[str | int] = []
+            inner = n
+            for d in shape:
+                inner //= d
+                if d == 1:
+                    out.append(0)
+                    continue
+                r = self.f.reg("b32")
+                shift = inner.bit_length() - 1
+                if shift:
+                    self.f.pro(f"shr.u32 {r}, {lin}, {shift}")
+                    self.f.pro(f"and.b32 {r}, {r}, {d - 1}")
+                else:
+                    self.f.pro(f"and.b32 {r}, {lin}, {d - 1}")
+                out.append(r)
+            return out
+        return self.f.once(("coords", shape, s), build)
 
     def owner(self, n: int) -> str | None:
         """Predicate register true in the threads that own an ``n``-element tile's elements (``None``: all)."""

@@ -255,11 +255,12 @@ def _warp_step(lw: KernelLowering, op: Operation, plan: ScanPlan, accs: list[lis
     # position of this thread's warp in the order of the scan: 0 is the earliest
     pos = warp
     if plan.reverse:
-        key = ("scan_warp_pos", plan.warp_lo, w)
-        if key not in f.cache:
-            f.cache[key] = f.reg("b32")
-            f.pro(f"sub.s32 {f.cache[key]}, {w - 1}, {warp}")
-        pos = f.cache[key]
+
+        def build() -> str:
+            r = f.reg("b32")
+            f.pro(f"sub.s32 {r}, {w - 1}, {warp}")
+            return r
+        pos = f.once(("scan_warp_pos", plan.warp_lo, w), build)
     f.emit("bar.sync 0")
     kept = []
     for s in range(len(accs)):
