@@ -349,8 +349,14 @@ def _analyse(path: Path, text: str, args: argparse.Namespace, options) -> FileRe
 
 
 def _check_one(item: tuple[Path, argparse.Namespace]) -> FileResult:
-    """:func:`check_file` on one ``(path, options)`` pair (what a worker process runs)."""
-    return check_file(*item)
+    """:func:`check_file` on one ``(path, options)`` pair (what a worker process runs), then
+    the heap collected if the files checked so far left much behind
+    (:func:`tile_lsp.collector.collect_when_grown`)."""
+    from tile_lsp.collector import collect_when_grown
+
+    result = check_file(*item)
+    collect_when_grown()
+    return result
 
 
 def _progress(total: int, enabled: bool):
@@ -395,7 +401,9 @@ def check_files(items: list[tuple[Path, argparse.Namespace]], jobs: int = 1,
         from concurrent.futures import ProcessPoolExecutor, as_completed
         from concurrent.futures.process import BrokenProcessPool
 
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        from tile_lsp.collector import for_command_line
+
+        with ProcessPoolExecutor(max_workers=workers, initializer=for_command_line) as pool:
             futures = [pool.submit(_check_one, item) for item in items]
             try:
                 for future in as_completed(futures):
@@ -587,9 +595,15 @@ def console_main() -> int:
     heap frozen (:func:`gc.freeze`), so that the interpreter's exit does not run a last full
     collection over the IR the analysis left: cyclic, so not freed by reference counting,
     and seconds of work for a large file (``docs/performance.md``).  The operating system
-    takes the memory back anyway."""
+    takes the memory back anyway.  Every command but ``serve`` runs without automatic
+    collections (:func:`tile_lsp.collector.for_command_line`; ``check`` collects between
+    files when much was left behind)."""
     import gc
 
+    from tile_lsp.collector import for_command_line
+
+    if sys.argv[1:2] != ["serve"]:
+        for_command_line()
     try:
         return main()
     finally:
