@@ -297,11 +297,17 @@ class _Pool:
     def _pick(self, found: list[UnitResult] | None, first_line: int) -> UnitResult | None:
         if not found:
             return None
-        free = [r for r in found if id(r) not in self.taken]
-        if not free:
-            return None
-        pick = next((r for r in free if r.first_line == first_line), free[0])
-        self.taken.add(id(pick))
+        taken = self.taken
+        pick = None  # the first one not taken at ``first_line``, else the first one not taken
+        for r in found:
+            if id(r) not in taken:
+                if r.first_line == first_line:
+                    pick = r
+                    break
+                if pick is None:
+                    pick = r
+        if pick is not None:
+            taken.add(id(pick))
         return pick
 
     def take(self, text: str, first_line: int) -> UnitResult | None:
@@ -847,7 +853,6 @@ class _ChunkRun:
     # -- verifying ----------------------------------------------------------------
 
     def verify(self, units: list[UnitResult]) -> None:
-        from tile_lsp.analysis.ir.core import SymbolTable
         from tile_lsp.analysis.verify.verifier import (
             VerifyContext,
             load_rule_modules,
@@ -859,7 +864,7 @@ class _ChunkRun:
 
         load_rule_modules()
         ctx = VerifyContext(self.options, self.module)
-        tables: dict = {}
+        tables = ctx.symbol_tables
         # the parts of the verification keys, interned across analyses: a key then compares
         # with the previous one in constant time (identical parts), not element by element
         interned = self.interned
@@ -880,7 +885,7 @@ class _ChunkRun:
                     res.head = ctx.diagnostics[start:] or NONE
                     del ctx.diagnostics[start:]
                     if ok:
-                        table = SymbolTable(op)
+                        table = ctx.symbol_table(op)
                         inner_symbols = tuple((k, v.name) for k, v in table.symbols.items())
                         inner_symbols = interned.setdefault(inner_symbols, inner_symbols)
                         level(res.children, inner_symbols, chain + (res.head_text,))
@@ -930,7 +935,7 @@ class _ChunkRun:
             res.verify_key = key
             del ctx.diagnostics[start:]
 
-        top = SymbolTable(self.module)
+        top = ctx.symbol_table(self.module)
         symbols = tuple((k, v.name) for k, v in top.symbols.items())
         level(units, interned.setdefault(symbols, symbols), ())
 

@@ -388,7 +388,9 @@ class _Cloner:
 class SymbolTable:
     """Symbols defined directly in the region of a symbol-table op (``cuda_tile.module``).
 
-    Maps the symbol name (without ``@``) to the defining operation.  Rule
+    Maps the symbol name (without ``@``) to the defining operation: the first
+    op of that name; ``duplicates`` lists each later one, in order, with the
+    first.  An op whose ``sym_name`` is not a string defines no symbol.  Rule
     source: MLIR ``SymbolTable`` (``mlir/IR/SymbolTable.h``).
     """
 
@@ -399,7 +401,7 @@ class SymbolTable:
         for block in blocks:
             for child in block.operations:
                 name = child.symbol_name
-                if name is None:
+                if not isinstance(name, str):
                     continue
                 if name in self.symbols:
                     self.duplicates.append((child, self.symbols[name]))

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.ir.diagnostics import Severity
-from tile_lsp.analysis.ir.core import Operation, SymbolTable
+from tile_lsp.analysis.ir.core import Operation
 from tile_lsp.analysis.syntax.parse_rules.entry import HAttr, assume_predicate_value, optimization_hint_entries
 from tile_lsp.analysis.verify.rules.control_flow import MSG_REGION_BLOCKS, block_count, check_region_constraints
 from tile_lsp.analysis.verify.verifier import VerifyContext, op_location, region_rule, rule
@@ -68,7 +68,7 @@ def get_global_pointee(op: Operation, ctx: VerifyContext) -> None:
     MLIR checks symbol uses when it verifies the symbol table (after the
     module's nested ops) and stops at the first failing use.
     """
-    table = SymbolTable(op)
+    table = ctx.symbol_table(op)
     if not any(t.name == "cuda_tile.global" for t in table.symbols.values()):
         return  # no global: no use can be checked (and the walk over the module is skipped)
     for user in op.walk():
