@@ -13,6 +13,8 @@ Type constraints carry the summary MLIR's ODS prints in
 
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass, field
 
 from tile_lsp.dialect import types as T
@@ -202,8 +204,15 @@ class OpDef:
     def full_name(self) -> str:
         return f"{self.dialect}.{self.name}"
 
+    @functools.cached_property
+    def trait_names(self) -> frozenset[str]:
+        """The names of ``traits`` without their parameters (``HasParent<entry>`` -> ``HasParent``)."""
+        return frozenset(t.split("<", 1)[0] for t in self.traits)
+
     def has_trait(self, name: str) -> bool:
-        return any(t == name or t.startswith(name + "<") for t in self.traits)
+        """Whether the op has trait ``name`` (a name without parameters: ``HasParent`` matches
+        ``HasParent<entry>``); a set look-up, as the verifier asks it of each op several times."""
+        return name in self.trait_names
 
     def operand(self, name: str) -> OperandDef | None:
         return next((o for o in self.operands if o.name == name), None)
