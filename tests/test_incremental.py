@@ -525,3 +525,23 @@ def test_a_function_after_a_unit_that_left_names_is_built_whole(corpus):
     assert got == _diagnostics(analyze_text(broken)) == _diagnostics(_entry_whole(broken))
     second_entry = _entry_lines(broken)[1]
     assert any("redefinition of SSA value" in d[1] and d[3][0] > second_entry for d in got)
+
+
+_TEXT = st.text(alphabet="ab\n", max_size=1500)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=_TEXT, cut=st.tuples(st.integers(0, 1500), st.integers(0, 1500)), typed=st.text(alphabet="ab\n", max_size=4))
+def test_the_edited_span_is_the_common_prefix_and_suffix(text, cut, typed):
+    """The prefix and suffix that an edit left alone, found block by block (blocks growing and shrinking),
+    are those a character-by-character comparison finds, on texts longer than several blocks."""
+    p, q = sorted(min(c, len(text)) for c in cut)
+    new = text[:p] + typed + text[q:]
+    prefix = 0
+    while prefix < min(len(text), len(new)) and text[prefix] == new[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < min(len(text), len(new)) - prefix and text[-1 - suffix] == new[-1 - suffix]:
+        suffix += 1
+    assert L._common_prefix(text, new) == prefix
+    assert L._common_suffix(text, new, prefix) == suffix
