@@ -60,6 +60,7 @@ from tile_lsp.analysis.ide.index import DocumentIndex
 from tile_lsp.analysis.ir.split import has_split_marker
 from tile_lsp.analysis.incremental.document import IncrementalAnalyzer
 from tile_lsp.server.convert import PositionEncoder, to_lsp_diagnostics
+from tile_lsp.collector import collector_paused
 from tile_lsp.server.heap import HeapPolicy
 from tile_lsp.server.protocol import TileProtocol
 from tile_lsp.server.settings import ServerSettings, parse_target_gpu
@@ -489,26 +490,29 @@ class TileLanguageServer(LanguageServer):
             shown = AnalysisProgress(self, loop, Path(uri).name) \
                 if not state.analyzer.complete and supports_progress(self) else None
             started = time.perf_counter()
-            try:
-                analysis = await loop.run_in_executor(
-                    self._get_executor(), self._run_analysis, uri, state, generation, text, options, progress,
-                    shown.from_worker if shown is not None else None,
+            # the collector stays paused until the diagnostics are sent: the young collection an
+            # analysis makes due (5 ms after an edit of a 50,000-line file) runs after, not before
+            with collector_paused():
+                try:
+                    analysis = await loop.run_in_executor(
+                        self._get_executor(), self._run_analysis, uri, state, generation, text, options,
+                        progress, shown.from_worker if shown is not None else None,
+                    )
+                finally:
+                    if shown is not None:
+                        shown.end()
+                if analysis is None or not self._is_current(uri, state, generation):
+                    return
+                if change:
+                    state.edit_delay.record(time.perf_counter() - started)
+                state.latest = AnalysisSnapshot(version, analysis)
+                diagnostics = to_lsp_diagnostics(
+                    analysis.diagnostics,
+                    uri,
+                    text=text,
+                    encoding=self.workspace.position_encoding,
                 )
-            finally:
-                if shown is not None:
-                    shown.end()
-            if analysis is None or not self._is_current(uri, state, generation):
-                return
-            if change:
-                state.edit_delay.record(time.perf_counter() - started)
-            state.latest = AnalysisSnapshot(version, analysis)
-            diagnostics = to_lsp_diagnostics(
-                analysis.diagnostics,
-                uri,
-                text=text,
-                encoding=self.workspace.position_encoding,
-            )
-            self.publish(uri, version, diagnostics)
+                self.publish(uri, version, diagnostics)
             self._after_analysis(time.perf_counter() - started)
         except asyncio.CancelledError:
             raise
