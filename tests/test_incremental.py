@@ -545,3 +545,26 @@ def test_the_edited_span_is_the_common_prefix_and_suffix(text, cut, typed):
         suffix += 1
     assert L._common_prefix(text, new) == prefix
     assert L._common_suffix(text, new, prefix) == suffix
+
+
+def test_an_analysis_leaves_no_cycle_holding_the_previous_version():
+    """Reference counting alone frees what an edit's analysis no longer needs (the server collects only
+    when idle): no run of the analysis survives it, and so neither the texts nor the states it held."""
+    import gc
+
+    from tile_lsp.analysis.incremental.units import _ChunkRun
+
+    text = _module(list(KERNELS))
+    edited = text.replace("%0 =", "%0  =", 1)
+    was = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        analyzer = IncrementalAnalyzer()
+        analyzer.analyze(text)
+        analyzer.analyze(edited)
+        assert analyzer.last_stats[0] > 0  # the edit was analysed incrementally
+        assert not [o for o in gc.get_objects() if isinstance(o, _ChunkRun)]
+    finally:
+        if was:
+            gc.enable()

@@ -937,7 +937,13 @@ class _ChunkRun:
 
         top = ctx.symbol_table(self.module)
         symbols = tuple((k, v.name) for k, v in top.symbols.items())
-        level(units, interned.setdefault(symbols, symbols), ())
+        try:
+            level(units, interned.setdefault(symbols, symbols), ())
+        finally:
+            # ``level`` calls itself through its closure cell: a cycle holding this run (its chunk's
+            # text, the previous state) until the collector runs; emptied here, reference counting
+            # frees the run as soon as the analysis returns
+            del level
 
 
 def _used_keys(interned: dict) -> dict:
@@ -1002,6 +1008,7 @@ def _collect(units: list[UnitResult], module=None) -> list[Diagnostic]:
         build.extend(undefined_location_aliases(module, _alias_located_ops(units)))
     walk_verify(units)
 
+    del walk, walk_verify  # each calls itself through its cell: no cycle left for the collector
     return mlir_order(issues, build, verify, failure_scope(module))
 
 
