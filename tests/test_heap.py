@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 
-from tile_lsp.server.heap import YOUNG_THRESHOLD, HeapPolicy, configure_collector
+from tile_lsp.server.heap import HeapPolicy, configure_collector
 
 
 def test_a_long_analysis_asks_for_a_collection_at_once():
@@ -28,11 +28,28 @@ def test_a_collection_is_due_after_enough_analyses_once_idle():
         gc.unfreeze()
 
 
-def test_the_server_collects_the_young_generation_less_often():
-    saved = gc.get_threshold()
+def test_the_server_leaves_collections_to_its_policy():
+    was = gc.isenabled()
     try:
-        gc.set_threshold(700, 10, 10)
+        gc.enable()
         configure_collector()
-        assert gc.get_threshold() == (YOUNG_THRESHOLD, 10, 10)
+        assert not gc.isenabled()
     finally:
-        gc.set_threshold(*saved)
+        if was:
+            gc.enable()
+
+
+def test_young_objects_are_collected_at_once_only_when_very_many_wait():
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        gc.collect()
+        policy = HeapPolicy(young_limit=50_000)
+        kept = [[n] for n in range(60_000)]  # tracked objects, alive
+        assert policy.young_collection_now()
+        policy.collect_young()
+        assert gc.get_count()[0] < 1_000 and not policy.young_collection_now()
+        assert len(kept) == 60_000
+    finally:
+        if was:
+            gc.enable()

@@ -13,11 +13,14 @@ here, measured by ``bench/lsp.py`` (``docs/performance.md``):
   (an op and its parent block point at each other), which a frozen heap keeps;
   so after ``every`` analyses the heap is collected and frozen again, once
   the server has been idle for ``idle_s`` seconds (not while the user types);
-* the youngest generation is collected after 10,000 allocations rather than
-  CPython's 700 (:func:`configure_collector`): an analysis allocates tens of
-  thousands of objects, most freed by reference counting, and with the
-  default a large file's first analysis ran 16 full collections (1.8 s)
-  and each edit a few young ones; with 10,000, 3 full collections (0.5 s).
+* automatic collections are off (:func:`configure_collector`): the young
+  objects an edit's analysis leaves are collected once the server has been
+  idle for ``young_idle_s`` (0.1 s: between two keystrokes of fast typing),
+  not in the middle of the next keystroke's analysis.  Automatic collections
+  of the youngest generation cost 5 to 30 ms after each edit of a
+  50,000-line document, and a keystroke typed meanwhile waited for them.  So
+  that typing without a pause cannot grow the heap without bound, the young
+  objects are collected at once when ``young_limit`` of them are waiting.
 """
 
 from __future__ import annotations
@@ -32,13 +35,19 @@ class HeapPolicy:
     ``long_s``: an analysis at least this long (seconds) is followed by a
     collection at once; ``every``: the number of analyses after which a
     collection is due at the next idle moment; ``idle_s``: how long the
-    server must have been idle for it.
+    server must have been idle for it.  ``young_idle_s``: how long after an
+    analysis, with none since, the young objects are collected;
+    ``young_limit``: how many young objects (:func:`gc.get_count`) are
+    collected at once, idle or not.
     """
 
-    def __init__(self, long_s: float = 0.5, every: int = 200, idle_s: float = 2.0):
+    def __init__(self, long_s: float = 0.5, every: int = 200, idle_s: float = 2.0, young_idle_s: float = 0.1,
+                 young_limit: int = 200_000):
         self.long_s = long_s
         self.every = every
         self.idle_s = idle_s
+        self.young_idle_s = young_idle_s
+        self.young_limit = young_limit
         self.since_collect = 0
         self.last_analysis = time.monotonic()
         self.collections = 0
@@ -53,6 +62,15 @@ class HeapPolicy:
         """True when enough analyses ran since the last collection and the server has been idle long enough."""
         return self.since_collect >= self.every and time.monotonic() - self.last_analysis >= self.idle_s
 
+    def young_collection_now(self) -> bool:
+        """True when so many young objects wait that they are collected without waiting for an idle moment."""
+        return gc.get_count()[0] >= self.young_limit
+
+    @staticmethod
+    def collect_young() -> None:
+        """Collect the two younger generations (what the analyses since the last collection left)."""
+        gc.collect(1)
+
     def collect(self) -> None:
         """Collect everything (the frozen objects too) and freeze what survives."""
         gc.unfreeze()
@@ -62,14 +80,7 @@ class HeapPolicy:
         self.collections += 1
 
 
-#: allocations (less deallocations) that trigger a collection of the youngest generation
-YOUNG_THRESHOLD = 10_000
-
-
 def configure_collector() -> None:
-    """Set the collector's thresholds for a server process (see the module's docstring).
-
-    Only the first threshold changes; the others keep their values.
-    """
-    _, middle, old = gc.get_threshold()
-    gc.set_threshold(YOUNG_THRESHOLD, middle, old)
+    """Turn the collector's automatic collections off for a server process: the server collects
+    when idle (see the module's docstring and :class:`HeapPolicy`)."""
+    gc.disable()

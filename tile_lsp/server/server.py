@@ -160,6 +160,7 @@ class TileLanguageServer(LanguageServer):
         self._warmed_up = False
         self.heap = HeapPolicy()
         self._heap_task: asyncio.Task | None = None
+        self._young_timer: asyncio.TimerHandle | None = None
         #: URI -> instruction counts of its last Show PTX (:class:`tile_lsp.server.codegen.PtxCounts`)
         self.ptx_counts: dict[str, Any] = {}
 
@@ -522,11 +523,30 @@ class TileLanguageServer(LanguageServer):
                 self.publish(uri, version, [internal_error_diagnostic(exc)])
 
     def _after_analysis(self, seconds: float) -> None:
-        """Apply the :class:`~tile_lsp.server.heap.HeapPolicy` once an analysis is published."""
+        """Apply the :class:`~tile_lsp.server.heap.HeapPolicy` once an analysis is published: a full
+        collection now after a long analysis, else the young objects collected once the server has
+        been idle a moment (now if very many wait), and a full one when it has been idle longer."""
+        if self._young_timer is not None:
+            self._young_timer.cancel()
+            self._young_timer = None
         if self.heap.after_analysis(seconds):
             self.heap.collect()
-        elif self.heap.since_collect >= self.heap.every and (self._heap_task is None or self._heap_task.done()):
-            self._heap_task = asyncio.get_running_loop().create_task(self._collect_when_idle())
+            return
+        loop = asyncio.get_running_loop()
+        if self.heap.young_collection_now():
+            self.heap.collect_young()
+        else:
+            self._young_timer = loop.call_later(self.heap.young_idle_s, self._collect_young_when_idle)
+        if self.heap.since_collect >= self.heap.every and (self._heap_task is None or self._heap_task.done()):
+            self._heap_task = loop.create_task(self._collect_when_idle())
+
+    def _collect_young_when_idle(self) -> None:
+        """Timer body: no analysis was published for ``heap.young_idle_s`` seconds; none is running."""
+        self._young_timer = None
+        if any(s.pending is not None and not s.pending.done() for s in self._docs.values()):
+            # an analysis is under way (it was handed its text after the last publication): after it
+            return
+        self.heap.collect_young()
 
     async def _collect_when_idle(self) -> None:
         """Wait until no analysis ran for ``heap.idle_s`` seconds, then collect and refreeze the heap."""
