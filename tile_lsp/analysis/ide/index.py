@@ -426,7 +426,7 @@ class DocumentIndex:
                 out.extend(symbols)
                 continue
             rng = self._chunk_range(chunk)
-            head = Range(rng.start, rng.start)
+            head = rng.at_start()
             out.append(DocumentSymbol(f"chunk {number + 1}", "namespace", rng, head,
                                       f"line {rng.start.line + 1}", symbols))
         return out

@@ -29,7 +29,6 @@ from tile_lsp.analysis.incremental.recovery import failure_scope, without_recove
 from tile_lsp.analysis.incremental.results import AnalysisCancelled, ChunkAnalysis
 from tile_lsp.analysis.ir.diagnostics import (
     Diagnostic,
-    Position,
     Range,
     Severity,
     SourceText,
@@ -122,7 +121,7 @@ class UnitResult:
 def _shift_range(r: Range | None, delta: int) -> Range | None:
     if r is None:
         return None
-    return Range(Position(r.start.line + delta, r.start.character), Position(r.end.line + delta, r.end.character))
+    return Range.of(r.start_line + delta, r.start_character, r.end_line + delta, r.end_character)
 
 
 def _shift_spans(spans, delta: int) -> list:
@@ -943,7 +942,7 @@ class _ChunkRun:
             # ``level`` calls itself through its closure cell: a cycle holding this run (its chunk's
             # text, the previous state) until the collector runs; emptied here, reference counting
             # frees the run as soon as the analysis returns
-            del level
+            level = None  # noqa: F841
 
 
 def _used_keys(interned: dict) -> dict:
@@ -1008,7 +1007,7 @@ def _collect(units: list[UnitResult], module=None) -> list[Diagnostic]:
         build.extend(undefined_location_aliases(module, _alias_located_ops(units)))
     walk_verify(units)
 
-    del walk, walk_verify  # each calls itself through its cell: no cycle left for the collector
+    walk = walk_verify = None  # noqa: F841 (each called itself through its cell: no cycle left)
     return mlir_order(issues, build, verify, failure_scope(module))
 
 

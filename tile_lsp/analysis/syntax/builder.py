@@ -192,7 +192,7 @@ class Builder(TypeAttributeReader):
 
     def point(self, node: Any) -> Range | None:
         r = self.rng(node)
-        return Range(r.start, r.start) if r else None
+        return r.at_start() if r else None
 
     def error(self, message: str, rng: Range | None, code: str, notes: list[Note] | None = None,
               fatal: bool = True) -> None:
@@ -1079,7 +1079,7 @@ def _q(t: T.Type) -> str:
 
 
 def _start(r: Range | None) -> Range | None:
-    return Range(r.start, r.start) if r else None
+    return r.at_start() if r else None
 
 
 #: The type nodes of the grammar that are cuda_tile types (short form or ``!cuda_tile.``-prefixed).

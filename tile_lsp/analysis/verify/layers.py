@@ -228,7 +228,7 @@ def _anchor_range(module: Module) -> Range | None:
     if not ops:
         return None
     r = ops[0].range or ops[0].name_range
-    return Range(r.start, r.start) if r else None
+    return r.at_start() if r else None
 
 
 def run_layer(module: Module, layer_name: str, pass_name: str, options=None,

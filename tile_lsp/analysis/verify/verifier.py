@@ -118,7 +118,7 @@ class VerifyContext:
 def op_location(op: Operation) -> Range | None:
     """Where MLIR reports an op's diagnostics: the start of its name."""
     r = op.name_range or op.range
-    return Range(r.start, r.start) if r else None
+    return r.at_start() if r else None
 
 
 def post_order(op: Operation) -> Iterator[Operation]:

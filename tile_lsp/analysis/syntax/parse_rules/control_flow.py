@@ -28,7 +28,7 @@ TYPED_OPERAND_GROUPS: dict[str, str] = {
 
 
 def _point(r: Range | None) -> Range | None:
-    return Range(r.start, r.start) if r is not None else None
+    return r.at_start() if r is not None else None
 
 
 

@@ -68,7 +68,7 @@ VIEW_RESULT_KINDS: dict[str, tuple[type, str]] = {
 
 
 def _point(r: Range | None) -> Range | None:
-    return Range(r.start, r.start) if r is not None else None
+    return r.at_start() if r is not None else None
 
 
 def _end_point(r: Range | None) -> Range | None:
