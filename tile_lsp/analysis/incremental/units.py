@@ -80,8 +80,6 @@ class UnitResult:
     tail: Sequence[Diagnostic] = ()
     uses_locations: bool = False
     head_text: str = ""
-    # a function's: the parse of its header and footer lines (body blanked), as (text parsed, ParseResult)
-    header_parse: tuple | None = None
     # a function's: how many of ``build`` its header gave; the others (forward references never
     # resolved) are met at the end of its body, after its statements' own
     build_head: int = 0
@@ -275,6 +273,11 @@ NONE: tuple = ()
 
 #: statements parsed while editing (the few hundred bytes of a statement's tree each)
 _STATEMENT_PARSES = _ParseCache(512)
+
+#: the parses of functions' header and footer lines (their bodies blanked) built last: each keystroke
+#: in a function parses them again otherwise.  Kept here rather than with each function: the trees of
+#: a 50,000-line file's 977 headers were 12 MB of the server's memory, for the few functions edited
+_HEADER_PARSES = _ParseCache(64)
 
 #: statement texts whose parses one analysis keeps (a file's statements repeat: constants,
 #: ``return``, the same kernel at several tile sizes); the trees are freed with the analysis
@@ -586,10 +589,10 @@ class _ChunkRun:
         # verification may read are all there
         signature = _signature(header, footer)
         old_fn = self.pool.take_function(signature, first) if self.pool is not None else None
-        if old_fn is not None and old_fn.header_parse is not None and old_fn.header_parse[0] == virtual:
-            result = old_fn.header_parse[1]  # the tree is only read by the builder
-        else:
+        result = _HEADER_PARSES.get(virtual)  # the tree is only read by the builder
+        if result is None:
             result = parse(virtual, max_issues=50)
+            _HEADER_PARSES.put(virtual, result)
         if result.issues or result.tree is None:
             return None
         builder = Builder(vsource, first, result.text)
@@ -679,7 +682,6 @@ class _ChunkRun:
         res = UnitResult(text[unit.start:unit.end], "function", first, last, [fn], [], builder.diagnostics)
         res.build_head = head
         res.head_text = signature
-        res.header_parse = (virtual, result)
         res.children = children
         res.uses_locations = "loc(" in res.text
         return res
