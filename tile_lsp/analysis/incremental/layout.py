@@ -428,7 +428,16 @@ def _shifted(u: Unit, chars: int, lines: int) -> Unit:
                 u.exact)
 
 
-def update_layout(old_text: str, old_layout: list[Unit] | None, new_text: str) -> list[Unit] | None:
+def _pair(new: Unit, old: Unit, same: dict) -> None:
+    """Note that ``new`` and ``old`` (and their bodies' units, level by level) have the same text."""
+    same[id(new)] = old
+    if new.kind == "container":
+        for n, o in zip(new.children, old.children):
+            _pair(n, o, same)
+
+
+def update_layout(old_text: str, old_layout: list[Unit] | None, new_text: str,
+                  same: dict | None = None) -> list[Unit] | None:
     """The layout of ``new_text`` from that of ``old_text`` when an edit stays inside one unit.
 
     The edit (the span where the texts differ) must lie within one unit that
@@ -439,6 +448,11 @@ def update_layout(old_text: str, old_layout: list[Unit] | None, new_text: str) -
     offsets and lines of what follows move, and the result is what
     :func:`split_units` returns for ``new_text``.  ``None`` when that cannot
     be shown (the caller cuts the whole text).
+
+    ``same``, when given, receives ``id(new unit) -> old unit`` for each unit
+    (at the top level and in containers' bodies) that the edit did not touch:
+    their texts are equal, so the analysis finds their previous results
+    without cutting and hashing their texts.
     """
     if not old_layout or not all_exact(old_layout):
         return None
@@ -492,10 +506,17 @@ def update_layout(old_text: str, old_layout: list[Unit] | None, new_text: str) -
         replacement = _shifted(again[0], leaf.start, leaf.line)  # its statements were cut again
     else:
         replacement = dataclasses.replace(leaf, end=leaf.end + chars)
+    pairs: list[tuple[Unit, Unit]] = []
     for depth in range(len(path) - 1, -1, -1):
         level, k = path[depth]
-        rebuilt = list(level[:k]) + [replacement] + [_shifted(u, chars, line_delta) for u in level[k + 1:]]
+        moved = [_shifted(u, chars, line_delta) for u in level[k + 1:]]
+        pairs.extend((u, u) for u in level[:k])
+        pairs.extend(zip(moved, level[k + 1:]))
+        rebuilt = list(level[:k]) + [replacement] + moved
         if depth == 0:
+            if same is not None:
+                for n, o in pairs:
+                    _pair(n, o, same)
             return rebuilt
         parent_level, pk = path[depth - 1]
         parent = parent_level[pk]
@@ -516,11 +537,12 @@ def _lines_and_offsets(text: str) -> tuple[list[str], list[int]]:
     return lines, offsets
 
 
-def chunk_layout(text: str, previous=None) -> list[Unit] | None:
+def chunk_layout(text: str, previous=None, same: dict | None = None) -> list[Unit] | None:
     """The units of a chunk's ``text``: updated from ``previous`` (a
-    :class:`~tile_lsp.analysis.incremental.units.ChunkState`) when possible."""
+    :class:`~tile_lsp.analysis.incremental.units.ChunkState`) when possible (then ``same``, when
+    given, receives the units the edit did not touch, as :func:`update_layout` says)."""
     if previous is not None and previous.layout is not None:
-        updated = update_layout(previous.text, previous.layout, text)
+        updated = update_layout(previous.text, previous.layout, text, same)
         if updated is not None:
             return updated
     return split_units(text)

@@ -74,10 +74,11 @@ def _analyze_chunk(chunk: Chunk, options: AnalysisOptions, source: SourceText | 
             from tile_lsp.analysis.incremental.layout import all_exact, chunk_layout
             from tile_lsp.analysis.incremental.units import analyze_units
 
-            layout = chunk_layout(chunk.text, previous)
+            same: dict = {}
+            layout = chunk_layout(chunk.text, previous, same)
             if layout is not None and all_exact(layout):
                 analysis, state = analyze_units(chunk, layout, options, source, previous,
-                                                cancelled=cancelled, edit=edit)
+                                                cancelled=cancelled, edit=edit, same=same)
                 if state_out is not None:
                     state_out.append(state)
                 return analysis

@@ -291,6 +291,7 @@ class _Pool:
         self.by_text: dict[str, list[UnitResult]] = {}
         self.by_head: dict[str, list[UnitResult]] = {}
         self.taken: set[int] = set()
+        self.members = {id(r) for r in results}
         for r in results:
             self.by_text.setdefault(r.text, []).append(r)
             if r.kind == "function":
@@ -315,6 +316,13 @@ class _Pool:
     def take(self, text: str, first_line: int) -> UnitResult | None:
         """A result of exactly ``text`` (preferably at ``first_line``)."""
         return self._pick(self.by_text.get(text), first_line)
+
+    def take_result(self, res: UnitResult) -> UnitResult | None:
+        """``res`` itself, when it is one of the pool's results not taken yet."""
+        if id(res) in self.taken or id(res) not in self.members:
+            return None
+        self.taken.add(id(res))
+        return res
 
     def take_function(self, head: str, first_line: int) -> UnitResult | None:
         """A function's result with the header and footer lines ``head`` (see ``_signature``; its body edited)."""
@@ -350,13 +358,15 @@ class ChunkState:
     #: False for the work of a cancelled analysis: ``units`` is then a flat list of unit results
     #: (some verified, some not) to reuse, not the chunk's structure
     complete: bool = True
+    #: ``id`` of each unit of ``layout`` (not a container) -> its result
+    by_unit: dict = field(default_factory=dict)
 
 
 class _ChunkRun:
     """One analysis of a chunk by units (fresh, or reusing ``pool``)."""
 
     def __init__(self, chunk, layout: list[Unit], options, source: SourceText, pool: _Pool | None,
-                 previous: ChunkState | None, cancelled=None, edit: Edit | None = None):
+                 previous: ChunkState | None, cancelled=None, edit: Edit | None = None, same: dict | None = None):
         from tile_lsp.analysis.ir.core import Module
 
         self.chunk = chunk
@@ -369,6 +379,11 @@ class _ChunkRun:
         self.module.line_span = (self.first_line, self._line_at(len(chunk.text)))
         self.pool = pool
         self.previous = previous
+        #: id of a unit -> the previous analysis' unit of the same text (:func:`~.layout.update_layout`)
+        self.same = same or {}
+        self.previous_by_unit = previous.by_unit if previous is not None and previous.complete else {}
+        #: id of each unit of ``layout`` (not a container) -> its result
+        self.by_unit: dict[int, UnitResult] = {}
         self.previous_aliases: tuple | None = None
         self.interned: dict = {}
         if previous is not None:
@@ -733,12 +748,17 @@ class _ChunkRun:
 
     def _unit(self, unit: Unit, block, scope) -> UnitResult:
         self._check_cancelled()
-        text = self.chunk.text[unit.start:unit.end]
         first, last = self._unit_lines(unit)
         sink = getattr(PROGRESS, "sink", None)
         clean = not scope.values and not scope.pending
         if unit.kind != "container" and self.pool is not None and clean:
-            old = self.pool.take(text, first)
+            # a unit the edit did not touch: its previous result, found without cutting its text
+            twin = self.same.get(id(unit))
+            old = self.previous_by_unit.get(id(twin)) if twin is not None else None
+            if old is not None and len(old.text) == unit.end - unit.start:
+                old = self.pool.take_result(old)
+            else:
+                old = self.pool.take(self.chunk.text[unit.start:unit.end], first)
             if old is not None and old.kind == unit.kind and old.scope_clean and not old.leaks:
                 res = self._reuse(old, first, last, block)
                 self._finished(unit, res, sink)
@@ -776,6 +796,7 @@ class _ChunkRun:
 
     def _finished(self, unit: Unit, res: UnitResult, sink) -> None:
         self.done.append(res)
+        self.by_unit[id(unit)] = res
         if unit.kind == "alias":
             self.aliases_left -= 1
         if sink is not None:
@@ -1014,7 +1035,7 @@ def _collect(units: list[UnitResult], module=None) -> list[Diagnostic]:
 
 
 def analyze_units(chunk, layout: list[Unit], options, source: SourceText, previous: ChunkState | None = None,
-                  *, cancelled=None, edit: Edit | None = None):
+                  *, cancelled=None, edit: Edit | None = None, same: dict | None = None):
     """Analyse ``chunk`` unit by unit; returns ``(ChunkAnalysis, ChunkState)``.
 
     ``previous`` is the state of the last analysis of the same document
@@ -1024,8 +1045,11 @@ def analyze_units(chunk, layout: list[Unit], options, source: SourceText, previo
     carrying the work done so far (see :meth:`_ChunkRun.partial_state`).
     ``edit`` is where the text changed since ``previous``: while a long
     analysis reports progress, the function edited is built first.
+    ``same`` maps the units the edit did not touch to those of ``previous``
+    (:func:`~tile_lsp.analysis.incremental.layout.update_layout`): their
+    results are taken without cutting and hashing their texts.
     """
-    run = _ChunkRun(chunk, layout, options, source, None, previous, cancelled, edit)
+    run = _ChunkRun(chunk, layout, options, source, None, previous, cancelled, edit, same)
     alias_key = tuple(chunk.text[u.start:u.end] for u in layout if u.kind == "alias")
     alias_lines = tuple(u.line for u in layout if u.kind == "alias")
     # aliases are reused in place: only when none changed or moved (a chunk without any may move)
@@ -1049,6 +1073,7 @@ def analyze_units(chunk, layout: list[Unit], options, source: SourceText, previo
     state.interned = _used_keys(run.interned)
     state.aliases = (run.module.attr_aliases, run.module.type_aliases)
     state.reused, state.rebuilt = run.reused, run.rebuilt
+    state.by_unit = run.by_unit
     analysis = ChunkAnalysis(chunk, run.module, _collect(units, run.module))
     analysis.units = units
     return analysis, state
