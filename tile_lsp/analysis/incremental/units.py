@@ -758,6 +758,8 @@ class _ChunkRun:
             if old is not None and len(old.text) == unit.end - unit.start:
                 old = self.pool.take_result(old)
             else:
+                old = None
+            if old is None:
                 old = self.pool.take(self.chunk.text[unit.start:unit.end], first)
             if old is not None and old.kind == unit.kind and old.scope_clean and not old.leaks:
                 res = self._reuse(old, first, last, block)
