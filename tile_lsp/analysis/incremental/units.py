@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.incremental.layout import Edit, Unit, container_source, depth_change
+from tile_lsp.analysis.incremental.parses import HEADER_PARSES, RUN_PARSES, STATEMENT_PARSES, ParseCache
 from tile_lsp.analysis.incremental.recovery import failure_scope, without_recovery_cascades, without_uses_of
 from tile_lsp.analysis.incremental.results import AnalysisCancelled, ChunkAnalysis
 from tile_lsp.analysis.ir.diagnostics import (
@@ -239,49 +240,9 @@ def options_key(options) -> tuple:
     return (repr(options),)
 
 
-class _ParseCache:
-    """The parses of the last ``size`` statement texts parsed while editing (thread-safe).
-
-    A parse tree is only read by the builder, and its offsets are relative
-    to the text parsed: the same statement text at another place of the
-    file, or in another version, is built from the same tree.
-    """
-
-    def __init__(self, size: int):
-        self.size = size
-        self._items: dict[str, object] = {}
-        self._lock = threading.Lock()
-
-    def get(self, text: str):
-        with self._lock:
-            result = self._items.pop(text, None)
-            if result is not None:
-                self._items[text] = result  # most recently used last
-            return result
-
-    def put(self, text: str, result) -> None:
-        with self._lock:
-            self._items.pop(text, None)
-            self._items[text] = result
-            while len(self._items) > self.size:
-                del self._items[next(iter(self._items))]
-
-
 #: the empty list of diagnostics a unit without any keeps (shared: a big file has tens of thousands of
 #: statements, most without diagnostics, and an empty list is 56 bytes)
 NONE: tuple = ()
-
-#: statements parsed while editing (the few hundred bytes of a statement's tree each)
-_STATEMENT_PARSES = _ParseCache(512)
-
-#: the parses of functions' header and footer lines (their bodies blanked) built last: each keystroke
-#: in a function parses them again otherwise.  Kept here rather than with each function: the trees of
-#: a 50,000-line file's 977 headers were 12 MB of the server's memory, for the few functions edited
-_HEADER_PARSES = _ParseCache(64)
-
-#: statement texts whose parses one analysis keeps (a file's statements repeat: constants,
-#: ``return``, the same kernel at several tile sizes); the trees are freed with the analysis
-RUN_PARSES = 4096
 
 
 class _Pool:
@@ -396,8 +357,8 @@ class _ChunkRun:
         self.aliases_left = sum(1 for u in layout if u.kind == "alias")
         self.edit = edit
         self.done: list[UnitResult] = []  # the results of the units finished (not containers)
-        #: the statements this analysis parsed, by text (see :data:`RUN_PARSES`)
-        self.parses = _ParseCache(RUN_PARSES)
+        #: the statements this analysis parsed, by text (see :data:`~tile_lsp.analysis.incremental.parses.RUN_PARSES`)
+        self.parses = ParseCache(RUN_PARSES)
 
     def _check_cancelled(self) -> None:
         if self.cancelled is not None and self.aliases_left == 0 and self.cancelled():
@@ -472,7 +433,7 @@ class _ChunkRun:
                      outer_ops: tuple[str, ...] = ()):
         """Parse ``text`` (at chunk offset ``start``) and build its items into ``block``.
 
-        ``cache``: take the parse from, and keep it in, :data:`_STATEMENT_PARSES` (an edit's
+        ``cache``: take the parse from, and keep it in, :data:`~tile_lsp.analysis.incremental.parses.STATEMENT_PARSES` (an edit's
         statements, kept across analyses); otherwise this analysis' own :attr:`parses`.
         ``outer_ops``: the ops whose regions hold ``text`` (see :func:`tile_lsp.grammar.parse.parse`).
 
@@ -484,7 +445,7 @@ class _ChunkRun:
 
         base = self.base + start
         key = "\x00".join(outer_ops + (text,))
-        parses = _STATEMENT_PARSES if cache else self.parses
+        parses = STATEMENT_PARSES if cache else self.parses
         result = parses.get(key)
         if result is None:
             result = parse(text, max_issues=50, outer_ops=outer_ops)
@@ -604,10 +565,10 @@ class _ChunkRun:
         # verification may read are all there
         signature = _signature(header, footer)
         old_fn = self.pool.take_function(signature, first) if self.pool is not None else None
-        result = _HEADER_PARSES.get(virtual)  # the tree is only read by the builder
+        result = HEADER_PARSES.get(virtual)  # the tree is only read by the builder
         if result is None:
             result = parse(virtual, max_issues=50)
-            _HEADER_PARSES.put(virtual, result)
+            HEADER_PARSES.put(virtual, result)
         if result.issues or result.tree is None:
             return None
         builder = Builder(vsource, first, result.text)
