@@ -410,7 +410,7 @@ def test_ptx_takes_the_gpu_of_the_configuration(tmp_path, capsys):
 def test_a_dying_worker_is_a_usage_error_not_a_traceback(monkeypatch, capsys):
     import tile_lsp.cli as cli
 
-    monkeypatch.setattr(cli, "check_file", lambda path, args: os._exit(3))
+    monkeypatch.setattr(cli, "check_file", lambda path, args, workers=1: os._exit(3))
     code, out, err = run_main(capsys, "check", "--jobs", "2", str(ROOT / "examples"))
     assert (code, out) == (2, "")
     assert err.startswith("tile-lsp: error: a --jobs worker process died (") and err.endswith("try --jobs 1\n")

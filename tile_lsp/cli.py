@@ -140,8 +140,8 @@ def _check_parser(prog: str = "tile-lsp", alias: bool = True) -> argparse.Argume
     run.add_argument("--isolated", action="store_true",
                      help="ignore configuration files: only the command line and the defaults")
     run.add_argument("-j", "--jobs", type=_jobs, default=None, metavar="N",
-                     help="check files in N processes (default 0: one per core); the output is the "
-                          "same, in the same order")
+                     help="check files in N processes (default 0: one per core), or a single large "
+                          "file's functions; the output is the same, in the same order")
     run.add_argument("--no-cache", action="store_true",
                      help="neither read nor write the result cache (by default a file, options and tile-lsp "
                           "build already checked are answered from it)")
@@ -273,11 +273,13 @@ def bytecode_as_text(path: Path) -> tuple[str | None, Diagnostic | None]:
                                 Range(Position(0, 0), Position(0, 0)), "input.bytecode")
 
 
-def check_file(path: Path, args: argparse.Namespace) -> FileResult:
+def check_file(path: Path, args: argparse.Namespace, workers: int = 1) -> FileResult:
     """Analyse one file according to the options ``args`` (parsed by :func:`_check_parser`).
 
     Options left ``None`` take their defaults (no configuration file is read
-    here: :func:`run_check` resolves them per file).  Raises
+    here: :func:`run_check` resolves them per file).  ``workers`` > 1 lets a
+    large file's functions be analysed by that many processes
+    (:mod:`tile_lsp.analysis.incremental.parallel`; same result).  Raises
     :class:`UsageError` when the file cannot be read.
     """
     from tile_lsp.analysis.api import AnalysisOptions
@@ -306,10 +308,10 @@ def check_file(path: Path, args: argparse.Namespace) -> FileResult:
         if hit is not None:
             return FileResult(str(path), SourceText(text), hit.diagnostics, hit.chunks_total, hit.chunks_passed,
                               hit.verified)
-        result = _analyse(path, text, args, options)
+        result = _analyse(path, text, args, options, workers)
         cache.put(key, CachedCheck(result.diagnostics, result.chunks_total, result.chunks_passed, result.verified))
         return result
-    return _analyse(path, text, args, options)
+    return _analyse(path, text, args, options, workers)
 
 
 def _cache(args: argparse.Namespace):
@@ -321,11 +323,11 @@ def _cache(args: argparse.Namespace):
     return CheckCache(cache_directory(getattr(args, "cache_dir", None)))
 
 
-def _analyse(path: Path, text: str, args: argparse.Namespace, options) -> FileResult:
+def _analyse(path: Path, text: str, args: argparse.Namespace, options, workers: int = 1) -> FileResult:
     """The analysis part of :func:`check_file` (no cache): ``text`` read from ``path``."""
     from tile_lsp.analysis.api import analyze_text
 
-    analysis = analyze_text(text, options)
+    analysis = analyze_text(text, options, workers=workers)
     source = SourceText(text)
     if not args.verify_diagnostics:
         diagnostics = list(analysis.diagnostics)
@@ -348,13 +350,13 @@ def _analyse(path: Path, text: str, args: argparse.Namespace, options) -> FileRe
     return FileResult(str(path), source, failures, len(analysis.chunks), passed, verified=True)
 
 
-def _check_one(item: tuple[Path, argparse.Namespace]) -> FileResult:
+def _check_one(item: tuple[Path, argparse.Namespace], workers: int = 1) -> FileResult:
     """:func:`check_file` on one ``(path, options)`` pair (what a worker process runs), then
     the heap collected if the files checked so far left much behind
     (:func:`tile_lsp.collector.collect_when_grown`)."""
     from tile_lsp.collector import collect_when_grown
 
-    result = check_file(*item)
+    result = check_file(*item, workers=workers)
     collect_when_grown()
     return result
 
@@ -383,18 +385,20 @@ def check_files(items: list[tuple[Path, argparse.Namespace]], jobs: int = 1,
     """Check each ``(path, options)`` of ``items``; results in the order of ``items``.
 
     ``jobs`` > 1 spreads the files over that many processes (0: one per
-    core); the results are the same as with one.  ``progress``: allow a
+    core), or a single file's functions; the results are the same as with one.  ``progress``: allow a
     progress bar on stderr (see :func:`_progress`).  Raises
     :class:`UsageError` when a file cannot be read or a worker process dies.
     """
     workers = jobs or os.cpu_count() or 1
+    # one file: its functions spread over the processes (the command line has no other thread)
+    unit_workers = workers if len(items) == 1 else 1
     workers = min(workers, len(items))
     bar = _progress(len(items), progress)
     try:
         if workers <= 1:
             results = []
             for item in items:
-                results.append(_check_one(item))
+                results.append(_check_one(item, unit_workers))
                 if bar is not None:
                     bar.update(1)
             return results

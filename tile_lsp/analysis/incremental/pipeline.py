@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 
 
 def analyze_chunk(chunk: Chunk, options: AnalysisOptions, source: SourceText | None = None, *, previous=None,
-                  state_out: list | None = None, cancelled=None, edit=None):
+                  state_out: list | None = None, cancelled=None, edit=None, workers: int = 1):
     """Analyse one chunk; returns a :class:`~tile_lsp.analysis.incremental.results.ChunkAnalysis`.
 
     ``source`` indexes the whole document (for whole-file positions); when
@@ -48,14 +48,19 @@ def analyze_chunk(chunk: Chunk, options: AnalysisOptions, source: SourceText | N
     in MLIR's order (:func:`~tile_lsp.analysis.ir.diagnostics.mlir_order`): the
     parse phase, then the verifier.  The cyclic garbage collector is paused meanwhile
     (:func:`tile_lsp.collector.collector_paused`).
+
+    ``workers`` > 1 (the command line only: it forks) lets a large chunk
+    analysed by units, with no ``previous``, be analysed by that many
+    processes (:mod:`tile_lsp.analysis.incremental.parallel`); when it is
+    clean, the result has its diagnostics (none) but no module.
     """
     with collector_paused():
         return _analyze_chunk(chunk, options, source, previous=previous, state_out=state_out,
-                              cancelled=cancelled, edit=edit)
+                              cancelled=cancelled, edit=edit, workers=workers)
 
 
 def _analyze_chunk(chunk: Chunk, options: AnalysisOptions, source: SourceText | None, *, previous,
-                   state_out: list | None, cancelled, edit):
+                   state_out: list | None, cancelled, edit, workers: int = 1):
     """:func:`analyze_chunk`, the collector paused."""
     from tile_lsp.analysis.syntax.builder import Builder
     from tile_lsp.analysis.verify.verifier import verify_module
@@ -77,6 +82,13 @@ def _analyze_chunk(chunk: Chunk, options: AnalysisOptions, source: SourceText | 
             same: dict = {}
             layout = chunk_layout(chunk.text, previous, same)
             if layout is not None and all_exact(layout):
+                if previous is None and state_out is None and cancelled is None:
+                    from tile_lsp.analysis.incremental import parallel
+
+                    if parallel.worth_it(layout, chunk.text.count("\n"), workers):
+                        found = parallel.analyze_clean_in_parallel(chunk, layout, options, source, workers)
+                        if found is not None:
+                            return found
                 analysis, state = analyze_units(chunk, layout, options, source, previous,
                                                 cancelled=cancelled, edit=edit, same=same)
                 if state_out is not None:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.incremental.layout import Edit, Unit, container_source, depth_change
+from tile_lsp.analysis.incremental.moving import Shifter, alias_objects, shift_diagnostics, shift_spans
 from tile_lsp.analysis.incremental.parses import HEADER_PARSES, RUN_PARSES, STATEMENT_PARSES, ParseCache
 from tile_lsp.analysis.incremental.recovery import failure_scope, without_recovery_cascades, without_uses_of
 from tile_lsp.analysis.incremental.results import AnalysisCancelled, ChunkAnalysis
@@ -96,6 +97,8 @@ class UnitResult:
     # the ops of the unit (a container: its own op only) located by ``loc(#alias)``, in text order
     # (None: not looked for yet); the IR of a reused unit is moved, not rebuilt, so the list stays true
     alias_located: list | None = None
+    #: a function another process analyses (:mod:`.parallel`): no op, no diagnostic
+    skipped: bool = False
 
     def ops_located_by_alias(self) -> list:
         """The unit's ops whose location is still ``loc(#alias)`` (no alias of that name resolved it)."""
@@ -115,118 +118,6 @@ class UnitResult:
             build = [d for c in self.children for d in c.build]
             self.statement_diagnostics = (issues, build)
         return self.statement_diagnostics
-
-
-def _shift_range(r: Range | None, delta: int) -> Range | None:
-    if r is None:
-        return None
-    return Range.of(r.start_line + delta, r.start_character, r.end_line + delta, r.end_character)
-
-
-def _shift_spans(spans, delta: int) -> list:
-    """``spans`` (:class:`~tile_lsp.analysis.ir.core.Span` outside every op) moved down by ``delta`` lines
-    (an op's own spans count from its first line: they move with it); an empty ``spans`` as it is."""
-    return [s.moved(delta) for s in spans] if spans else spans
-
-
-def _shift_diagnostics(diags: list[Diagnostic], delta: int, first: int, last: int) -> list[Diagnostic]:
-    """Copies of ``diags`` moved by ``delta`` lines; notes outside lines ``first..last`` stay (an empty
-    ``diags`` as it is: most units have none)."""
-    if not diags:
-        return diags
-    out = []
-    for d in diags:
-        notes = [dataclasses.replace(n, range=_shift_range(n.range, delta))
-                 if n.range is not None and n.uri is None and first <= n.range.start.line <= last else n
-                 for n in d.notes]
-        out.append(dataclasses.replace(d, range=_shift_range(d.range, delta), notes=notes,
-                                       extent=_shift_range(d.extent, delta)))
-    return out
-
-
-class _Shifter:
-    """Moves the ranges of a unit's IR by ``delta`` lines, in place; objects in ``foreign`` are left alone."""
-
-    def __init__(self, delta: int, foreign: set[int]):
-        self.delta = delta
-        self.seen: set[int] = set(foreign)
-
-    def value(self, v) -> None:
-        if id(v) in self.seen:
-            return
-        self.seen.add(id(v))
-        d = self.delta
-        v.range = _shift_range(v.range, d)
-        for use in v.uses:
-            if id(use) not in self.seen:
-                self.seen.add(id(use))
-                use.range = _shift_range(use.range, d)
-
-    def attribute(self, a) -> None:
-        from tile_lsp.analysis.ir.attributes import Attribute
-
-        stack = [a]
-        while stack:
-            a = stack.pop()
-            if id(a) in self.seen:
-                continue
-            self.seen.add(id(a))
-            a.range = _shift_range(a.range, self.delta)
-            for v in vars(a).values():
-                if isinstance(v, Attribute):
-                    stack.append(v)
-                elif isinstance(v, (list, tuple)):
-                    stack.extend(x for x in v if isinstance(x, Attribute))
-                elif isinstance(v, dict):
-                    stack.extend(x for x in v.values() if isinstance(x, Attribute))
-
-    def op(self, op) -> None:
-        d = self.delta
-        for inner in op.walk():
-            inner.range = _shift_range(inner.range, d)
-            inner.name_range = _shift_range(inner.name_range, d)
-            inner.operand_ranges = [_shift_range(r, d) for r in inner.operand_ranges]
-            if inner.successor_ranges:
-                inner.successor_ranges = [_shift_range(r, d) for r in inner.successor_ranges]
-            for v in inner.operands:
-                if v is not None:
-                    self.value(v)
-            for v in inner.results:
-                self.value(v)
-            for a in inner.properties.values():
-                self.attribute(a)
-            for a in inner.attributes.values():
-                self.attribute(a)
-            if inner.location is not None:
-                self.attribute(inner.location)
-            for region in inner.regions:
-                region.range = _shift_range(region.range, d)
-                for block in region.blocks:
-                    block.range = _shift_range(block.range, d)
-                    block.label_range = _shift_range(block.label_range, d)
-                    for arg in block.arguments:
-                        self.value(arg)
-
-
-def _alias_objects(module) -> set[int]:
-    """Ids of the attributes reachable from the module's alias tables (owned by alias units)."""
-    from tile_lsp.analysis.ir.attributes import Attribute
-
-    seen: set[int] = set()
-    stack = list(module.attr_aliases.values())
-    while stack:
-        a = stack.pop()
-        if not isinstance(a, Attribute) or id(a) in seen:
-            continue
-        seen.add(id(a))
-        for v in vars(a).values():
-            if isinstance(v, Attribute):
-                stack.append(v)
-            elif isinstance(v, (list, tuple)):
-                stack.extend(v)
-            elif isinstance(v, dict):
-                stack.extend(v.values())
-    return seen
 
 
 # ---------------------------------------------------------------------------
@@ -322,12 +213,17 @@ class ChunkState:
     #: ``id`` of each unit of ``layout`` (not a container) -> its result
     by_unit: dict = field(default_factory=dict)
 
+    def scopes_clean(self) -> bool:
+        """Whether every unit was built in a clean scope and left it clean (see :mod:`.parallel`)."""
+        return all(r.scope_clean and not r.leaks for r in _walk_results(self.units, into_functions=False))
+
 
 class _ChunkRun:
     """One analysis of a chunk by units (fresh, or reusing ``pool``)."""
 
     def __init__(self, chunk, layout: list[Unit], options, source: SourceText, pool: _Pool | None,
-                 previous: ChunkState | None, cancelled=None, edit: Edit | None = None, same: dict | None = None):
+                 previous: ChunkState | None, cancelled=None, edit: Edit | None = None, same: dict | None = None,
+                 share: tuple[int, int] | None = None):
         from tile_lsp.analysis.ir.core import Module
 
         self.chunk = chunk
@@ -340,6 +236,9 @@ class _ChunkRun:
         self.module.line_span = (self.first_line, self._line_at(len(chunk.text)))
         self.pool = pool
         self.previous = previous
+        #: ``(k, n)``: build and verify only the functions whose ordinal is k modulo n
+        self.share = share
+        self.functions = 0
         #: id of a unit -> the previous analysis' unit of the same text (:func:`~.layout.update_layout`)
         self.same = same or {}
         self.previous_by_unit = previous.by_unit if previous is not None and previous.complete else {}
@@ -395,7 +294,7 @@ class _ChunkRun:
         out: list[Diagnostic] = []
         for r, delta in self._not_reached():
             found = [*r.issues, *r.build, *(d for c in r.children for d in (*c.issues, *c.build))]
-            out.extend(_shift_diagnostics(found, delta, r.first_line, r.last_line) if delta else found)
+            out.extend(shift_diagnostics(found, delta, r.first_line, r.last_line) if delta else found)
         return out
 
     def partial_state(self, key: tuple) -> ChunkState:
@@ -610,7 +509,7 @@ class _ChunkRun:
         inner = Scope(parent=scope, isolated=True)
         for arg in body.arguments:
             inner.values.setdefault(canonical_value_name(arg.name), arg)
-        shifters: dict[int, _Shifter] = {}
+        shifters: dict[int, Shifter] = {}
         children: list[UnitResult] = []
         reused_names: set[str] = set()
         for rel in unit.children:
@@ -687,7 +586,7 @@ class _ChunkRun:
         if delta:
             shifter = shifters.get(delta)
             if shifter is None:
-                shifter = shifters[delta] = _Shifter(delta, self.foreign)
+                shifter = shifters[delta] = Shifter(delta, self.foreign)
             for _, _, v, now in external:
                 shifter.seen.add(id(v))
                 shifter.seen.add(id(now))
@@ -695,7 +594,7 @@ class _ChunkRun:
                 shifter.op(op)
             if old.verify is not None:
                 old.verify = None if old.uses_locations else \
-                    _shift_diagnostics(old.verify, delta, old.first_line, old.last_line)
+                    shift_diagnostics(old.verify, delta, old.first_line, old.last_line)
             old.first_line, old.last_line = first, last
         for o, i, _, now in external:
             o.operands[i] = now
@@ -745,6 +644,12 @@ class _ChunkRun:
             return res
         before = _scope_size(scope)
         res = None
+        if unit.kind == "function" and clean and self.share is not None:
+            ordinal, self.functions = self.functions, self.functions + 1
+            if ordinal % self.share[1] != self.share[0]:  # another process's function (:mod:`.parallel`)
+                res = UnitResult("", "function", first, last, skipped=True)
+                self._finished(unit, res, sink)
+                return res
         if unit.kind == "function" and clean:
             # statement by statement only in a clean scope: where an earlier unit left values or
             # forward references (a broken header), the names outside are visible in the function
@@ -790,17 +695,17 @@ class _ChunkRun:
 
     def _move(self, old: UnitResult, delta: int) -> None:
         """Move ``old``'s IR, diagnostics and lines down by ``delta`` lines."""
-        shifter = _Shifter(delta, self.foreign)
+        shifter = Shifter(delta, self.foreign)
         for op in old.ops:
             shifter.op(op)
-        old.issues = _shift_diagnostics(old.issues, delta, old.first_line, old.last_line)
-        old.build = _shift_diagnostics(old.build, delta, old.first_line, old.last_line)
-        old.spans = _shift_spans(old.spans, delta)
+        old.issues = shift_diagnostics(old.issues, delta, old.first_line, old.last_line)
+        old.build = shift_diagnostics(old.build, delta, old.first_line, old.last_line)
+        old.spans = shift_spans(old.spans, delta)
         if old.verify is not None:
             if old.uses_locations:
                 old.verify = None  # file locations are shown at fixed lines: verify again
             else:
-                old.verify = _shift_diagnostics(old.verify, delta, old.first_line, old.last_line)
+                old.verify = shift_diagnostics(old.verify, delta, old.first_line, old.last_line)
         _shift_children(old, delta, old.first_line, old.last_line)
         old.first_line, old.last_line = old.first_line + delta, old.last_line + delta
 
@@ -816,7 +721,7 @@ class _ChunkRun:
             # aliases are shared by every unit: reused only when none changed or moved.  While
             # building, a unit sees the aliases defined above it, as in a fresh build.
             self.module.attr_aliases, self.module.type_aliases = full
-            self.foreign = _alias_objects(self.module)
+            self.foreign = alias_objects(self.module)
             self.module.attr_aliases, self.module.type_aliases = {}, {}
         units = []
         for u in self.layout:
@@ -882,6 +787,8 @@ class _ChunkRun:
                         res.tail = NONE
                         for child in res.children:
                             child.verify, child.verify_key = NONE, None
+                    continue
+                if res.skipped:
                     continue
                 key = (okey, chain, symbols, n == len(results) - 1, span if res.uses_locations else None)
                 if res.verify is not None and res.verify_key == key:
@@ -998,7 +905,8 @@ def _collect(units: list[UnitResult], module=None) -> list[Diagnostic]:
 
 
 def analyze_units(chunk, layout: list[Unit], options, source: SourceText, previous: ChunkState | None = None,
-                  *, cancelled=None, edit: Edit | None = None, same: dict | None = None):
+                  *, cancelled=None, edit: Edit | None = None, same: dict | None = None,
+                  share: tuple[int, int] | None = None):
     """Analyse ``chunk`` unit by unit; returns ``(ChunkAnalysis, ChunkState)``.
 
     ``previous`` is the state of the last analysis of the same document
@@ -1010,9 +918,12 @@ def analyze_units(chunk, layout: list[Unit], options, source: SourceText, previo
     analysis reports progress, the function edited is built first.
     ``same`` maps the units the edit did not touch to those of ``previous``
     (:func:`~tile_lsp.analysis.incremental.layout.update_layout`): their
-    results are taken without cutting and hashing their texts.
+    results are taken without cutting and hashing their texts.  ``share``
+    ``(k, n)``: only the functions whose ordinal is k modulo n are built and
+    verified, the others left out of the IR
+    (:mod:`~tile_lsp.analysis.incremental.parallel`).
     """
-    run = _ChunkRun(chunk, layout, options, source, None, previous, cancelled, edit, same)
+    run = _ChunkRun(chunk, layout, options, source, None, previous, cancelled, edit, same, share)
     alias_key = tuple(chunk.text[u.start:u.end] for u in layout if u.kind == "alias")
     alias_lines = tuple(u.line for u in layout if u.kind == "alias")
     # aliases are reused in place: only when none changed or moved (a chunk without any may move)
@@ -1174,10 +1085,10 @@ def _shift_children(res: UnitResult, delta: int, first: int, last: int) -> None:
     """Move the lines and diagnostics of ``res``'s children by ``delta`` (notes within ``first..last`` too)."""
     res.statement_diagnostics = None
     for child in res.children:
-        child.issues = _shift_diagnostics(child.issues, delta, first, last)
-        child.build = _shift_diagnostics(child.build, delta, first, last)
+        child.issues = shift_diagnostics(child.issues, delta, first, last)
+        child.build = shift_diagnostics(child.build, delta, first, last)
         if child.verify is not None:
-            child.verify = None if child.uses_locations else _shift_diagnostics(child.verify, delta, first, last)
+            child.verify = None if child.uses_locations else shift_diagnostics(child.verify, delta, first, last)
         child.first_line += delta
         child.last_line += delta
         _shift_children(child, delta, first, last)

@@ -1,0 +1,125 @@
+"""One file's functions analysed by several processes (tile_lsp.analysis.incremental.parallel).
+
+The result is that of one process: nothing when the file is clean (then
+the parallel path answered: the chunk has no module), and the whole
+analysis's diagnostics when any process found one, whichever process's
+function it is in, or when the module's own checks (symbol names) fail
+across the shares.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import require_corpus
+from tile_lsp.analysis.api import AnalysisOptions, analyze_text
+from tile_lsp.analysis.incremental import parallel
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the parallel analysis forks")
+
+KERNELS = ("activations_gelu_f32_b256.sm_100", "layernorm_bwd_bf16_32x256.sm_90",
+           "flash_attention_bf16_d128_64x64.sm_90", "activations_gelu_f32_b256.sm_100",
+           "layernorm_bwd_bf16_32x256.sm_90", "flash_attention_bf16_d128_64x64.sm_90")
+
+
+def _module(copies: int = 1) -> str:
+    """A module of the corpus kernels above (``copies`` times), each entry renamed apart."""
+    parts = ["cuda_tile.module @m {\n"]
+    for n, name in enumerate(KERNELS * copies):
+        text = (require_corpus() / "kernels" / f"{name}.mlir").read_text(encoding="utf-8")
+        text = re.sub(r"(entry @[A-Za-z0-9_$.]+)", lambda m, n=n: f"{m.group(1)}_{n}", text)
+        parts.append("".join("  " + line if line.strip() else line for line in text.splitlines(keepends=True)))
+    parts.append("}\n")
+    return "".join(parts)
+
+
+def _found(analysis) -> list[tuple]:
+    return [(d.severity.value, d.message, d.code, d.range, [(n.message, n.range) for n in d.notes])
+            for d in analysis.diagnostics]
+
+
+@pytest.fixture(autouse=True)
+def _small_files_too(monkeypatch):
+    monkeypatch.setattr(parallel, "MIN_LINES", 0)
+
+
+def _nth_entry_body(text: str, n: int) -> int:
+    """The offset of the first statement of the ``n``-th entry."""
+    starts = [m.end() for m in re.finditer(r"entry @[^\n]*\{\n", text)]
+    return starts[n]
+
+
+def test_a_clean_file_is_answered_by_the_processes():
+    text = _module()
+    alone = analyze_text(text, AnalysisOptions())
+    together = analyze_text(text, AnalysisOptions(), workers=2)
+    assert _found(alone) == _found(together) == []
+    assert alone.chunks[0].module is not None
+    assert together.chunks[0].module is None  # the parallel path answered
+
+
+@pytest.mark.parametrize("entry", [0, 1, 2, 5])
+@pytest.mark.parametrize("workers", [2, 3])
+def test_an_error_in_any_share_gives_the_whole_analysis(entry, workers):
+    text = _module()
+    at = _nth_entry_body(text, entry)
+    line_end = text.index("\n", at)
+    broken = text[:line_end] + " %oops" + text[line_end:]  # a syntax error in that entry's first statement
+    alone = analyze_text(broken, AnalysisOptions())
+    together = analyze_text(broken, AnalysisOptions(), workers=workers)
+    assert _found(alone) and _found(together) == _found(alone)
+    assert together.chunks[0].module is not None  # analysed again in one process
+
+
+def test_a_type_error_in_another_process_share_gives_the_whole_analysis():
+    text = _module()
+    # entry 3 is the child's (ordinal 3 is 1 modulo 2): its first i32 tile made an i64 one
+    at = text.index("tile<i32>", _nth_entry_body(text, 3))
+    assert at < _nth_entry_body(text, 4)
+    broken = text[:at] + "tile<i64>" + text[at + len("tile<i32>"):]
+    alone = analyze_text(broken, AnalysisOptions())
+    together = analyze_text(broken, AnalysisOptions(), workers=2)
+    assert _found(alone) and _found(together) == _found(alone)
+
+
+def test_a_symbol_defined_twice_across_the_shares_is_found():
+    text = _module()
+    names = re.findall(r"entry @([A-Za-z0-9_$.]+)", text)
+    # entries 0 and 1 go to different processes; give entry 1 entry 0's name
+    twice = text.replace(f"entry @{names[1]}(", f"entry @{names[0]}(", 1)
+    alone = analyze_text(twice, AnalysisOptions())
+    together = analyze_text(twice, AnalysisOptions(), workers=2)
+    assert any("redefinition of symbol" in d.message for d in alone.diagnostics)
+    assert _found(together) == _found(alone)
+
+
+def test_check_spreads_one_file_over_its_jobs(tmp_path):
+    """Through the command line: the same report with --jobs 1 and --jobs 2 on a clean and a broken
+    file large enough to be spread (in a new process, so at the default threshold)."""
+    text = _module(copies=4)
+    assert text.count("\n") >= 2000  # parallel.MIN_LINES, the default
+    clean = tmp_path / "clean.mlir"
+    clean.write_text(text, encoding="utf-8")
+    at = _nth_entry_body(text, 7)
+    broken = tmp_path / "broken.mlir"
+    broken.write_text(text[:at] + "%x = cuda_tile.nope\n" + text[at:], encoding="utf-8")
+    for path in (clean, broken):
+        out = [subprocess.run([sys.executable, "-m", "tile_lsp.cli", "check", "--no-cache", "--jobs", jobs, str(path)],
+                              capture_output=True, text=True) for jobs in ("1", "2")]
+        assert out[0].returncode == out[1].returncode == (0 if path is clean else 1)
+        assert out[0].stdout == out[1].stdout
+
+
+def test_names_are_read_past_comments_and_a_quoted_one_keeps_the_file_in_one_process():
+    from tile_lsp.analysis.incremental.layout import split_units
+
+    text = _module().replace("  entry @", "  // the kernel\n  entry @", 1)
+    assert parallel._distinct_names(text, split_units(text))
+    quoted = re.sub(r"entry @([A-Za-z0-9_$.]+)\(", r'entry @"\1"(', text, count=1)
+    assert not parallel._distinct_names(quoted, split_units(quoted))
+    assert _found(analyze_text(quoted, AnalysisOptions(), workers=2)) == _found(analyze_text(quoted, AnalysisOptions()))

@@ -1,0 +1,115 @@
+"""One chunk's functions analysed by several processes at once (``tile-lsp check --jobs``).
+
+``--jobs`` spreads files over processes; a single large file used one core.
+:func:`analyze_clean_in_parallel` forks ``workers - 1`` processes after the
+chunk is cut into units (:mod:`.layout`).  Each process, the calling one
+included, analyses the chunk with :func:`.units.analyze_units` and a
+``share``: every ``workers``-th function, and every unit that is not a
+function (aliases, globals, the module itself); the other functions are
+left out.  The processes answer one byte: whether their share found
+nothing at all.
+
+The answer is only trusted when it is "nothing anywhere".  A function's
+analysis depends on the module's aliases and globals, which every process
+builds, and not on the other functions (functions are ``IsolatedFromAbove``
+and nothing refers to one by its symbol; a unit built in a scope left dirty
+by the unit before is not shared out).  The one check that spans functions,
+two symbols of one name, is made first on the functions' header lines
+(:func:`_distinct_names`).  So a diagnostic of the whole analysis is one
+that its function's process finds, or one of the module that every process
+finds.  The text of a message, its order and what the first error hides
+(:func:`~tile_lsp.analysis.ir.diagnostics.mlir_order`) need the whole IR,
+so as soon as one process found something the caller analyses the chunk
+again in one process, as before: a file with diagnostics costs half again,
+a clean file (the common case in a CI job) the time of its largest share.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from tile_lsp.analysis.incremental.layout import Unit
+
+#: a chunk with fewer lines is analysed in one process (a fork, and each process's headers, cost more)
+MIN_LINES = 2000
+
+
+#: the symbol of a function's header line: ``entry @name(`` (a quoted or unusual name: not parallel)
+_SYMBOL = re.compile(r"^[ \t]*(?:cuda_tile\.)?entry\s+@([A-Za-z_][A-Za-z0-9_$.]*)\s*\(", re.MULTILINE)
+
+
+def _function_units(units: list[Unit]):
+    for u in units:
+        if u.kind == "function":
+            yield u
+        elif u.kind == "container":
+            yield from _function_units(list(u.children))
+
+
+def _distinct_names(text: str, layout: list[Unit]) -> bool:
+    """Whether every function of ``layout`` names its symbol plainly on its header line, each name once
+    (else two processes could each hold one of two functions of the same name, and neither see it)."""
+    seen: set[str] = set()
+    for u in _function_units(layout):
+        m = _SYMBOL.search(text, u.start, u.header_end)  # past the comment lines the unit starts with
+        if m is None or m.group(1) in seen:
+            return False
+        seen.add(m.group(1))
+    return True
+
+
+def worth_it(layout: list[Unit], lines: int, workers: int) -> bool:
+    """Whether a chunk of ``lines`` lines cut into ``layout`` is worth ``workers`` processes."""
+    return workers > 1 and hasattr(os, "fork") and lines >= MIN_LINES and \
+        sum(1 for _ in _function_units(layout)) >= 2 * workers
+
+
+def _share_is_clean(chunk, layout: list[Unit], options, source, share: tuple[int, int]):
+    """Analyse ``share`` of the chunk; ``(analysis, clean)``: clean when it found no diagnostic and
+    every unit was built in a clean scope, leaving it clean."""
+    from tile_lsp.analysis.incremental.units import analyze_units
+
+    analysis, state = analyze_units(chunk, layout, options, source, share=share)
+    return analysis, not analysis.diagnostics and state.scopes_clean()
+
+
+def analyze_clean_in_parallel(chunk, layout: list[Unit], options, source, workers: int):
+    """The analysis of a clean chunk by ``workers`` processes, or ``None`` when any process found a
+    diagnostic (or failed): then the caller analyses the chunk in one process.
+
+    The analysis returned has no module and no units (each process built
+    part of the IR): its diagnostics (none) are all it gives.  POSIX only (``os.fork``); call it from
+    a process without other threads (the command line), never the server.
+    """
+    if not _distinct_names(chunk.text, layout):
+        return None
+    children: list[tuple[int, int]] = []
+    for k in range(1, workers):
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: one byte, then gone without running the parent's clean-up
+            answer = b"0"
+            try:
+                os.close(read)
+                answer = b"1" if _share_is_clean(chunk, layout, options, source, (k, workers))[1] else b"0"
+            finally:
+                try:
+                    os.write(write, answer)
+                finally:
+                    os._exit(0)
+        os.close(write)
+        children.append((pid, read))
+    clean = False
+    try:
+        analysis, clean = _share_is_clean(chunk, layout, options, source, (0, workers))
+    finally:
+        for pid, read in children:
+            with os.fdopen(read, "rb") as f:
+                if f.read(1) != b"1":
+                    clean = False
+            os.waitpid(pid, 0)
+    if not clean:
+        return None
+    analysis.module = analysis.units = None
+    return analysis
