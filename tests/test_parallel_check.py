@@ -123,3 +123,17 @@ def test_names_are_read_past_comments_and_a_quoted_one_keeps_the_file_in_one_pro
     quoted = re.sub(r"entry @([A-Za-z0-9_$.]+)\(", r'entry @"\1"(', text, count=1)
     assert not parallel._distinct_names(quoted, split_units(quoted))
     assert _found(analyze_text(quoted, AnalysisOptions(), workers=2)) == _found(analyze_text(quoted, AnalysisOptions()))
+
+
+def test_a_share_that_fails_leaves_the_file_to_one_process(monkeypatch):
+    real = parallel._share_is_clean
+
+    def failing(chunk, layout, options, source, share):
+        if share[0] == 0:  # the calling process's share (the child runs the real one)
+            raise RuntimeError("a bug of the share's analysis")
+        return real(chunk, layout, options, source, share)
+
+    monkeypatch.setattr(parallel, "_share_is_clean", failing)
+    text = _module()
+    together = analyze_text(text, AnalysisOptions(), workers=2)
+    assert _found(together) == [] and together.chunks[0].module is not None  # analysed in one process

@@ -26,12 +26,15 @@ a clean file (the common case in a CI job) the time of its largest share.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 
 from tile_lsp.analysis.incremental.layout import Unit
 
-#: a chunk with fewer lines is analysed in one process (a fork, and each process's headers, cost more)
+log = logging.getLogger(__name__)
+
+#: a chunk with fewer lines is analysed in one process (a fork would cost more than it saves)
 MIN_LINES = 2000
 
 
@@ -103,6 +106,8 @@ def analyze_clean_in_parallel(chunk, layout: list[Unit], options, source, worker
     clean = False
     try:
         analysis, clean = _share_is_clean(chunk, layout, options, source, (0, workers))
+    except Exception:  # the analysis in one process, which follows, reports what went wrong
+        log.exception("the analysis of a share failed")
     finally:
         for pid, read in children:
             with os.fdopen(read, "rb") as f:
