@@ -76,11 +76,29 @@ def test_an_error_in_any_share_gives_the_whole_analysis(entry, workers):
     assert together.chunks[0].module is not None  # analysed again in one process
 
 
+def _owned_by(text: str, process: int, workers: int = 2) -> list[int]:
+    """The entries that ``parallel.owners`` gives to ``process``."""
+    from tile_lsp.analysis.incremental.layout import split_units
+
+    return [i for i, k in enumerate(parallel.owners(text, split_units(text), workers)) if k == process]
+
+
+def test_copies_of_a_body_go_to_one_process_and_the_processes_get_as_much_text():
+    text = _module(copies=2)
+    from tile_lsp.analysis.incremental.layout import split_units
+
+    dealt = parallel.owners(text, split_units(text), 2)
+    assert len(dealt) == 12 and set(dealt) == {0, 1}
+    for n in range(3):  # each kernel's four copies (KERNELS holds each twice) in one process
+        assert len({dealt[i] for i in range(n, 12, 3)}) == 1
+
+
 def test_a_type_error_in_another_process_share_gives_the_whole_analysis():
     text = _module()
-    # entry 3 is the child's (ordinal 3 is 1 modulo 2): its first i32 tile made an i64 one
-    at = text.index("tile<i32>", _nth_entry_body(text, 3))
-    assert at < _nth_entry_body(text, 4)
+    # an entry of the child's share: its first i32 tile made an i64 one
+    entry = next(i for i in _owned_by(text, 1) if "tile<i32>" in text[_nth_entry_body(text, i):])
+    at = text.index("tile<i32>", _nth_entry_body(text, entry))
+    assert entry == len(KERNELS) - 1 or at < _nth_entry_body(text, entry + 1)
     broken = text[:at] + "tile<i64>" + text[at + len("tile<i32>"):]
     alone = analyze_text(broken, AnalysisOptions())
     together = analyze_text(broken, AnalysisOptions(), workers=2)
@@ -90,8 +108,9 @@ def test_a_type_error_in_another_process_share_gives_the_whole_analysis():
 def test_a_symbol_defined_twice_across_the_shares_is_found():
     text = _module()
     names = re.findall(r"entry @([A-Za-z0-9_$.]+)", text)
-    # entries 0 and 1 go to different processes; give entry 1 entry 0's name
-    twice = text.replace(f"entry @{names[1]}(", f"entry @{names[0]}(", 1)
+    # two entries of different processes: the child's takes the parent's name
+    first, second = _owned_by(text, 0)[0], _owned_by(text, 1)[0]
+    twice = text.replace(f"entry @{names[second]}(", f"entry @{names[first]}(", 1)
     alone = analyze_text(twice, AnalysisOptions())
     together = analyze_text(twice, AnalysisOptions(), workers=2)
     assert any("redefinition of symbol" in d.message for d in alone.diagnostics)

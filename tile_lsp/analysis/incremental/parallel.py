@@ -4,9 +4,12 @@
 :func:`analyze_clean_in_parallel` forks ``workers - 1`` processes after the
 chunk is cut into units (:mod:`.layout`).  Each process, the calling one
 included, analyses the chunk with :func:`.units.analyze_units` and a
-``share``: every ``workers``-th function, and every unit that is not a
-function (aliases, globals, the module itself); the other functions are
-left out.  The processes answer one byte: whether their share found
+``share``: its functions, and every unit that is not a function (aliases,
+globals, the module itself); the other functions are left out.  The
+functions are dealt out by their bodies (:func:`owners`): copies of one
+body go to one process, which parses their statements once (a file's
+statements repeat, and each process keeps its own parses), and the
+processes get about as much text each.  The processes answer one byte: whether their share found
 nothing at all.
 
 The answer is only trusted when it is "nothing anywhere".  A function's
@@ -68,7 +71,25 @@ def worth_it(layout: list[Unit], lines: int, workers: int) -> bool:
         sum(1 for _ in _function_units(layout)) >= 2 * workers
 
 
-def _share_is_clean(chunk, layout: list[Unit], options, source, share: tuple[int, int]):
+def owners(text: str, layout: list[Unit], workers: int) -> tuple[int, ...]:
+    """The process (0 to ``workers - 1``) of each function of ``layout``, in order: the functions grouped
+    by their text after the header line, each group (the largest first) given to the process with the
+    fewest characters so far."""
+    functions = list(_function_units(layout))
+    groups: dict[str, list[int]] = {}
+    for i, u in enumerate(functions):
+        groups.setdefault(text[u.header_end:u.end], []).append(i)
+    load = [0] * workers
+    owner = [0] * len(functions)
+    for body, members in sorted(groups.items(), key=lambda g: -len(g[0]) * len(g[1])):
+        k = load.index(min(load))
+        load[k] += len(body) * len(members)
+        for i in members:
+            owner[i] = k
+    return tuple(owner)
+
+
+def _share_is_clean(chunk, layout: list[Unit], options, source, share: tuple[int, tuple[int, ...]]):
     """Analyse ``share`` of the chunk; ``(analysis, clean)``: clean when it found no diagnostic and
     every unit was built in a clean scope, leaving it clean."""
     from tile_lsp.analysis.incremental.units import analyze_units
@@ -87,6 +108,7 @@ def analyze_clean_in_parallel(chunk, layout: list[Unit], options, source, worker
     """
     if not _distinct_names(chunk.text, layout):
         return None
+    dealt = owners(chunk.text, layout, workers)
     children: list[tuple[int, int]] = []
     for k in range(1, workers):
         read, write = os.pipe()
@@ -95,7 +117,7 @@ def analyze_clean_in_parallel(chunk, layout: list[Unit], options, source, worker
             answer = b"0"
             try:
                 os.close(read)
-                answer = b"1" if _share_is_clean(chunk, layout, options, source, (k, workers))[1] else b"0"
+                answer = b"1" if _share_is_clean(chunk, layout, options, source, (k, dealt))[1] else b"0"
             finally:
                 try:
                     os.write(write, answer)
@@ -105,7 +127,7 @@ def analyze_clean_in_parallel(chunk, layout: list[Unit], options, source, worker
         children.append((pid, read))
     clean = False
     try:
-        analysis, clean = _share_is_clean(chunk, layout, options, source, (0, workers))
+        analysis, clean = _share_is_clean(chunk, layout, options, source, (0, dealt))
     except Exception:  # the analysis in one process, which follows, reports what went wrong
         log.exception("the analysis of a share failed")
     finally:

@@ -223,7 +223,7 @@ class _ChunkRun:
 
     def __init__(self, chunk, layout: list[Unit], options, source: SourceText, pool: _Pool | None,
                  previous: ChunkState | None, cancelled=None, edit: Edit | None = None, same: dict | None = None,
-                 share: tuple[int, int] | None = None):
+                 share: tuple[int, tuple[int, ...]] | None = None):
         from tile_lsp.analysis.ir.core import Module
 
         self.chunk = chunk
@@ -236,7 +236,7 @@ class _ChunkRun:
         self.module.line_span = (self.first_line, self._line_at(len(chunk.text)))
         self.pool = pool
         self.previous = previous
-        #: ``(k, n)``: build and verify only the functions whose ordinal is k modulo n
+        #: ``(k, owners)``: build and verify only the functions whose ordinal ``i`` has ``owners[i] == k``
         self.share = share
         self.functions = 0
         #: id of a unit -> the previous analysis' unit of the same text (:func:`~.layout.update_layout`)
@@ -646,7 +646,8 @@ class _ChunkRun:
         res = None
         if unit.kind == "function" and clean and self.share is not None:
             ordinal, self.functions = self.functions, self.functions + 1
-            if ordinal % self.share[1] != self.share[0]:  # another process's function (:mod:`.parallel`)
+            owners = self.share[1]
+            if ordinal < len(owners) and owners[ordinal] != self.share[0]:  # another process's (:mod:`.parallel`)
                 res = UnitResult("", "function", first, last, skipped=True)
                 self._finished(unit, res, sink)
                 return res
@@ -906,7 +907,7 @@ def _collect(units: list[UnitResult], module=None) -> list[Diagnostic]:
 
 def analyze_units(chunk, layout: list[Unit], options, source: SourceText, previous: ChunkState | None = None,
                   *, cancelled=None, edit: Edit | None = None, same: dict | None = None,
-                  share: tuple[int, int] | None = None):
+                  share: tuple[int, tuple[int, ...]] | None = None):
     """Analyse ``chunk`` unit by unit; returns ``(ChunkAnalysis, ChunkState)``.
 
     ``previous`` is the state of the last analysis of the same document
@@ -919,8 +920,9 @@ def analyze_units(chunk, layout: list[Unit], options, source: SourceText, previo
     ``same`` maps the units the edit did not touch to those of ``previous``
     (:func:`~tile_lsp.analysis.incremental.layout.update_layout`): their
     results are taken without cutting and hashing their texts.  ``share``
-    ``(k, n)``: only the functions whose ordinal is k modulo n are built and
-    verified, the others left out of the IR
+    ``(k, owners)``: only the functions whose ordinal ``i`` (among those built
+    statement by statement) has ``owners[i] == k`` are built and verified, the
+    others left out of the IR
     (:mod:`~tile_lsp.analysis.incremental.parallel`).
     """
     run = _ChunkRun(chunk, layout, options, source, None, previous, cancelled, edit, same, share)
