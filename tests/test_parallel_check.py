@@ -83,14 +83,29 @@ def _owned_by(text: str, process: int, workers: int = 2) -> list[int]:
     return [i for i, k in enumerate(parallel.owners(text, split_units(text), workers)) if k == process]
 
 
-def test_copies_of_a_body_go_to_one_process_and_the_processes_get_as_much_text():
-    text = _module(copies=2)
+def test_copies_of_a_body_stay_together_and_the_processes_get_as_much_text():
     from tile_lsp.analysis.incremental.layout import split_units
 
+    text = _module(copies=4)  # 24 entries: 8 copies of each of 3 bodies
+    bodies = [text[u.header_end:u.end] for u in parallel._function_units(split_units(text))]
+    for workers in (2, 3):
+        dealt = parallel.owners(text, split_units(text), workers)
+        assert set(dealt) == set(range(workers))
+        # a group moves to another process only when its own is full: at most one split per process
+        assert len({(b, k) for b, k in zip(bodies, dealt)}) <= len(set(bodies)) + workers
+        load = [sum(len(b) for b, k in zip(bodies, dealt) if k == p) for p in range(workers)]
+        assert max(load) - min(load) <= max(len(b) for b in bodies)
+
+
+def test_many_copies_of_one_kernel_are_still_split():
+    from tile_lsp.analysis.incremental.layout import split_units
+
+    kernel = (require_corpus() / "kernels" / f"{KERNELS[0]}.mlir").read_text(encoding="utf-8")
+    entries = [re.sub(r"(entry @[A-Za-z0-9_$.]+)", lambda m, n=n: f"{m.group(1)}_{n}", kernel) for n in range(100)]
+    text = "cuda_tile.module @m {\n" + "".join(
+        "".join("  " + line if line.strip() else line for line in e.splitlines(keepends=True)) for e in entries) + "}\n"
     dealt = parallel.owners(text, split_units(text), 2)
-    assert len(dealt) == 12 and set(dealt) == {0, 1}
-    for n in range(3):  # each kernel's four copies (KERNELS holds each twice) in one process
-        assert len({dealt[i] for i in range(n, 12, 3)}) == 1
+    assert len(dealt) == 100 and abs(dealt.count(0) - dealt.count(1)) <= 2
 
 
 def test_a_type_error_in_another_process_share_gives_the_whole_analysis():

@@ -7,9 +7,9 @@ included, analyses the chunk with :func:`.units.analyze_units` and a
 ``share``: its functions, and every unit that is not a function (aliases,
 globals, the module itself); the other functions are left out.  The
 functions are dealt out by their bodies (:func:`owners`): copies of one
-body go to one process, which parses their statements once (a file's
-statements repeat, and each process keeps its own parses), and the
-processes get about as much text each.  The processes answer one byte: whether their share found
+body go to one process where the balance allows, which parses their
+statements once (a file's statements repeat, and each process keeps its
+own parses), and the processes get about as much text each.  The processes answer one byte: whether their share found
 nothing at all.
 
 The answer is only trusted when it is "nothing anywhere".  A function's
@@ -72,20 +72,30 @@ def worth_it(layout: list[Unit], lines: int, workers: int) -> bool:
 
 
 def owners(text: str, layout: list[Unit], workers: int) -> tuple[int, ...]:
-    """The process (0 to ``workers - 1``) of each function of ``layout``, in order: the functions grouped
-    by their text after the header line, each group (the largest first) given to the process with the
-    fewest characters so far."""
+    """The process (0 to ``workers - 1``) of each function of ``layout``, in order.
+
+    The functions are grouped by their text after the header line, the
+    largest groups first; each function goes to its group's process while
+    that process holds no more than its part of the text (a little over
+    ``1 / workers``), else to the process holding the least.  So copies of a
+    body stay together (each process parses a statement once) unless they
+    would unbalance the processes: a file of a thousand copies of one kernel
+    is still split.
+    """
     functions = list(_function_units(layout))
     groups: dict[str, list[int]] = {}
     for i, u in enumerate(functions):
         groups.setdefault(text[u.header_end:u.end], []).append(i)
+    part = sum(len(body) * len(members) for body, members in groups.items()) / workers * 1.02
     load = [0] * workers
     owner = [0] * len(functions)
     for body, members in sorted(groups.items(), key=lambda g: -len(g[0]) * len(g[1])):
-        k = load.index(min(load))
-        load[k] += len(body) * len(members)
+        home = None
         for i in members:
-            owner[i] = k
+            if home is None or load[home] + len(body) > part:
+                home = load.index(min(load))
+            load[home] += len(body)
+            owner[i] = home
     return tuple(owner)
 
 
