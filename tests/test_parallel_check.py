@@ -171,3 +171,12 @@ def test_a_share_that_fails_leaves_the_file_to_one_process(monkeypatch):
     text = _module()
     together = analyze_text(text, AnalysisOptions(), workers=2)
     assert _found(together) == [] and together.chunks[0].module is not None  # analysed in one process
+
+
+def test_a_fork_that_fails_leaves_the_file_to_one_process(monkeypatch):
+    def no_fork():
+        raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(parallel.os, "fork", no_fork)
+    together = analyze_text(_module(), AnalysisOptions(), workers=2)
+    assert _found(together) == [] and together.chunks[0].module is not None

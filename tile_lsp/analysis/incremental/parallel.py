@@ -9,8 +9,8 @@ globals, the module itself); the other functions are left out.  The
 functions are dealt out by their bodies (:func:`owners`): copies of one
 body go to one process where the balance allows, which parses their
 statements once (a file's statements repeat, and each process keeps its
-own parses), and the processes get about as much text each.  The processes answer one byte: whether their share found
-nothing at all.
+own parses), and the processes get about as much text each.  The
+processes answer one byte: whether their share found nothing at all.
 
 The answer is only trusted when it is "nothing anywhere".  A function's
 analysis depends on the module's aliases and globals, which every process
@@ -113,33 +113,40 @@ def analyze_clean_in_parallel(chunk, layout: list[Unit], options, source, worker
     diagnostic (or failed): then the caller analyses the chunk in one process.
 
     The analysis returned has no module and no units (each process built
-    part of the IR): its diagnostics (none) are all it gives.  POSIX only (``os.fork``); call it from
-    a process without other threads (the command line), never the server.
+    part of the IR): its diagnostics (none) are all it gives.  POSIX only
+    (``os.fork``); call it from a process without other threads (the command
+    line), never the server.  A fork that fails leaves the chunk to one process.
     """
     if not _distinct_names(chunk.text, layout):
         return None
     dealt = owners(chunk.text, layout, workers)
     children: list[tuple[int, int]] = []
-    for k in range(1, workers):
-        read, write = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the child: one byte, then gone without running the parent's clean-up
-            answer = b"0"
-            try:
-                os.close(read)
-                answer = b"1" if _share_is_clean(chunk, layout, options, source, (k, dealt))[1] else b"0"
-            finally:
-                try:
-                    os.write(write, answer)
-                finally:
-                    os._exit(0)
-        os.close(write)
-        children.append((pid, read))
     clean = False
     try:
+        for k in range(1, workers):
+            read, write = os.pipe()
+            try:
+                pid = os.fork()
+            except OSError:
+                os.close(read)
+                os.close(write)
+                raise
+            if pid == 0:  # the child: one byte, then gone without running the parent's clean-up
+                answer = b"0"
+                try:
+                    os.close(read)
+                    answer = b"1" if _share_is_clean(chunk, layout, options, source, (k, dealt))[1] else b"0"
+                finally:
+                    try:
+                        os.write(write, answer)
+                    finally:
+                        os._exit(0)
+            os.close(write)
+            children.append((pid, read))
         analysis, clean = _share_is_clean(chunk, layout, options, source, (0, dealt))
     except Exception:  # the analysis in one process, which follows, reports what went wrong
-        log.exception("the analysis of a share failed")
+        log.exception("the analysis of a chunk by several processes failed")
+        clean = False
     finally:
         for pid, read in children:
             with os.fdopen(read, "rb") as f:
