@@ -184,8 +184,8 @@ class Builder(TypeAttributeReader):
                 return None
             return self.source.range(self.base + node.start_pos, self.base + node.end_pos)
         if isinstance(node, Tree):
-            meta = node.meta
-            if getattr(meta, "empty", True):
+            meta = node._meta  # not ``node.meta``, which makes an empty Meta for a node without one
+            if meta is None or getattr(meta, "empty", True):
                 return None
             return self.source.range(self.base + meta.start_pos, self.base + meta.end_pos)
         return None
