@@ -97,8 +97,6 @@ class UnitResult:
     # the ops of the unit (a container: its own op only) located by ``loc(#alias)``, in text order
     # (None: not looked for yet); the IR of a reused unit is moved, not rebuilt, so the list stays true
     alias_located: list | None = None
-    #: a function another process analyses (:mod:`.parallel`): no op, no diagnostic
-    skipped: bool = False
 
     def ops_located_by_alias(self) -> list:
         """The unit's ops whose location is still ``loc(#alias)`` (no alias of that name resolved it)."""
@@ -648,7 +646,7 @@ class _ChunkRun:
             ordinal, self.functions = self.functions, self.functions + 1
             owners = self.share[1]
             if ordinal < len(owners) and owners[ordinal] != self.share[0]:  # another process's (:mod:`.parallel`)
-                res = UnitResult("", "function", first, last, skipped=True)
+                res = UnitResult("", "function", first, last)  # no op: nothing to verify or report
                 self._finished(unit, res, sink)
                 return res
         if unit.kind == "function" and clean:
@@ -788,8 +786,6 @@ class _ChunkRun:
                         res.tail = NONE
                         for child in res.children:
                             child.verify, child.verify_key = NONE, None
-                    continue
-                if res.skipped:
                     continue
                 key = (okey, chain, symbols, n == len(results) - 1, span if res.uses_locations else None)
                 if res.verify is not None and res.verify_key == key:

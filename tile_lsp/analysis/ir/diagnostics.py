@@ -266,10 +266,6 @@ def split_lines(text: str) -> list[str]:
     return out
 
 
-_bisect_right = bisect.bisect_right
-_new_object = object.__new__
-
-
 class SourceText:
     """Index over a text giving line/column conversions.
 
@@ -338,13 +334,10 @@ class SourceText:
             ascii_text = self.ascii
         if ascii_text and 0 <= start <= end <= len(self.text):
             starts = self.line_starts
-            line = _bisect_right(starts, start) - 1
+            line = bisect.bisect_right(starts, start) - 1
             if line + 1 >= len(starts) or end < starts[line + 1]:
-                r = _new_object(Range)  # Range.of, inlined: the builder's hottest path
-                r.start_line = r.end_line = line
-                r.start_character = character = start - starts[line]
-                r.end_character = character + end - start
-                return r
+                character = start - starts[line]
+                return Range.of(line, character, line, character + end - start)
         return Range(self.position(start), self.position(end))
 
     def offset(self, pos: Position) -> int:
