@@ -19,6 +19,7 @@ import pytest
 from tests.conftest import require_corpus
 from tile_lsp.analysis.api import AnalysisOptions, analyze_text
 from tile_lsp.analysis.incremental import parallel
+from tile_lsp.analysis.incremental.layout import function_units
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the parallel analysis forks")
 
@@ -87,7 +88,7 @@ def test_copies_of_a_body_stay_together_and_the_processes_get_as_much_text():
     from tile_lsp.analysis.incremental.layout import split_units
 
     text = _module(copies=4)  # 24 entries: 8 copies of each of 3 bodies
-    bodies = [text[u.header_end:u.end] for u in parallel._function_units(split_units(text))]
+    bodies = [text[u.header_end:u.end] for u in function_units(split_units(text))]
     for workers in (2, 3):
         dealt = parallel.owners(text, split_units(text), workers)
         assert set(dealt) == set(range(workers))

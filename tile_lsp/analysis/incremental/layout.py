@@ -372,6 +372,15 @@ def all_exact(units) -> bool:
     return all(u.exact and (u.kind == "function" or all_exact(u.children)) for u in units)
 
 
+def function_units(units):
+    """The units of kind ``"function"`` among ``units`` and inside their containers, in text order."""
+    for u in units:
+        if u.kind == "function":
+            yield u
+        elif u.kind == "container":
+            yield from function_units(u.children)
+
+
 _BLOCK = 256
 
 

@@ -33,7 +33,7 @@ import logging
 import os
 import re
 
-from tile_lsp.analysis.incremental.layout import Unit
+from tile_lsp.analysis.incremental.layout import Unit, function_units
 
 log = logging.getLogger(__name__)
 
@@ -45,19 +45,11 @@ MIN_LINES = 2000
 _SYMBOL = re.compile(r"^[ \t]*(?:cuda_tile\.)?entry\s+@([A-Za-z_][A-Za-z0-9_$.]*)\s*\(", re.MULTILINE)
 
 
-def _function_units(units: list[Unit]):
-    for u in units:
-        if u.kind == "function":
-            yield u
-        elif u.kind == "container":
-            yield from _function_units(list(u.children))
-
-
 def _distinct_names(text: str, layout: list[Unit]) -> bool:
     """Whether every function of ``layout`` names its symbol plainly on its header line, each name once
     (else two processes could each hold one of two functions of the same name, and neither see it)."""
     seen: set[str] = set()
-    for u in _function_units(layout):
+    for u in function_units(layout):
         m = _SYMBOL.search(text, u.start, u.header_end)  # past the comment lines the unit starts with
         if m is None or m.group(1) in seen:
             return False
@@ -68,7 +60,7 @@ def _distinct_names(text: str, layout: list[Unit]) -> bool:
 def worth_it(layout: list[Unit], lines: int, workers: int) -> bool:
     """Whether a chunk of ``lines`` lines cut into ``layout`` is worth ``workers`` processes."""
     return workers > 1 and hasattr(os, "fork") and lines >= MIN_LINES and \
-        sum(1 for _ in _function_units(layout)) >= 2 * workers
+        sum(1 for _ in function_units(layout)) >= 2 * workers
 
 
 def owners(text: str, layout: list[Unit], workers: int) -> tuple[int, ...]:
@@ -82,7 +74,7 @@ def owners(text: str, layout: list[Unit], workers: int) -> tuple[int, ...]:
     would unbalance the processes: a file of a thousand copies of one kernel
     is still split.
     """
-    functions = list(_function_units(layout))
+    functions = list(function_units(layout))
     groups: dict[str, list[int]] = {}
     for i, u in enumerate(functions):
         groups.setdefault(text[u.header_end:u.end], []).append(i)
