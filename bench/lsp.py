@@ -324,7 +324,8 @@ def main(argv: list[str] | None = None) -> int:
                 last, count = t - sent, len(params["diagnostics"])
             except (TimeoutError, queue.Empty):
                 break
-        partial = "" if last == first else " (partial: syntax and IR errors of the ops analysed so far)"
+        partial = "" if last == first else \
+            " (partial: the first screen's entries, complete, and syntax and IR errors of the ops built so far)"
         print(f"didOpen to first diagnostics: {first:.2f} s{partial}, {first_count} diagnostics; "
               f"to the complete diagnostics: {last:.2f} s, {count} diagnostics")
         results_ok["open"] = _report("didOpen -> first diagnostics", [first], TARGETS["open"])

@@ -233,8 +233,9 @@ async def test_diagnostics_arrive_within_a_second_of_did_open(client: RecordingC
 @pytest.mark.asyncio
 async def test_an_edit_during_a_long_first_analysis_is_published_before_it_ends(client: RecordingClient):
     """A big file's first analysis takes seconds; an edit made meanwhile cancels it, the entry
-    edited is built first and what is known then is published at once, with the edit's version;
-    the complete diagnostics of that version follow, and nothing older after them."""
+    edited is built first and what is known then is published at once, with the edit's version
+    (the view of the first lines, which the edit left whole, is not made again before it); the
+    complete diagnostics of that version follow, and nothing older after them."""
     await initialize(client, {"debounceMs": 0})
     body = "".join(f"    %v{i} = constant <i32: {i}> : tile<i32>\n" for i in range(40))
     entries = [f"  entry @e{k}() {{\n" + body + "    return\n  }\n" for k in range(150)]
@@ -256,11 +257,44 @@ async def test_an_edit_during_a_long_first_analysis_is_published_before_it_ends(
         await asyncio.sleep(0.1)
     await asyncio.sleep(0.3)
     published = client.published_for(uri)
-    assert [p.version for p in published] == [2] * len(published)  # the first analysis was cancelled
-    assert len(published) >= 2  # early, after the edited entry; then complete
+    versions = [p.version for p in published]
+    # of version 1, only its first lines' view (clean) was published, before the edit cancelled the rest
+    assert versions == sorted(versions) and versions.count(1) <= 1 and versions[-1] == 2
+    assert all(not p.diagnostics for p in published if p.version == 1)
+    published = [p for p in published if p.version == 2]
+    assert len(published) >= 2  # early, after the edited entry (the view kept); then complete
     expected = [(d.message, d.range.start.line) for d in published[-1].diagnostics]
     assert expected == [("custom op 'cuda_tile.not_an_op' is unknown", line)]
     assert [(d.message, d.range.start.line) for d in published[0].diagnostics] == expected
+
+
+@pytest.mark.asyncio
+async def test_a_large_file_s_first_lines_are_published_first_and_complete(client: RecordingClient):
+    """Opening a large file publishes first the complete diagnostics of its first entries (the
+    verifier's included), before the rest of the file is analysed; the complete list follows."""
+    await initialize(client, {"debounceMs": 0})
+    body = "".join(f"    %v{i} = constant <i32: {i}> : tile<i32>\n" for i in range(40))
+    bad = "    %bad = reshape %v1 : tile<i32> -> tile<2xi32>\n"
+    entries = [f"  entry @e{k}() {{\n" + body + (bad if k == 0 else "") + "    return\n  }\n" for k in range(150)]
+    text = "cuda_tile.module @m {\n" + "".join(entries) + "}\n"
+    last = text.count("\n") - 3  # a syntax error in the last entry, far below the first screen
+    lines = text.splitlines(keepends=True)
+    lines.insert(last, "    %v99 = constant <i32: 9> : tile<i32\n")
+    text = "".join(lines)
+    uri = "file:///workspace/big-first-lines.mlir"
+    open_doc(client, uri, text)
+    first = await wait_for_publish(client, uri, timeout=60)
+    message = "'cuda_tile.reshape' op expected source tile and result tile to have the same number of elements"
+    assert [(d.message, d.range.start.line) for d in first.diagnostics] == [(message, 42)]
+    deadline = time.monotonic() + 120
+    while not await client.text_document_document_symbol_async(
+            types.DocumentSymbolParams(text_document=types.TextDocumentIdentifier(uri=uri))):
+        assert time.monotonic() < deadline, "the first analysis never completed"
+        await asyncio.sleep(0.1)
+    await asyncio.sleep(0.3)
+    final = client.published_for(uri)[-1]
+    assert (message, 42) in [(d.message, d.range.start.line) for d in final.diagnostics]
+    assert any(d.range.start.line == last and d.code == "parse.syntax" for d in final.diagnostics)
 
 
 @pytest.mark.asyncio

@@ -446,11 +446,14 @@ class TileLanguageServer(LanguageServer):
     ) -> Callable[[list], None]:
         """A callback for the worker thread publishing the partial diagnostics of a long analysis.
 
-        A large file's first analysis takes seconds: what is known after
-        half a second (syntax and IR-building errors of the top-level ops
-        analysed so far) is published at once, then refreshed every two
-        seconds; the complete list follows as usual.  Nothing is published
-        once the analysis is stale.
+        A large file's first analysis takes seconds.  The complete
+        diagnostics of its first lines (the entries the editor shows on
+        opening it; :mod:`tile_lsp.analysis.incremental.view`) are published
+        first, before the rest is built, even when there are none; half a
+        second later, what is known then (those, and below them the syntax
+        and IR-building errors of the top-level ops analysed so far), then
+        every two seconds; the complete list follows as usual.  Nothing is
+        published once the analysis is stale.
         """
         encoding = self.workspace.position_encoding
 

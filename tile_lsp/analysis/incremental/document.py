@@ -28,8 +28,10 @@ FRACTION_EVERY = 0.5
 class _Progress:
     """Reports the diagnostics found so far while a long analysis runs (see :meth:`IncrementalAnalyzer.analyze`).
 
-    Before the end only syntax and IR-building diagnostics of the units
-    built so far are known (verification needs the whole chunk's symbols).
+    Before the end, what is known is the complete diagnostics of a large
+    document's first lines (:mod:`~tile_lsp.analysis.incremental.view`, made
+    first), and below them the syntax and IR-building diagnostics of the
+    units built so far (their verification waits for the whole chunk).
     """
 
     def __init__(self, report, first_after: float, every: float, fraction=None, lines: int = 0):
@@ -49,11 +51,34 @@ class _Progress:
         self.built = 0  # the furthest line a unit built reaches
         self.verified = 0  # the furthest line a unit verified reaches
         self.next_fraction: float | None = None
+        #: the complete diagnostics of the document's first lines (:class:`~.view.View`), once made
+        self.view = None
+        #: the view of the last analysis, cancelled (:func:`~.view.view_for_edit` may keep it)
+        self.previous_view = None
+        self._viewed = False
 
     def known(self) -> list[Diagnostic]:
-        """What is known now: chunks done, units built so far, units of the last analysis not reached yet."""
-        carried = self.carry() if self.carry is not None else []
-        return self.done + sorted(self.partial + carried, key=Diagnostic.sort_key)
+        """What is known now: chunks done; the first lines' view; below it, the units built so far and
+        the units of the last analysis not reached yet."""
+        found = self.partial + (self.carry() if self.carry is not None else [])
+        if self.view is not None:
+            found = self.view.diagnostics + [d for d in found if not self.view.holds(d)]
+        return self.done + sorted(found, key=Diagnostic.sort_key)
+
+    def wants_view(self) -> bool:
+        """Whether the chunk about to be analysed by units should first have its first lines' view made:
+        the first time only (:func:`~.view.first_view` makes one only of the document's first chunk)."""
+        wanted = not self._viewed
+        self._viewed = True
+        return wanted
+
+    def show_view(self, view, made: bool = True) -> None:
+        """Keep the :class:`~.view.View` ``view`` in what is reported until its chunk is done, and report
+        at once one just ``made`` (even when it found nothing: the lines the editor shows are checked)."""
+        if view is not None:
+            self.view = view
+            if made:
+                self.report_now()
 
     def report_now(self) -> None:
         """Report at once (the unit just built is the one the user edited), even when nothing is found."""
@@ -94,6 +119,7 @@ class _Progress:
     def chunk_done(self, diagnostics: list[Diagnostic]) -> None:
         self.done.extend(diagnostics)
         self.partial = []
+        self.view = None  # its chunk's complete diagnostics say it all now
 
 
 class IncrementalAnalyzer:
@@ -117,6 +143,7 @@ class IncrementalAnalyzer:
         self._options_key: tuple | None = None
         self._source: SourceText | None = None
         self._complete = False  # the states in _chunks are those of a finished analysis
+        self._view = None  # the first lines' view made by the last analysis, cancelled (see _Progress)
         self.last_stats: tuple[int, int] = (0, 0)
 
     @property
@@ -130,12 +157,16 @@ class IncrementalAnalyzer:
 
         ``progress``, when given and no analysis of the document (since the
         options changed) has completed yet, is called (in the calling
-        thread) with the diagnostics known so far when a unit is done ``first_after`` seconds
-        after the first one, then every ``every`` seconds: those of the
-        chunks done, the syntax and IR-building diagnostics of the units
-        built so far, and those a cancelled analysis found in the units not
-        reached yet; and at once after the function the last edit is in,
-        which is built first.  The returned analysis is complete.  With
+        thread) with the diagnostics known so far: at once when the complete
+        diagnostics of a large document's first lines are known (made before
+        the rest, :mod:`~tile_lsp.analysis.incremental.view`; kept by the next
+        analysis when its edit left them whole); when a unit is done
+        ``first_after`` seconds after the first one, then every ``every``
+        seconds, if anything is known: those of the chunks done, of the first
+        lines, the syntax and IR-building diagnostics of the units built so
+        far, and those a cancelled analysis found in the units not reached
+        yet; and at once after the function the last edit is in, which is
+        built first.  The returned analysis is complete.  With
         ``blocking=False``, ``None`` is returned at once when another
         analysis of the document is running.
 
@@ -164,6 +195,7 @@ class IncrementalAnalyzer:
             self._chunks = []
             self._complete = False
             self._options_key = key
+            self._view = None
         chunks = split_chunks(text) if options.split_input_file else [Chunk(0, 0, text)]
         old_source = self._source
         source = updated_source(old_source, text) if old_source is not None else SourceText(text)
@@ -176,6 +208,9 @@ class IncrementalAnalyzer:
         # only a first analysis is long enough to be worth partial reports
         sink = _Progress(progress, first_after, every, fraction, source.line_count) \
             if progress is not None and not self._complete else None
+        if sink is not None:
+            sink.previous_view = self._view
+        self._view = None
         PROGRESS.sink = sink
         n = 0
         try:
@@ -204,6 +239,7 @@ class IncrementalAnalyzer:
             kept = states + ([stop.state] if stop.state is not None else [])
             self._chunks = kept + [c for c in self._chunks if id(c) not in used][:max(0, len(chunks) - len(kept))]
             self._complete = False
+            self._view = sink.view if sink is not None else None
             return None
         finally:
             PROGRESS.sink = None

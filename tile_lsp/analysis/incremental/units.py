@@ -932,6 +932,10 @@ def analyze_units(chunk, layout: list[Unit], options, source: SourceText, previo
     sink = getattr(PROGRESS, "sink", None)
     if sink is not None:
         sink.carry = run.carried
+        if share is None and sink.wants_view():
+            from tile_lsp.analysis.incremental.view import view_for_edit
+
+            sink.show_view(*view_for_edit(sink.previous_view, edit, chunk, layout, options, source))
     try:
         units = run.build()
         run.verify(units)
