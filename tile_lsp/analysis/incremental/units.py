@@ -935,7 +935,14 @@ def analyze_units(chunk, layout: list[Unit], options, source: SourceText, previo
         if share is None and sink.wants_view():
             from tile_lsp.analysis.incremental.view import view_for_edit
 
-            sink.show_view(*view_for_edit(sink.previous_view, edit, chunk, layout, options, source))
+            def analyse_share(owners: tuple[int, ...]):
+                PROGRESS.sink = None  # the view's own analysis reports nothing
+                try:
+                    return analyze_units(chunk, layout, options, source, share=(0, owners))
+                finally:
+                    PROGRESS.sink = sink
+
+            sink.show_view(*view_for_edit(sink.previous_view, edit, chunk, layout, source, analyse_share))
     try:
         units = run.build()
         run.verify(units)

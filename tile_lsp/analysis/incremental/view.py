@@ -61,13 +61,18 @@ class View:
         return d.range is not None and self.first_line <= d.range.start.line <= self.last_line
 
 
-def first_view(chunk, layout: list[Unit], options, source: SourceText) -> View | None:
+def first_view(chunk, layout: list[Unit], source: SourceText, analyse_share) -> View | None:
     """The :class:`View` of ``chunk``'s first lines, or ``None`` when it is not worth making.
 
     ``chunk`` is the document's first chunk (its ``start_offset`` 0), of at
     least :data:`MIN_LINES` lines; ``layout`` its units
     (:func:`~tile_lsp.analysis.incremental.layout.chunk_layout`, all exact);
-    ``source`` indexes the whole document.  ``None`` also when the view would
+    ``source`` indexes the whole document.  ``analyse_share(owners)``
+    analyses the chunk with only the functions ``i`` (in the order of
+    :func:`~tile_lsp.analysis.incremental.layout.function_units`) whose
+    ``owners[i]`` is 0, and returns ``(ChunkAnalysis, ChunkState)``
+    (:func:`tile_lsp.analysis.incremental.units.analyze_units` with a
+    ``share``), reporting no progress.  ``None`` also when the view would
     cost more than :data:`MAX_SHARE` of the chunk, or a unit was built in a
     scope an earlier unit left names in (the functions then depend on their
     order).  Never raises: a failure is logged and gives ``None`` (the
@@ -83,14 +88,14 @@ def first_view(chunk, layout: list[Unit], options, source: SourceText) -> View |
     if len(chunk.text) - left_out > MAX_SHARE * len(chunk.text):
         return None
     try:
-        return _analyse_view(chunk, layout, options, source, seen, len(functions))
+        return _analyse_view(chunk, source, seen, len(functions), analyse_share)
     except Exception:  # the complete analysis, which follows, reports what went wrong
         log.exception("the analysis of a document's first lines failed")
         return None
 
 
-def view_for_edit(previous: View | None, edit, chunk, layout: list[Unit], options,
-                  source: SourceText) -> tuple[View | None, bool]:
+def view_for_edit(previous: View | None, edit, chunk, layout: list[Unit], source: SourceText,
+                  analyse_share) -> tuple[View | None, bool]:
     """The view of a new version of the document: ``(view, made)``.
 
     ``previous`` is the view of the text the last (cancelled) analysis had,
@@ -98,13 +103,13 @@ def view_for_edit(previous: View | None, edit, chunk, layout: list[Unit], option
     since (``None``: none).  It is kept (``made`` False) when the edit left
     its lines untouched and in place (it begins below them) and lies inside
     one function of the new text (whose analysis nothing in the window
-    depends on); else the view is made now (:func:`first_view`, ``made``
-    True).  So a keystroke while a large file's first analysis runs does not
+    depends on); else the view is made now (:func:`first_view`, with
+    ``analyse_share``; ``made`` True).  So a keystroke while a large file's first analysis runs does not
     wait for the view again, and the view's findings stay shown.
     """
     if previous is not None and (edit is None or _inside_one_function(previous, edit, chunk, layout, source)):
         return previous, False
-    return first_view(chunk, layout, options, source), True
+    return first_view(chunk, layout, source, analyse_share), True
 
 
 def _inside_one_function(view: View, edit, chunk, layout: list[Unit], source: SourceText) -> bool:
@@ -119,16 +124,8 @@ def _inside_one_function(view: View, edit, chunk, layout: list[Unit], source: So
     return False
 
 
-def _analyse_view(chunk, layout: list[Unit], options, source: SourceText, seen: list[Unit], count: int):
-    from tile_lsp.analysis.incremental.units import PROGRESS, analyze_units
-
-    owners = (0,) * len(seen) + (1,) * (count - len(seen))
-    listener = getattr(PROGRESS, "sink", None)
-    PROGRESS.sink = None  # this analysis reports nothing of its own
-    try:
-        analysis, state = analyze_units(chunk, layout, options, source, share=(0, owners))
-    finally:
-        PROGRESS.sink = listener
+def _analyse_view(chunk, source: SourceText, seen: list[Unit], count: int, analyse_share):
+    analysis, state = analyse_share((0,) * len(seen) + (1,) * (count - len(seen)))
     if not state.scopes_clean():
         return None
     first_line = source.position(chunk.start_offset).line
