@@ -276,7 +276,7 @@ class _Reader:
         region = Region(parent=module_op)
         body = Block(parent=region)
         region.blocks.append(body)
-        module_op.regions.append(region)
+        module_op.add_region(region)
         for op in (*globals_, *funcs):
             op.parent = body
             body.operations.append(op)
@@ -624,7 +624,7 @@ class _Reader:
         region = Region(parent=op)
         block = Block(parent=region)
         region.blocks.append(block)
-        op.regions.append(region)
+        op.add_region(region)
         values: list[Value] = []
         for i, t in enumerate(sig.inputs):
             arg = BlockArgument(f"%arg{i}", t, owner=block, index=i)
@@ -749,7 +749,7 @@ class _Reader:
             if nreg != enc.num_regions:
                 raise c.error(f"{opdef.name} op expected {enc.num_regions} regions, got {nreg}")
             for _ in range(nreg):
-                op.regions.append(self._region(c, values, op, depth + 1))
+                op.add_region(self._region(c, values, op, depth + 1))
 
         # Results become values after the regions are read.
         for i, t in enumerate(result_types):

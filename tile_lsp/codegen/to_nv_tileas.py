@@ -112,7 +112,7 @@ class _Rewriter:
                 op.result_segments[d.name] = (i, 1)
         for region in regions or []:
             region.parent = op
-            op.regions.append(region)
+            op.add_region(region)
         return op
 
     @staticmethod

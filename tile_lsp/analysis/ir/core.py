@@ -212,8 +212,9 @@ class Operation:
     results: list[OpResult] = field(default_factory=list)
     attributes: dict[str, Attribute] = field(default_factory=dict)
     properties: dict[str, Attribute] = field(default_factory=dict)
-    regions: list[Region] = field(default_factory=list)
-    # (no successors: one shared empty tuple, not two empty lists per op; an op with successors gets lists)
+    # (no regions, no successors: one shared empty tuple, not an empty list per op; an op with
+    # regions gets a list (add_region), one with successors lists)
+    regions: Sequence[Region] = ()
     successors: Sequence[Block] = ()
     successor_ranges: Sequence[Range | None] = ()
     location: Attribute | None = None
@@ -228,6 +229,13 @@ class Operation:
     invalid: bool = False
     # alias uses and tile types written in the op's own text (:class:`Span`), in text order
     spans: tuple[Span, ...] = ()
+
+    def add_region(self, region: Region) -> Region:
+        """Append ``region`` to :attr:`regions` (a list from the first one on) and return it."""
+        if type(self.regions) is not list:
+            self.regions = list(self.regions)
+        self.regions.append(region)
+        return region
 
     @property
     def dialect(self) -> str:
@@ -367,7 +375,7 @@ class _Cloner:
         for region in op.regions:
             copy = Region([], new, region.range)
             copy.blocks = [self.block(b, copy) for b in region.blocks]
-            new.regions.append(copy)
+            new.add_region(copy)
         self.pairs.append((op, new))
         return new
 

@@ -497,7 +497,7 @@ class Builder(TypeAttributeReader):
         if regions_t is not None:
             isolated = opdef is not None and opdef.has_trait("IsolatedFromAbove")
             for rt in regions_t.children:
-                op.regions.append(self.region(rt, op, scope, [], isolated))
+                op.add_region(self.region(rt, op, scope, [], isolated))
         region_errors = len(self.diagnostics) - region_errors
         if attrs_t is not None:
             d = self.attribute(attrs_t)
@@ -737,15 +737,15 @@ class Builder(TypeAttributeReader):
         isolated = opdef.has_trait("IsolatedFromAbove")
         if parts.all_regions is not None:
             for rtree in parts.all_regions:
-                op.regions.append(self.region(rtree, op, scope, [], isolated))
+                op.add_region(self.region(rtree, op, scope, [], isolated))
             return
         for rdef in opdef.regions:
             entry = parts.regions.get(rdef.name)
             if entry is None:
-                op.regions.append(Region(parent=op))
+                op.add_region(Region(parent=op))
                 continue
             rtree, args = entry
-            op.regions.append(self.region(rtree, op, scope, args, isolated))
+            op.add_region(self.region(rtree, op, scope, args, isolated))
 
     def run_parse_rules(self, opdef: OpDef, parts: _OpParts, op: Operation, scope: Scope, tree: Tree) -> None:
         """Run the parse-time rules of NVIDIA's C++ parser for this op (parse_rules package)."""
