@@ -96,6 +96,32 @@ def depth_change(line: str, depth: int = 0) -> tuple[int, int]:
     return change, low
 
 
+#: line -> (net bracket change, closing brackets, the line without strings and comments), while one
+#: layout is made (:func:`split_units`, :func:`update_layout` empty it when they return): a line is read
+#: at each level (the module's, its body's, a function's), and the lines of copied kernels repeat
+_BRACKETS: dict[str, tuple[int, int, str]] = {}
+
+
+def _depth(line: str, depth: int = 0) -> tuple[int, int]:
+    """:func:`depth_change` of ``line``, its counts kept in :data:`_BRACKETS` (the layout being made)."""
+    found = _BRACKETS.get(line)
+    if found is None:
+        plain = STRINGS_AND_COMMENTS.sub("", line) if '"' in line or "//" in line else line
+        closes = plain.count(")") + plain.count("]") + plain.count("}")
+        found = _BRACKETS[line] = (plain.count("(") + plain.count("[") + plain.count("{") - closes, closes, plain)
+    net, closes, plain = found
+    if closes <= depth:
+        return net, 0
+    low = change = 0
+    for ch in _NOT_BRACKETS.sub("", plain):
+        if ch in _OPENERS:
+            change += 1
+        else:
+            change -= 1
+            low = min(low, change)
+    return change, low
+
+
 def _op_word(word: str):
     """The OpDef a line's first word names (``None`` when it names no registered op)."""
     from tile_lsp.dialect.registry import lookup
@@ -130,7 +156,7 @@ def _cut(text: str, lines: list[str], offsets: list[int], first: int, last: int,
                     if indent is None:
                         indent = m.group(1)
                     starts.append((k, kind, word))
-        change, low = depth_change(line, depth)
+        change, low = _depth(line, depth)
         if depth + low < 0:
             return _cut_by_indent(text, lines, offsets, first, last, top, indent)
         depth += change
@@ -167,7 +193,7 @@ def _cut_by_indent(text: str, lines: list[str], offsets: list[int], first: int, 
         depth = 0
         ok = True
         for j in range(begin, stop):
-            change, low = depth_change(lines[j], depth)
+            change, low = _depth(lines[j], depth)
             if depth + low < 0:
                 ok = False
             depth += change
@@ -248,7 +274,7 @@ def _cut_statements(lines: list[str], offsets: list[int], first: int, last: int
                     if indent is None:
                         indent = m.group(1)
                     starts.append(k)
-        change, low = depth_change(line, depth)
+        change, low = _depth(line, depth)
         if depth + low < 0:
             return None
         depth += change
@@ -287,7 +313,7 @@ def _body_bounds(lines: list[str], head: int, stop: int) -> int | None:
     (its last line that is not blank or a comment) start with its ``}``.
     """
     header = STRINGS_AND_COMMENTS.sub("", lines[head]).rstrip()
-    if not header.endswith("{") or depth_change(lines[head])[0] != 1:
+    if not header.endswith("{") or _depth(lines[head])[0] != 1:
         return None
     foot = None
     for k in range(stop - 1, head, -1):
@@ -297,7 +323,7 @@ def _body_bounds(lines: list[str], head: int, stop: int) -> int | None:
             break
     if foot is None or foot == head + 1 or not lines[foot].lstrip().startswith("}"):
         return None
-    change, low = depth_change(lines[foot])
+    change, low = _depth(lines[foot])
     if low != -1 or change != -1:
         return None
     return foot
@@ -473,6 +499,13 @@ def update_layout(old_text: str, old_layout: list[Unit] | None, new_text: str,
     their texts are equal, so the analysis finds their previous results
     without cutting and hashing their texts.
     """
+    try:
+        return _update_layout(old_text, old_layout, new_text, same)
+    finally:
+        _BRACKETS.clear()
+
+
+def _update_layout(old_text: str, old_layout: list[Unit] | None, new_text: str, same: dict | None):
     if not old_layout or not all_exact(old_layout):
         return None
     p, s = _edit_span(old_text, new_text)
@@ -575,7 +608,10 @@ def split_units(text: str) -> list[Unit] | None:
     lines, offsets = _lines_and_offsets(text)
     if not lines:
         return None
-    units = _cut(text, lines, offsets, 0, len(lines), top=True)
+    try:
+        units = _cut(text, lines, offsets, 0, len(lines), top=True)
+    finally:
+        _BRACKETS.clear()
     if units is None:
         return None
     if len(units) == 1 and units[0].kind != "container":
