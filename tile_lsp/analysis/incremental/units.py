@@ -138,14 +138,32 @@ class _Pool:
     """Unit results of the previous analysis, by text (and functions also by header line), each taken at most once."""
 
     def __init__(self, results: list[UnitResult]):
-        self.by_text: dict[str, list[UnitResult]] = {}
-        self.by_head: dict[str, list[UnitResult]] = {}
+        self.results = results
         self.taken: set[int] = set()
         self.members = {id(r) for r in results}
-        for r in results:
-            self.by_text.setdefault(r.text, []).append(r)
+        self._by_text: dict[str, list[UnitResult]] | None = None
+        self._by_head: dict[str, list[UnitResult]] | None = None
+
+    def _index(self) -> None:
+        # made when first asked for: after an edit, the units it did not touch are taken by identity
+        # (take_result), and only the edited one by text
+        self._by_text, self._by_head = {}, {}
+        for r in self.results:
+            self._by_text.setdefault(r.text, []).append(r)
             if r.kind == "function":
-                self.by_head.setdefault(r.head_text, []).append(r)
+                self._by_head.setdefault(r.head_text, []).append(r)
+
+    @property
+    def by_text(self) -> dict[str, list[UnitResult]]:
+        if self._by_text is None:
+            self._index()
+        return self._by_text
+
+    @property
+    def by_head(self) -> dict[str, list[UnitResult]]:
+        if self._by_head is None:
+            self._index()
+        return self._by_head
 
     def _pick(self, found: list[UnitResult] | None, first_line: int) -> UnitResult | None:
         if not found:
@@ -180,14 +198,8 @@ class _Pool:
 
     def remaining(self) -> list[UnitResult]:
         """The results nobody took yet, in the order given."""
-        seen: set[int] = set()
-        out = []
-        for found in self.by_text.values():
-            for r in found:
-                if id(r) not in self.taken and id(r) not in seen:
-                    seen.add(id(r))
-                    out.append(r)
-        return out
+        taken = self.taken
+        return [r for r in self.results if id(r) not in taken]
 
 
 @dataclass
@@ -606,7 +618,6 @@ class _ChunkRun:
 
     def _unit(self, unit: Unit, block, scope) -> UnitResult:
         self._check_cancelled()
-        first, last = self._unit_lines(unit)
         sink = getattr(PROGRESS, "sink", None)
         clean = not scope.values and not scope.pending
         if unit.kind != "container" and self.pool is not None and clean:
@@ -617,12 +628,18 @@ class _ChunkRun:
                 old = self.pool.take_result(old)
             else:
                 old = None
-            if old is None:
+            if old is not None:  # the same text: as many lines (no look-up of its last line)
+                first = self.first_line + unit.line
+                last = first + old.last_line - old.first_line
+            else:
+                first, last = self._unit_lines(unit)
                 old = self.pool.take(self.chunk.text[unit.start:unit.end], first)
             if old is not None and old.kind == unit.kind and old.scope_clean and not old.leaks:
                 res = self._reuse(old, first, last, block)
                 self._finished(unit, res, sink)
                 return res
+        else:
+            first, last = self._unit_lines(unit)
         self.rebuilt += 1
         if unit.kind == "container":
             marks = (len(block.operations), len(self.done), len(getattr(self, "new_ops", ())),
@@ -868,18 +885,26 @@ def _collect(units: list[UnitResult], module=None) -> list[Diagnostic]:
     build: list[Diagnostic] = []
     verify: list[Diagnostic] = []
 
+    # (a big file has a thousand units, nearly all without diagnostics: the empty ones are skipped)
     def walk(results: list[UnitResult]) -> None:
         for r in results:
-            issues.extend(r.issues)
+            if r.issues:
+                issues.extend(r.issues)
             if r.kind == "function":
-                build.extend(r.build[:r.build_head])
+                if r.build_head:
+                    build.extend(r.build[:r.build_head])
                 more_issues, more_build = r.gather_statements()
-                issues.extend(more_issues)
-                build.extend(more_build)
-                build.extend(r.build[r.build_head:])
+                if more_issues:
+                    issues.extend(more_issues)
+                if more_build:
+                    build.extend(more_build)
+                if len(r.build) > r.build_head:
+                    build.extend(r.build[r.build_head:])
             else:
-                build.extend(r.build)
-                walk(r.children)
+                if r.build:
+                    build.extend(r.build)
+                if r.children:
+                    walk(r.children)
 
     def walk_verify(results: list[UnitResult]) -> None:
         for r in results:
@@ -887,7 +912,7 @@ def _collect(units: list[UnitResult], module=None) -> list[Diagnostic]:
                 verify.extend(r.head)
                 walk_verify(r.children)
                 verify.extend(r.tail)
-            elif r.verify is not None:
+            elif r.verify:
                 verify.extend(r.verify)
 
     walk(units)
