@@ -68,16 +68,35 @@ MISSING_PREFIX_MESSAGE = ("'{name}' outside a cuda_tile op is read by MLIR as 'b
                           "write 'cuda_tile.{name}'")
 
 
-_MLIR_TOOL_INPUT = re.compile(
-    r"^[ \t]*//[ \t]*(?:RUN:|-----[ \t]*$)|expected-(?:error|warning|note|remark)|^[ \t]*cuda_tile\.module\b",
-    re.MULTILINE)
+#: what marks a text written for MLIR tools: (a word, the pattern of a whole line holding it), and
+#: ``expected-*`` anywhere
+_TOOL_LINES = (("RUN:", re.compile(r"[ \t]*//[ \t]*RUN:")),
+               ("-----", re.compile(r"[ \t]*//[ \t]*-----[ \t]*$")),
+               ("cuda_tile.module", re.compile(r"[ \t]*cuda_tile\.module\b")))
+_EXPECTED = re.compile(r"expected-(?:error|warning|note|remark)")
+
+
+def _some_line(text: str, word: str, line: re.Pattern) -> bool:
+    """Whether a line of ``text`` holding ``word`` matches ``line`` (from its start to its end)."""
+    i = text.find(word)
+    while i != -1:
+        start = text.rfind("\n", 0, i) + 1
+        end = text.find("\n", i)
+        end = len(text) if end == -1 else end
+        if line.match(text, start, end):
+            return True
+        i = text.find(word, end)
+    return False
 
 
 def is_mlir_tool_input(text: str) -> bool:
     """Whether ``text`` is written for MLIR tools (``cuda-tile-opt``, ``mlir-opt``): it has a ``// RUN:``
     line, a ``// -----`` marker, an ``expected-*`` directive, or a ``cuda_tile.module`` written with
-    its prefix at the start of a line.  ``tileirdisasm``'s output has none of these."""
-    return _MLIR_TOOL_INPUT.search(text) is not None
+    its prefix at the start of a line.  ``tileirdisasm``'s output has none of these.
+
+    The words are found by string search and only their lines matched: one regular expression
+    anchored at every line start took 65 ms on a 50,000-line file without them, on each keystroke."""
+    return _EXPECTED.search(text) is not None or any(_some_line(text, w, p) for w, p in _TOOL_LINES)
 
 
 def _editor(ctx: VerifyContext) -> bool:
