@@ -71,6 +71,16 @@ def test_a_small_document_has_no_view():
     assert result.diagnostics == [] and reports == []
 
 
+def test_no_view_longer_than_its_bound():
+    """Thousands of globals (which the view analyses too, as the entries may name them): the view would
+    take as long as the rest, and an edit cannot cancel it."""
+    globals_ = "".join(f"  global @g{k} <i32: [1, 2]> : tile<2xi32>\n" for k in range(2600))
+    text = _big(entries=300).replace("cuda_tile.module @m {\n", "cuda_tile.module @m {\n" + globals_, 1)
+    assert V.MAX_CHARS < len(globals_) < len(text) / 5  # long, though a small part of the file
+    reports, result = _analyse(text)
+    assert result.diagnostics == [] and reports == []
+
+
 def test_the_first_report_has_the_first_entries_verifier_errors_and_nothing_below():
     text = _big(extra={0: RESHAPE, 30: RESHAPE, 40: "    %v9 = constant <i32: 9> : tile<i32\n"})
     reports, result = _analyse(text)

@@ -42,9 +42,9 @@ log = logging.getLogger(__name__)
 VIEW_LINES = 100
 #: a chunk with fewer lines is analysed whole as fast as its view would be worth (about 0.3 s)
 MIN_LINES = 2000
-#: the view is not made when it is more than this share of the chunk's text (one huge function, or a
-#: file of globals): it would not come much sooner than the whole
-MAX_SHARE = 0.2
+#: the view is not made when its text is longer (about 1,600 lines, a quarter of a second): one huge
+#: first function, or a file of globals.  It cannot be cancelled, so an edit meanwhile waits for it
+MAX_CHARS = 100_000
 
 
 @dataclass
@@ -73,7 +73,7 @@ def first_view(chunk, layout: list[Unit], source: SourceText, analyse_share) -> 
     ``owners[i]`` is 0, and returns ``(ChunkAnalysis, ChunkState)``
     (:func:`tile_lsp.analysis.incremental.units.analyze_units` with a
     ``share``), reporting no progress.  ``None`` also when the view would
-    cost more than :data:`MAX_SHARE` of the chunk, or a unit was built in a
+    be longer than :data:`MAX_CHARS` characters, or a unit was built in a
     scope an earlier unit left names in (the functions then depend on their
     order).  Never raises: a failure is logged and gives ``None`` (the
     complete analysis reports it).
@@ -85,7 +85,7 @@ def first_view(chunk, layout: list[Unit], source: SourceText, analyse_share) -> 
         return None
     seen = [u for u in functions if u.line < VIEW_LINES] or functions[:1]
     left_out = sum(u.end - u.start for u in functions[len(seen):])
-    if len(chunk.text) - left_out > MAX_SHARE * len(chunk.text):
+    if len(chunk.text) - left_out > MAX_CHARS:
         return None
     try:
         return _analyse_view(chunk, source, seen, len(functions), analyse_share)
