@@ -57,7 +57,6 @@ from pygls.lsp.server import LanguageServer
 from tile_lsp import __version__
 from tile_lsp.analysis.api import AnalysisOptions, DocumentAnalysis, analyze_text
 from tile_lsp.analysis.ide.index import DocumentIndex
-from tile_lsp.analysis.ir.split import has_split_marker
 from tile_lsp.analysis.incremental.document import IncrementalAnalyzer
 from tile_lsp.server.convert import PositionEncoder, to_lsp_diagnostics
 from tile_lsp.collector import collector_paused
@@ -163,6 +162,8 @@ class TileLanguageServer(LanguageServer):
         self._young_timer: asyncio.TimerHandle | None = None
         #: URI -> instruction counts of its last Show PTX (:class:`tile_lsp.server.codegen.PtxCounts`)
         self.ptx_counts: dict[str, Any] = {}
+        #: (the last text analysis_options was asked of, its TextMarks)
+        self._marks: tuple[str, Any] | None = None
 
     # -- public accessors ---------------------------------------------------
 
@@ -233,17 +234,20 @@ class TileLanguageServer(LanguageServer):
         the Tile IR version of :attr:`tile_version` and the hint warnings of
         the workspace's configuration file.
         """
-        from tile_lsp.analysis.verify.rules.target import is_mlir_tool_input  # late: loads the verifier rules
+        from tile_lsp.analysis.incremental.marks import text_marks  # late: loads the verifier rules
 
+        # from the last text's marks: only the lines an edit touched are searched (TextMarks)
+        marks = text_marks(text, self._marks)
+        self._marks = (text, marks)
         target = self.target_gpu
         return AnalysisOptions(
-            split_input_file=has_split_marker(text),
+            split_input_file=marks.split_marker,
             tile_version=self.tile_version,
             target_sm=target[1] if target else None,
             warn_unsupported_hints=bool(self._configured("warn-unsupported-hints")),
             error_unsupported_hints=bool(self._configured("error-unsupported-hints")),
             editor_checks=True,
-            mlir_tool_input=is_mlir_tool_input(text),
+            mlir_tool_input=marks.mlir_tool_input,
         )
 
     # -- the workspace's configuration file -----------------------------------

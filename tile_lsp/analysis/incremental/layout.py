@@ -373,7 +373,7 @@ def container_source(first: int, header: str, blank: int, footer: str) -> tuple[
 
 def updated_source(old: SourceText, text: str) -> SourceText:
     """``SourceText(text)`` computed from ``old`` (an earlier version of the text): only the edited span is scanned."""
-    p, s = _edit_span(old.text, text)
+    p, s = edit_span(old.text, text)
     old_end, new_end = len(old.text) - s, len(text) - s
     chars = len(text) - len(old.text)
     starts = old.line_starts
@@ -408,7 +408,7 @@ _BLOCK = 256
 _LAST_SPAN: list[tuple | None] = [None]  # (old text, new text, prefix, suffix) of the last edit measured
 
 
-def _edit_span(a: str, b: str) -> tuple[int, int]:
+def edit_span(a: str, b: str) -> tuple[int, int]:
     """(common prefix, common suffix not overlapping it) of ``a`` and ``b``.
 
     The last answer is kept (one tuple, swapped atomically between threads):
@@ -508,7 +508,7 @@ def update_layout(old_text: str, old_layout: list[Unit] | None, new_text: str,
 def _update_layout(old_text: str, old_layout: list[Unit] | None, new_text: str, same: dict | None):
     if not old_layout or not all_exact(old_layout):
         return None
-    p, s = _edit_span(old_text, new_text)
+    p, s = edit_span(old_text, new_text)
     old_end, new_end = len(old_text) - s, len(new_text) - s
     chars = len(new_text) - len(old_text)
     path: list[tuple[list[Unit], int]] = []
@@ -640,7 +640,7 @@ class Edit:
         """The edit from ``old`` to ``new`` (``None`` when they are equal)."""
         if old.text is new.text or old.text == new.text:
             return None
-        p, s = _edit_span(old.text, new.text)
+        p, s = edit_span(old.text, new.text)
         first = old.line_of(p)
         last = old.line_of(len(old.text) - s)
         return Edit(p, first, last, (new.line_of(len(new.text) - s) - first) - (last - first))

@@ -16,7 +16,22 @@ def _is_marker(line: str) -> bool:
 
 def has_split_marker(text: str) -> bool:
     """True if a line of ``text`` is MLIR's ``// -----`` split marker (alone on its line)."""
-    return SPLIT_MARKER in text and any(_is_marker(line) for line in text.split("\n"))
+    return split_marker_at(text) is not None
+
+
+def split_marker_at(text: str, lo: int = 0, hi: int | None = None) -> int | None:
+    """The offset of a split marker in ``text[lo:hi]`` (whole lines), or ``None``: found by string
+    search, then its line (lines end at ``\n``) checked."""
+    hi = len(text) if hi is None else hi
+    i = text.find(SPLIT_MARKER, lo, hi)
+    while i != -1:
+        start = text.rfind("\n", 0, i) + 1
+        end = text.find("\n", i)
+        end = len(text) if end == -1 else end
+        if _is_marker(text[start:end]):
+            return i
+        i = text.find(SPLIT_MARKER, end, hi)
+    return None
 
 
 @dataclass(frozen=True)

@@ -76,17 +76,17 @@ _TOOL_LINES = (("RUN:", re.compile(r"[ \t]*//[ \t]*RUN:")),
 _EXPECTED = re.compile(r"expected-(?:error|warning|note|remark)")
 
 
-def _some_line(text: str, word: str, line: re.Pattern) -> bool:
-    """Whether a line of ``text`` holding ``word`` matches ``line`` (from its start to its end)."""
-    i = text.find(word)
+def _some_line(text: str, word: str, line: re.Pattern, lo: int, hi: int) -> int | None:
+    """The offset of ``word`` in a line of ``text[lo:hi]`` (whole lines) that matches ``line``."""
+    i = text.find(word, lo, hi)
     while i != -1:
         start = text.rfind("\n", 0, i) + 1
         end = text.find("\n", i)
         end = len(text) if end == -1 else end
         if line.match(text, start, end):
-            return True
-        i = text.find(word, end)
-    return False
+            return i
+        i = text.find(word, end, hi)
+    return None
 
 
 def is_mlir_tool_input(text: str) -> bool:
@@ -96,7 +96,19 @@ def is_mlir_tool_input(text: str) -> bool:
 
     The words are found by string search and only their lines matched: one regular expression
     anchored at every line start took 65 ms on a 50,000-line file without them, on each keystroke."""
-    return _EXPECTED.search(text) is not None or any(_some_line(text, w, p) for w, p in _TOOL_LINES)
+    return mlir_tool_input_at(text) is not None
+
+
+def mlir_tool_input_at(text: str, lo: int = 0, hi: int | None = None) -> int | None:
+    """The offset of what makes ``text[lo:hi]`` (whole lines) written for MLIR tools (see
+    :func:`is_mlir_tool_input`), or ``None``."""
+    hi = len(text) if hi is None else hi
+    for word, line in _TOOL_LINES:
+        at = _some_line(text, word, line, lo, hi)
+        if at is not None:
+            return at
+    m = _EXPECTED.search(text, lo, hi)
+    return m.start() if m is not None else None
 
 
 def _editor(ctx: VerifyContext) -> bool:
