@@ -9,10 +9,12 @@
 * Property: on edited corpus kernels, the view's diagnostics are exactly
   the complete analysis's diagnostics in its lines (the module's own
   findings aside, which it leaves to the complete analysis).
+* An edit during the first analysis keeps the view when it lies below it,
+  in one function; inside it, the view is made again.
+* No view for a small document, nor one longer than its bound.
 """
 
 from __future__ import annotations
-
 
 import pytest
 from hypothesis import HealthCheck, given, settings
