@@ -69,10 +69,11 @@ MISSING_PREFIX_MESSAGE = ("'{name}' outside a cuda_tile op is read by MLIR as 'b
 
 
 #: what marks a text written for MLIR tools: (a word, the pattern of a whole line holding it), and
-#: ``expected-*`` anywhere
-_TOOL_LINES = (("RUN:", re.compile(r"[ \t]*//[ \t]*RUN:")),
-               ("-----", re.compile(r"[ \t]*//[ \t]*-----[ \t]*$")),
-               ("cuda_tile.module", re.compile(r"[ \t]*cuda_tile\.module\b")))
+#: ``expected-*`` anywhere.  The module comes first: where it is, it is usually the first line, and a
+#: word found early saves searching the whole text for the others
+_TOOL_LINES = (("cuda_tile.module", re.compile(r"[ \t]*cuda_tile\.module\b")),
+               ("RUN:", re.compile(r"[ \t]*//[ \t]*RUN:")),
+               ("-----", re.compile(r"[ \t]*//[ \t]*-----[ \t]*$")))
 _EXPECTED = re.compile(r"expected-(?:error|warning|note|remark)")
 
 
