@@ -288,6 +288,10 @@ def _cut_statements(lines: list[str], offsets: list[int], first: int, last: int
     return units, indent or "", starts[0]
 
 
+#: the longest function whose statements' offsets are shared ints (see ``_function``)
+_SHARED_OFFSETS = 1 << 16
+
+
 def _function(text: str, lines: list[str], offsets: list[int], head: int, stop: int, unit: Unit) -> Unit | None:
     """``unit`` as a function (its body cut into statements) when its header line opens the body."""
     bounds = _body_bounds(lines, head, stop)
@@ -298,10 +302,15 @@ def _function(text: str, lines: list[str], offsets: list[int], head: int, stop: 
         return None
     # statements are kept relative to the function (offsets from its start, lines from its first line),
     # so that an edit above moves the function alone; their numbers are the shared ints of ``numbers``
-    # (40,000 statements of a big file held 80,000 ints of their own: 2.5 MiB)
-    n = numbers(unit.end - unit.start + 1)
-    children = tuple(Unit(n[c.start - unit.start], n[c.end - unit.start], n[c.line - unit.line], c.kind)
-                     for c in cut[0])
+    # (40,000 statements of a big file held 80,000 ints of their own: 2.5 MiB), for a function of
+    # fewer than 65,536 characters (a longer one would grow the shared list for good)
+    size = unit.end - unit.start + 1
+    if size <= _SHARED_OFFSETS:
+        n = numbers(size)
+        children = tuple(Unit(n[c.start - unit.start], n[c.end - unit.start], n[c.line - unit.line], c.kind)
+                         for c in cut[0])
+    else:
+        children = tuple(Unit(c.start - unit.start, c.end - unit.start, c.line - unit.line, c.kind) for c in cut[0])
     return dataclasses.replace(unit, kind="function", header_end=offsets[head + 1], footer_start=offsets[bounds],
                                children=children)
 
@@ -352,7 +361,8 @@ def _counting(n: int) -> list[int]:
     """``list(range(n))``, sliced from one list kept for all calls (:func:`~tile_lsp.analysis.ir.diagnostics.numbers`):
     the n integers are made once, not for each of a big file's 977 functions (whose lines before them
     number 25,000 on average)."""
-    return numbers(n)[:n]
+    shared = numbers(n)
+    return shared[:n] if len(shared) >= n else list(range(n))
 
 
 def container_source(first: int, header: str, blank: int, footer: str) -> tuple[SourceText, str]:

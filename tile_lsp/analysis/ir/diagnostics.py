@@ -270,19 +270,22 @@ def split_lines(text: str) -> list[str]:
 #: ``_NUMBERS[n] == n``, as many as the longest text indexed has lines (see :func:`numbers`)
 _NUMBERS: list[int] = list(range(1024))
 _NUMBERS_LOCK = threading.Lock()
+#: the most integers :func:`numbers` keeps (the list is never freed: 36 MiB at most)
+NUMBERS_MAX = 1 << 20
 
 
 def numbers(n: int) -> list[int]:
-    """The shared list of the integers 0, 1, 2, ..., at least ``n`` of them (it only grows; thread-safe).
+    """The shared list of the integers 0, 1, 2, ...: at least ``n`` of them, or :data:`NUMBERS_MAX` when
+    ``n`` is more (it only grows; thread-safe).
 
     The line numbers of ranges and positions are taken from it: the ranges
     of one line then share one ``int`` object instead of holding one each (a
     50,000-line file has 250,000 ranges; their line numbers took 7 MiB).
     """
-    if len(_NUMBERS) < n:
+    if len(_NUMBERS) < n and len(_NUMBERS) < NUMBERS_MAX:
         with _NUMBERS_LOCK:
             if len(_NUMBERS) < n:
-                _NUMBERS.extend(range(len(_NUMBERS), max(n, 2 * len(_NUMBERS))))
+                _NUMBERS.extend(range(len(_NUMBERS), min(max(n, 2 * len(_NUMBERS)), NUMBERS_MAX)))
     return _NUMBERS
 
 
