@@ -123,6 +123,23 @@ def test_kernel_abi_directives_and_source_mapping():
                                         (".f32", "!cuda_tile.tile<f32>")]
 
 
+@pytest.mark.parametrize("name", ["vector_add.mlir", "matmul_loop.mlir"])
+def test_memory_accesses_of_tile_pointers_are_global(name):
+    """Every load and store through a Tile IR pointer (a view's element, a tile of pointers) is a
+    ``.global`` access of an address made by ``cvta.to.global`` (LDG/STG in SASS, as tileiras'); only
+    parameters, shared and constant memory are read otherwise."""
+    text = (Path(__file__).resolve().parents[1] / "examples" / name).read_text(encoding="utf-8")
+    result = lower_text(text, "sm_90", file_name=name)
+    assert result.ok, result.diagnostics
+    lines = [line.strip() for line in result.ptx.splitlines()]
+    converted = {m.group(1) for line in lines if (m := re.match(r"cvta\.to\.global\.u64 (%rd\d+), ", line))}
+    accesses = [line for line in lines if re.match(r"(?:@%p\d+ )?(?:ld|st)\.", line)]
+    other = [a for a in accesses if re.search(r"\b(?:ld|st)\.(?:param|shared|const|local)\b", a)]
+    global_ = [a for a in accesses if a not in other]
+    assert global_ and all(".global." in a for a in global_), global_
+    assert all(re.search(r"\[(%rd\d+)\]", a).group(1) in converted for a in global_)
+
+
 def test_hints_project_to_ptx_directives():
     text = KERNEL.replace("%arg2: tile<f32>) {",
                           "%arg2: tile<f32>) optimization_hints=<default = {occupancy = 2}, "
@@ -256,9 +273,9 @@ def test_the_nv_tileas_stage_expresses_memops_mma_and_reductions_as_nv_tileas_op
     assert len(_stage_lines(stage, "mmaf")) == 1 and "xf64>" in _stage_lines(stage, "mmaf")[0]
     assert len(_stage_lines(stage, "nv_tileas.reduce")) == 1 and len(_stage_lines(stage, "nv_tileas.yield")) == 1
     # the PTX comes from this stage: acquire load, .loc of the tiled_load at the load_view_tko's line
-    assert "ld.acquire.gpu.b16" in result.ptx
+    assert "ld.acquire.gpu.global.b16" in result.ptx
     body = result.ptx[result.ptx.index(".loc 1 7 5"):]
-    assert re.match(r"\.loc 1 7 5\n(?:\t[^.\n].*\n)*?\t(?:@%p\d+ )?ld\.acquire\.gpu\.b16", body)
+    assert re.match(r"\.loc 1 7 5\n(?:\t[^.\n].*\n)*?\t(?:@%p\d+ )?ld\.acquire\.gpu\.global\.b16", body)
     exe = find_ptxas()
     if exe is not None:
         ok, log = run_ptxas(result.ptx, "sm_90")

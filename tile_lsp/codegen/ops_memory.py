@@ -258,6 +258,16 @@ def store_element(lw: KernelLowering, elem: T.Type, src: str, addr: str, pred: s
     f.emit(f"{g}st{sem}{space}{mem_type(elem)} [{addr}], {src}")
 
 
+def global_address(lw: KernelLowering, addr: str) -> str:
+    """``addr`` (a generic b64 address of global memory: every Tile IR pointer is one, from a kernel
+    parameter or ``get_global``) converted for a ``.global`` access, as nvcc does (``cvta.to.global``,
+    PTX ISA "Generic Addressing"): the access is then ``LDG``/``STG`` in SASS, as in tileiras'
+    cubins, instead of a generic ``LD``/``ST`` that checks the address's window at run time."""
+    r = lw.f.reg("b64")
+    lw.f.emit(f"cvta.to.global.u64 {r}, {addr}")
+    return r
+
+
 def _and(lw: KernelLowering, a: str | None, b: str | None) -> str | None:
     if a is None:
         return b
@@ -276,7 +286,7 @@ def _load_tile(lw: KernelLowering, op: Operation, view, index, sem: str) -> None
     for s, r in enumerate(out.regs):
         addr, inb = _element_addresses(lw, view, bases, out.shape, s, gather(s))
         lw.mov(reg_class(out.elem), r, lw.const_reg(out.elem, pad))
-        load_element(lw, out.elem, r, addr, inb, sem)
+        load_element(lw, out.elem, r, global_address(lw, addr), inb, sem, ".global")
 
 
 def _store_tile(lw: KernelLowering, tile: TileValue, view, index, sem: str) -> None:
@@ -285,7 +295,7 @@ def _store_tile(lw: KernelLowering, tile: TileValue, view, index, sem: str) -> N
     own = lw.owner(tile.n)
     for s, r in enumerate(tile.regs):
         addr, inb = _element_addresses(lw, view, bases, tile.shape, s, gather(s))
-        store_element(lw, tile.elem, r, addr, _and(lw, inb, own), sem)
+        store_element(lw, tile.elem, r, global_address(lw, addr), _and(lw, inb, own), sem, ".global")
 
 
 @handler("load_view_tko")
@@ -497,7 +507,7 @@ def _load_ptr(lw: KernelLowering, op: Operation) -> None:
             lw.mov(reg_class(out.elem), r, pad.regs[s])
         elif m is not None:
             lw.mov(reg_class(out.elem), r, lw.const_reg(out.elem, 0))
-        load_element(lw, out.elem, r, src.regs[s], m, sem)
+        load_element(lw, out.elem, r, global_address(lw, src.regs[s]), m, sem, ".global")
 
 
 @handler("store_ptr_tko")
@@ -510,7 +520,7 @@ def _store_ptr(lw: KernelLowering, op: Operation) -> None:
     sem = _sem(op, "st")
     for s in range(len(dst.regs)):
         g = _and(lw, mask.regs[s] if mask else None, own)
-        store_element(lw, val.elem, val.regs[s], dst.regs[s], g, sem)
+        store_element(lw, val.elem, val.regs[s], global_address(lw, dst.regs[s]), g, sem, ".global")
 
 
 def _atomic(lw: KernelLowering, op: Operation, ptrs: TileValue, mask: TileValue | None,
