@@ -451,7 +451,7 @@ def _atomic_red_view(lw: KernelLowering, op: Operation) -> None:
         addr, inb = _element_addresses(lw, view, bases, shape, s)
         v = value.regs[s if len(value.regs) > 1 else 0]
         g = _and(lw, inb, own)
-        lw.f.emit((f"@{g} " if g else "") + f"red{sem}.{ins}{ty} [{addr}], {v}")
+        lw.f.emit((f"@{g} " if g else "") + f"red{sem}.global.{ins}{ty} [{global_address(lw, addr)}], {v}")
 
 
 # ---------------------------------------------------------------------------
@@ -528,7 +528,7 @@ def _atomic(lw: KernelLowering, op: Operation, ptrs: TileValue, mask: TileValue 
     """Result 0 of the atomic ``op`` on the pointer tile ``ptrs`` (result 1: its token).
 
     Each slot reads 0, then, where ``mask`` (``None``: everywhere) and the owning threads allow,
-    runs ``atom<sem><operation()> r, [ptr], args...`` (``operation``, e.g. ``.add.u32``, is called
+    runs ``atom<sem>.global<operation()> r, [ptr], args...`` (``operation``, e.g. ``.add.u32``, is called
     once, after the results are bound, and may raise :class:`LoweringError`); replicas then take
     the owner's result.
     """
@@ -541,7 +541,7 @@ def _atomic(lw: KernelLowering, op: Operation, ptrs: TileValue, mask: TileValue 
         g = _and(lw, mask.regs[s] if mask else None, own)
         lw.mov(reg_class(out.elem), r, lw.const_reg(out.elem, 0))
         values = "".join(f", {a.regs[s]}" for a in args)
-        lw.f.emit((f"@{g} " if g else "") + f"atom{sem}{ins} {r}, [{ptrs.regs[s]}]{values}")
+        lw.f.emit((f"@{g} " if g else "") + f"atom{sem}.global{ins} {r}, [{global_address(lw, ptrs.regs[s])}]{values}")
     if own:
         _broadcast_from_owner(lw, out)
 
