@@ -80,36 +80,20 @@ def depth_change(line: str, depth: int = 0) -> tuple[int, int]:
     The lowest change is only computed when it could take a running depth
     of ``depth`` below zero (else 0 is returned for it).
     """
-    if '"' in line or "//" in line:
-        line = STRINGS_AND_COMMENTS.sub("", line)
-    opens = line.count("(") + line.count("[") + line.count("{")
-    closes = line.count(")") + line.count("]") + line.count("}")
-    if closes <= depth:
-        return opens - closes, 0
-    low = change = 0
-    for ch in _NOT_BRACKETS.sub("", line):
-        if ch in _OPENERS:
-            change += 1
-        else:
-            change -= 1
-            low = min(low, change)
-    return change, low
+    return _change(_counts(line), depth)
 
 
-#: line -> (net bracket change, closing brackets, the line without strings and comments), while one
-#: layout is made (:func:`split_units`, :func:`update_layout` empty it when they return): a line is read
-#: at each level (the module's, its body's, a function's), and the lines of copied kernels repeat
-_BRACKETS: dict[str, tuple[int, int, str]] = {}
+def _counts(line: str) -> tuple[int, int, str]:
+    """(net bracket change, closing brackets, the line without strings and comments) of ``line``."""
+    plain = STRINGS_AND_COMMENTS.sub("", line) if '"' in line or "//" in line else line
+    closes = plain.count(")") + plain.count("]") + plain.count("}")
+    return plain.count("(") + plain.count("[") + plain.count("{") - closes, closes, plain
 
 
-def _depth(line: str, depth: int = 0) -> tuple[int, int]:
-    """:func:`depth_change` of ``line``, its counts kept in :data:`_BRACKETS` (the layout being made)."""
-    found = _BRACKETS.get(line)
-    if found is None:
-        plain = STRINGS_AND_COMMENTS.sub("", line) if '"' in line or "//" in line else line
-        closes = plain.count(")") + plain.count("]") + plain.count("}")
-        found = _BRACKETS[line] = (plain.count("(") + plain.count("[") + plain.count("{") - closes, closes, plain)
-    net, closes, plain = found
+def _change(counts: tuple[int, int, str], depth: int) -> tuple[int, int]:
+    """:func:`depth_change` from a line's :func:`_counts`: the running change walked only when its
+    closing brackets could take ``depth`` below zero."""
+    net, closes, plain = counts
     if closes <= depth:
         return net, 0
     low = change = 0
@@ -120,6 +104,20 @@ def _depth(line: str, depth: int = 0) -> tuple[int, int]:
             change -= 1
             low = min(low, change)
     return change, low
+
+
+#: line -> its :func:`_counts`, while one layout is made (:func:`split_units`, :func:`update_layout`
+#: empty it when they return): a line is read at each level (the module's, its body's, a function's),
+#: and the lines of copied kernels repeat
+_BRACKETS: dict[str, tuple[int, int, str]] = {}
+
+
+def _depth(line: str, depth: int = 0) -> tuple[int, int]:
+    """:func:`depth_change` of ``line``, its counts kept in :data:`_BRACKETS` (the layout being made)."""
+    found = _BRACKETS.get(line)
+    if found is None:
+        found = _BRACKETS[line] = _counts(line)
+    return _change(found, depth)
 
 
 def _op_word(word: str):
