@@ -20,17 +20,23 @@ def has_split_marker(text: str) -> bool:
 
 
 def split_marker_at(text: str, lo: int = 0, hi: int | None = None) -> int | None:
-    """The offset of a split marker in ``text[lo:hi]`` (whole lines), or ``None``: found by string
-    search, then its line (lines end at ``\n``) checked."""
+    """The offset of a split marker in ``text[lo:hi]`` (whole lines), or ``None``."""
+    return word_in_line(text, SPLIT_MARKER, lambda start, end: _is_marker(text[start:end]), lo, hi)
+
+
+def word_in_line(text: str, word: str, accept, lo: int = 0, hi: int | None = None) -> int | None:
+    """The offset of ``word`` in a line of ``text[lo:hi]`` (whole lines; lines end at ``\n``) that
+    ``accept(line start, line end)`` accepts, or ``None``.  The word is found by string search and only
+    its lines are tested: a search of a 4 MB text for a word it lacks takes a millisecond or two."""
     hi = len(text) if hi is None else hi
-    i = text.find(SPLIT_MARKER, lo, hi)
+    i = text.find(word, lo, hi)
     while i != -1:
         start = text.rfind("\n", 0, i) + 1
         end = text.find("\n", i)
         end = len(text) if end == -1 else end
-        if _is_marker(text[start:end]):
+        if accept(start, end):
             return i
-        i = text.find(SPLIT_MARKER, end, hi)
+        i = text.find(word, end, hi)
     return None
 
 

@@ -53,6 +53,7 @@ from tile_lsp.analysis.ir.diagnostics import Severity
 from tile_lsp.analysis.verify.frontend_contract import compute_capability_of
 from tile_lsp.analysis.verify.frontend_contract import msg as contract_message
 from tile_lsp.analysis.ir.core import Operation
+from tile_lsp.analysis.ir.split import word_in_line
 from tile_lsp.analysis.verify.layers import MESSAGES as LAYER_MESSAGES
 from tile_lsp.analysis.verify.layers import kernel_parameter_bytes, parameter_space_limit
 from tile_lsp.analysis.verify.verifier import VerifyContext, post_order, rule
@@ -77,19 +78,6 @@ _TOOL_LINES = (("cuda_tile.module", re.compile(r"[ \t]*cuda_tile\.module\b")),
 _EXPECTED = re.compile(r"expected-(?:error|warning|note|remark)")
 
 
-def _some_line(text: str, word: str, line: re.Pattern, lo: int, hi: int) -> int | None:
-    """The offset of ``word`` in a line of ``text[lo:hi]`` (whole lines) that matches ``line``."""
-    i = text.find(word, lo, hi)
-    while i != -1:
-        start = text.rfind("\n", 0, i) + 1
-        end = text.find("\n", i)
-        end = len(text) if end == -1 else end
-        if line.match(text, start, end):
-            return i
-        i = text.find(word, end, hi)
-    return None
-
-
 def is_mlir_tool_input(text: str) -> bool:
     """Whether ``text`` is written for MLIR tools (``cuda-tile-opt``, ``mlir-opt``): it has a ``// RUN:``
     line, a ``// -----`` marker, an ``expected-*`` directive, or a ``cuda_tile.module`` written with
@@ -105,7 +93,7 @@ def mlir_tool_input_at(text: str, lo: int = 0, hi: int | None = None) -> int | N
     :func:`is_mlir_tool_input`), or ``None``."""
     hi = len(text) if hi is None else hi
     for word, line in _TOOL_LINES:
-        at = _some_line(text, word, line, lo, hi)
+        at = word_in_line(text, word, lambda start, end, line=line: line.match(text, start, end) is not None, lo, hi)
         if at is not None:
             return at
     m = _EXPECTED.search(text, lo, hi)
