@@ -108,6 +108,45 @@ def test_gather_view_dense_index_counts_elements_in_our_ptx():
         np.testing.assert_array_equal(out, 2 * x[rows, s:s + 64])
 
 
+def test_view_access_with_run_time_strides_and_tails_on_the_emulator():
+    """Slot addresses and bounds of a partition view (computed once per thread, then per slot from
+    its fixed offset in the tile) on a permuted view of a strided tensor whose extents cut the
+    tile in every dimension: what the interpreter reads and writes, padding included."""
+    from tests.test_gpu import OWN_KERNELS
+    from tile_lsp.analysis import interpreter as interp
+    from tile_lsp.codegen import lower_text
+    from tile_lsp.codegen.ops_memory import slot_offsets
+
+    text = (OWN_KERNELS / "permuted_tail_copy_f32_2x4x64.sm_90.mlir").read_text()
+    result = lower_text(text, "sm_90")
+    assert result.ok, result.diagnostics
+    info = result.kernels[0]
+    # 128 threads, 4 slots: slot bits move along tile dimensions 0 and 1
+    assert info.threads == 128
+    assert [slot_offsets((2, 4, 64), 128, s) for s in range(4)] == [[0, 0, 0], [0, 2, 0], [1, 0, 0], [1, 2, 0]]
+    rng = np.random.default_rng(5)
+    buf = rng.standard_normal(100 * 21).astype(np.float32)  # x[i, j, k] = buf[3 * i + j + 21 * k], 7 x 3 x 100
+    scalars_x = [7, 3, 100, 3, 1, 21]
+    out_shape = (4, 7, 110)  # cuts the tiles' rows (8) and columns (128); row 3 and columns 100-109 are padding
+    grid = (2, 2, 2)  # tile indices along (3 / 2, 7 / 4, 100 / 64), rounded up
+    outs = []
+    for run in ("interpreter", "emulator"):
+        out = np.full(out_shape, -1.0, np.float32)
+        args = [buf.copy(), *scalars_x, out, *out_shape, 7 * 110, 110]
+        if run == "interpreter":
+            interp.run_kernel(text, None, args, grid)
+        else:
+            emu.run(result.ptx, info.name, [p for p, _ in info.params], args, grid, info.threads, info.dynamic_smem)
+        outs.append(out)
+    np.testing.assert_array_equal(outs[1], outs[0])
+    x = buf.reshape(100, 7, 3).transpose(1, 2, 0)
+    # out[a, b, c] = x[b, a, c] (dim_map [1, 0, 2]) where x has that element, else the padding
+    want = np.full(out_shape, np.inf, np.float32)
+    want[:3, :7, :100] = x.transpose(1, 0, 2)
+    assert np.isinf(want).sum() and not np.isinf(x).any()
+    np.testing.assert_array_equal(outs[1], want)
+
+
 # ---------------------------------------------------------------------------
 # The emulator itself, on hand-written PTX
 # ---------------------------------------------------------------------------

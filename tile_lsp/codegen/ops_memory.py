@@ -1,13 +1,16 @@
 """Lowering of views, loads, stores, pointers, atomics and globals.
 
-Addresses are generic (PTX ``ld``/``st``/``atom`` without a state space):
-cuda_tile pointers are generic addresses.  A view load computes, for each
-element, its tensor coordinates (tile index times tile size, or traversal
-step, plus the element's index in the tile, through ``dim_map``), checks
-them against the tensor shape, and loads with a predicate; out-of-bounds
-elements take the view's padding value (zero when it has none).  Stores and
-atomics skip out-of-bounds elements and, for tiles smaller than the CTA,
-the threads holding replicas.  Semantics: NVIDIA cuda-tile ``Types.td``
+cuda_tile pointers are generic addresses of global memory; every access
+through one converts it with ``cvta.to.global`` and is a ``.global`` access
+(:func:`global_address`).  A view access gives each element its tensor
+coordinates (tile index times tile size, or traversal step, plus the
+element's index in the tile, through ``dim_map``), checks them against the
+tensor shape, and loads with a predicate; out-of-bounds elements take the
+view's padding value (zero when it has none).  For partition and strided
+views a thread computes this once, for its first slot, and each other slot
+is a fixed offset from it (:func:`slot_offsets`).  Stores and atomics skip
+out-of-bounds elements and, for tiles smaller than the CTA, the threads
+holding replicas.  Semantics: NVIDIA cuda-tile ``Types.td``
 (PartitionView, StridedView "dim_map" and "index space"), ``Ops.td``
 (LoadViewTkoOp, StoreViewTkoOp, AtomicRMWTkoOp ...).
 """
@@ -30,6 +33,7 @@ from tile_lsp.codegen.ptx import (
     mem_type,
     reg_class,
     storage_bytes,
+    unravel,
 )
 from tile_lsp.dialect import types as T
 from tile_lsp.dialect import nv_tileas_types as NT
@@ -278,24 +282,133 @@ def _and(lw: KernelLowering, a: str | None, b: str | None) -> str | None:
     return r
 
 
+def slot_offsets(shape: tuple[int, ...], threads: int, s: int) -> list[int]:
+    """Per tile dimension, how far slot ``s`` of a tile of ``shape`` lies from slot 0 of the same
+    thread, in elements of that dimension: the coordinates of element ``s * threads``
+    (``[0, ...]`` for a tile smaller than the CTA, which has one slot).
+
+    In the distribution of :mod:`tile_lsp.codegen.ptx` slot ``s`` of thread ``t`` holds element
+    ``s * T + t`` (``t < T``); with power-of-two dimensions each coordinate is a bit field of that
+    index, and the bits of ``s * T`` and of ``t`` do not overlap, so every coordinate of slot ``s``
+    is the thread's slot-0 coordinate plus this constant: no carry from one dimension to another."""
+    n = 1
+    for d in shape:
+        n *= d
+    if n < threads or not s:
+        return [0] * len(shape)
+    return unravel(s * threads, shape)
+
+
+def _affine_accesses(lw: KernelLowering, view: TileViewValue, bases: list, shape: tuple[int, ...],
+                     count: int):
+    """Yield ``(address, in-bounds predicate)`` of slots ``0 .. count - 1`` of a partition or strided
+    view access (``.global`` b64 address; the predicate may be ``None``: always in bounds).
+
+    The same addresses and bounds as :func:`_element_addresses` (per element: tensor coordinate =
+    tile start + the element's coordinate in the tile, each checked below its extent as an unsigned
+    64-bit number, offset = sum of coordinate x stride), computed once per thread for slot 0 and then
+    per slot from the compile-time :func:`slot_offsets`: an address is one ``mad.lo.s64`` (or
+    ``add``) from slot 0's, and only the dimensions the slots move along are checked per slot.  The
+    tensor's base address is converted for ``.global`` once per access (:func:`global_address`)."""
+    f = lw.f
+    tensor = view.tensor
+    esz = storage_bytes(tensor.elem)
+    c0 = lw.coords(shape, 0)
+    moves = [slot_offsets(shape, lw.threads, s) for s in range(count)]
+    starts: dict[int, tuple[int, str]] = {}  # tensor dimension -> (tile dimension, slot 0's coordinate)
+    for i, local in enumerate(c0):
+        c = f.reg("b64")
+        if isinstance(local, int):
+            f.emit(f"add.s64 {c}, {bases[i]}, {local}")
+        else:
+            lc = f.reg("b64")
+            f.emit(f"cvt.u64.u32 {lc}, {local}")
+            f.emit(f"add.s64 {c}, {bases[i]}, {lc}")
+        starts[view.dim_map[i]] = (i, c)
+    varying = {i for m in moves for i, k in enumerate(m) if k}
+    fixed = None
+    off = f.reg("b64")
+    f.emit(f"mov.b64 {off}, 0")
+    for d in range(len(tensor.shape)):
+        if d not in starts:
+            continue
+        i, c = starts[d]
+        if i not in varying:
+            p = f.reg("pred")
+            f.emit(f"setp.lt.u64 {p}, {c}, {tensor.shape[d]}")
+            fixed = _and(lw, fixed, p)
+        f.emit(f"mad.lo.s64 {off}, {c}, {tensor.strides[d]}, {off}")
+    base = f.reg("b64")
+    f.emit(f"mad.lo.s64 {base}, {off}, {esz}, {global_address(lw, tensor.base)}")
+    step: dict[int, str | int] = {}  # tile dimension -> bytes between neighbours along it
+    for i in sorted(varying):
+        stride = tensor.strides[view.dim_map[i]]
+        if isinstance(stride, int):
+            step[i] = stride * esz
+        else:
+            r = f.reg("b64")
+            f.emit(f"mul.lo.s64 {r}, {stride}, {esz}")
+            step[i] = r
+    checks: dict[tuple[int, int], str] = {}
+
+    def check(i: int, k: int) -> str:
+        if (i, k) not in checks:
+            d = view.dim_map[i]
+            c = starts[d][1]
+            if k:
+                moved = f.reg("b64")
+                f.emit(f"add.s64 {moved}, {c}, {k}")
+                c = moved
+            p = f.reg("pred")
+            f.emit(f"setp.lt.u64 {p}, {c}, {tensor.shape[d]}")
+            checks[(i, k)] = p
+        return checks[(i, k)]
+
+    for m in moves:
+        inb = fixed
+        for i in sorted(varying):
+            inb = _and(lw, inb, check(i, m[i]))
+        consts = sum(k * step[i] for i, k in enumerate(m) if k and isinstance(step.get(i), int))
+        addr = base
+        if consts:
+            addr = f.reg("b64")
+            f.emit(f"add.s64 {addr}, {base}, {consts}")
+        for i, k in enumerate(m):
+            if k and not isinstance(step[i], int):
+                r = f.reg("b64")
+                f.emit(f"mad.lo.s64 {r}, {step[i]}, {k}, {addr}")
+                addr = r
+        yield addr, inb
+
+
+def _slot_accesses(lw: KernelLowering, view: TileViewValue, index, shape: tuple[int, ...], count: int):
+    """Yield ``(.global address, in-bounds predicate or None)`` of each of ``count`` slots of a tile of
+    ``shape`` in ``view`` at the scalar (or gather) ``index`` values: :func:`_affine_accesses` for
+    partition and strided views, :func:`_element_addresses` per element for a gather view (its
+    sparse coordinate comes from a staged tile, one per slot)."""
+    bases, gather = _view_indices(lw, view, index, shape)
+    if view.kind != "gather":
+        yield from _affine_accesses(lw, view, bases, shape, count)
+        return
+    for s in range(count):
+        addr, inb = _element_addresses(lw, view, bases, shape, s, gather(s))
+        yield global_address(lw, addr), inb
+
+
 def _load_tile(lw: KernelLowering, op: Operation, view, index, sem: str) -> None:
     """Result 0 of ``op``: the tile of ``view`` at the scalar (or gather) ``index`` values."""
     out = lw.new_result(op)
-    bases, gather = _view_indices(lw, view, index, out.shape)
     pad = _pad_bits(out.elem, view.padding)
-    for s, r in enumerate(out.regs):
-        addr, inb = _element_addresses(lw, view, bases, out.shape, s, gather(s))
+    for r, (addr, inb) in zip(out.regs, _slot_accesses(lw, view, index, out.shape, len(out.regs))):
         lw.mov(reg_class(out.elem), r, lw.const_reg(out.elem, pad))
-        load_element(lw, out.elem, r, global_address(lw, addr), inb, sem, ".global")
+        load_element(lw, out.elem, r, addr, inb, sem, ".global")
 
 
 def _store_tile(lw: KernelLowering, tile: TileValue, view, index, sem: str) -> None:
     """Store ``tile`` into ``view`` at ``index``: in-bounds elements, by the thread that owns each."""
-    bases, gather = _view_indices(lw, view, index, tile.shape)
     own = lw.owner(tile.n)
-    for s, r in enumerate(tile.regs):
-        addr, inb = _element_addresses(lw, view, bases, tile.shape, s, gather(s))
-        store_element(lw, tile.elem, r, global_address(lw, addr), _and(lw, inb, own), sem, ".global")
+    for r, (addr, inb) in zip(tile.regs, _slot_accesses(lw, view, index, tile.shape, len(tile.regs))):
+        store_element(lw, tile.elem, r, addr, _and(lw, inb, own), sem, ".global")
 
 
 @handler("load_view_tko")

@@ -24,7 +24,7 @@ from tile_lsp.codegen.lower import KernelLowering, handler, load_pred_byte
 from tile_lsp.codegen.ops_elementwise import zext
 from tile_lsp.codegen.mma_fragments import (MMA_SYNC_SMEM_LIMIT, FragmentTile, lane_coordinates, ldmatrix_lane,
                                             mma_into_fragments, mma_shape_of, operand_at, operand_signs)
-from tile_lsp.codegen.ptx import LoweringError, StagedTile, TileValue, reg_class, staged_bytes
+from tile_lsp.codegen.ptx import LoweringError, StagedTile, TileValue, reg_class, staged_bytes, unravel
 from tile_lsp.codegen.reductions import (emit_shuffle_reduce, identity_regs, marked_in_registers,
                                          reduction_plan_of, run_body, shuffle_register)
 from tile_lsp.codegen.scans import emit_scan, scan_plan_of
@@ -109,15 +109,6 @@ def _assume(lw: KernelLowering, op: Operation) -> None:
     lw.set(op.results[0], lw.get(op.operands[0]))
 
 
-def _unravel(e: int, shape: tuple[int, ...]) -> list[int]:
-    """Row-major coordinates of linear index ``e`` in ``shape``."""
-    out = []
-    for d in reversed(shape):
-        out.append(e % d)
-        e //= d
-    return list(reversed(out))
-
-
 def _local_source(lw: KernelLowering, src: TileValue, out: TileValue, s: int, source_of) -> tuple[str, int] | None:
     """Where the threads find the source element of result slot ``s`` without shared memory:
     ``("slot", k)``: every thread holds it in its own slot ``k``; ``("lane", i)``: it is the same
@@ -183,7 +174,7 @@ def _broadcast(lw: KernelLowering, op: Operation) -> None:
         return lw.linear([(c, sst[d] if src.shape[d] != 1 else 0) for d, c in enumerate(coords)])
 
     def source_of(e):
-        return sum(c * sst[d] for d, c in enumerate(_unravel(e, out.shape)) if src.shape[d] != 1)
+        return sum(c * sst[d] for d, c in enumerate(unravel(e, out.shape)) if src.shape[d] != 1)
     _gather(lw, src, out, index_of, source_of)
 
 
@@ -198,7 +189,7 @@ def _permute(lw: KernelLowering, op: Operation) -> None:
         return lw.linear([(c, sst[perm[i]]) for i, c in enumerate(coords)])
 
     def source_of(e):
-        return sum(c * sst[perm[i]] for i, c in enumerate(_unravel(e, out.shape)))
+        return sum(c * sst[perm[i]] for i, c in enumerate(unravel(e, out.shape)))
     _gather(lw, src, out, index_of, source_of)
 
 

@@ -103,6 +103,15 @@ def num_elements(shape: tuple[int, ...]) -> int:
     return n
 
 
+def unravel(e: int, shape: tuple[int, ...]) -> list[int]:
+    """Row-major coordinates of linear element index ``e`` in a tile of ``shape``."""
+    out = []
+    for d in reversed(shape):
+        out.append(e % d)
+        e //= d
+    return list(reversed(out))
+
+
 @dataclass
 class TileValue:
     """A lowered tile: ``shape``, element type and one register per slot."""
