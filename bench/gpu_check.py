@@ -716,7 +716,8 @@ def gpu_launch(image: bytes, name: str, param_types: list, inputs: Inputs, block
     """Launch one kernel image (PTX or cubin) on fresh copies of ``inputs``; returns ``{"arrays", "ms"}``.
 
     ``arrays``: the arrays then the memory arrays after the run; ``ms``:
-    mean kernel time in milliseconds over ``timed_runs`` extra runs.  Memory
+    median kernel time in milliseconds of ``timed_runs`` extra runs, each timed
+    by CUDA events (:func:`tile_lsp.codegen.launch.time_launches`).  Memory
     arrays live on the device and their tables get device addresses.
     Raises :class:`~tile_lsp.codegen.launch.LaunchError` / ``GpuUnavailable``.
     """
@@ -1178,7 +1179,7 @@ def main(argv=None) -> int:
     r.add_argument("--budget", type=float, default=440.0, help="seconds for the whole run")
     r.add_argument("--kernel-timeout", type=float, default=60.0, help="seconds per kernel's GPU launches")
     r.add_argument("--timed-runs", type=int, default=3,
-                   help="launches timed per image after the checked one (gpu_ms: their mean); for figures, "
+                   help="launches timed per image after the checked one (gpu_ms: their median, CUDA events); for figures, "
                         "more, with --no-pytest (pytest's kernels would share the GPU)")
     o = sub.add_parser("one", help="launch our PTX of one kernel (for compute-sanitizer)")
     o.add_argument("kernel")

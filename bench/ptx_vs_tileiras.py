@@ -597,25 +597,9 @@ class _Device:
         return go
 
     def time(self, go, warmup: int, runs: int) -> dict:
-        """``warmup`` launches, then ``runs`` launches each between two CUDA events; their median and mean (ms)."""
-        cu, check = self.cu, self.launch._check
-        for _ in range(warmup):
-            go()
-        check(cu.cuCtxSynchronize(), "kernel execution")
-        elapsed = getattr(cu, "cuEventElapsedTime", None) or cu.cuEventElapsedTime_v2
-        events = [(check(cu.cuEventCreate(0), "cuEventCreate"), check(cu.cuEventCreate(0), "cuEventCreate"))
-                  for _ in range(runs)]
-        try:
-            for s, e in events:
-                check(cu.cuEventRecord(s, 0), "cuEventRecord")
-                go()
-                check(cu.cuEventRecord(e, 0), "cuEventRecord")
-            check(cu.cuCtxSynchronize(), "kernel execution")
-            return _stats([check(elapsed(s, e), "cuEventElapsedTime") for s, e in events])
-        finally:
-            for s, e in events:
-                cu.cuEventDestroy(s)
-                cu.cuEventDestroy(e)
+        """``warmup`` launches, then ``runs`` launches each between two CUDA events
+        (:func:`tile_lsp.codegen.launch.time_launches`); their median and mean (ms)."""
+        return _stats(self.launch.time_launches(go, runs, warmup))
 
 
 def _torch_op(entry: dict, t: list, scalars: list):

@@ -11,7 +11,7 @@ PTX parameter type of :class:`~tile_lsp.codegen.passes.KernelInfo`.
 from __future__ import annotations
 
 import ctypes
-import time
+import statistics
 from dataclasses import dataclass
 
 import numpy as np
@@ -81,9 +81,38 @@ _SCALARS = {".u8": ctypes.c_uint8, ".s8": ctypes.c_int8, ".s16": ctypes.c_int16,
 
 @dataclass
 class LaunchResult:
-    """``elapsed_ms``: mean kernel time of the timed runs (0 when none were asked)."""
+    """``elapsed_ms``: median kernel time of the timed runs in milliseconds, each launch timed
+    between two CUDA events (0 when none were asked); ``times_ms``: every timed run's time."""
 
     elapsed_ms: float = 0.0
+    times_ms: tuple[float, ...] = ()
+
+
+def time_launches(start_one, runs: int, warmup: int = 0) -> list[float]:
+    """Kernel time in milliseconds of each of ``runs`` calls of ``start_one`` (which enqueues one
+    launch on the default stream), after ``warmup`` untimed ones: each launch lies between two
+    CUDA events (``cuEventRecord``; ``cuEventElapsedTime``, resolution about 0.5 us), so the
+    time of one launch does not include the host's launch overhead or the other launches'.
+    Raises :class:`LaunchError` when a call fails or the kernels fault."""
+    cu = _driver()
+    for _ in range(warmup):
+        start_one()
+    _check(cu.cuCtxSynchronize(), "kernel execution")
+    elapsed = getattr(cu, "cuEventElapsedTime", None) or cu.cuEventElapsedTime_v2
+    events = []
+    try:
+        for _ in range(runs):
+            events.append((_check(cu.cuEventCreate(0), "cuEventCreate"), _check(cu.cuEventCreate(0), "cuEventCreate")))
+        for start, end in events:
+            _check(cu.cuEventRecord(start, 0), "cuEventRecord")
+            start_one()
+            _check(cu.cuEventRecord(end, 0), "cuEventRecord")
+        _check(cu.cuCtxSynchronize(), "kernel execution")
+        return [float(_check(elapsed(start, end), "cuEventElapsedTime")) for start, end in events]
+    finally:
+        for start, end in events:
+            cu.cuEventDestroy(start)
+            cu.cuEventDestroy(end)
 
 
 class Module:
@@ -171,7 +200,7 @@ def launch(module: Module, name: str, param_types: list[str], args: list, grid: 
     block clusters (sm_90+), launched with ``cuLaunchKernelEx``; ``None`` or
     (1, 1, 1) launches with ``cuLaunchKernel``.  The timed runs work on the
     first run's outputs (they only measure time; ``elapsed_ms`` is their
-    mean in milliseconds).  Raises :class:`GpuUnavailable`,
+    median in milliseconds, :func:`time_launches`).  Raises :class:`GpuUnavailable`,
     :class:`LaunchError`, or ``ValueError`` for bad grid/threads/cluster.
     """
     cu = _driver()
@@ -218,14 +247,10 @@ def launch(module: Module, name: str, param_types: list[str], args: list, grid: 
                 _check(cu.cuMemcpyDtoH(host.ctypes.data, dptr, host.nbytes), "cuMemcpyDtoH")
             if host is not a:
                 a[...] = host
-        elapsed = 0.0
-        if timed_runs:
-            start = time.perf_counter()
-            for _ in range(timed_runs):
-                start_one()
-            _check(cu.cuCtxSynchronize(), "kernel execution")
-            elapsed = (time.perf_counter() - start) * 1000 / timed_runs
-        return LaunchResult(elapsed)
+        if not timed_runs:
+            return LaunchResult()
+        times = time_launches(start_one, timed_runs)
+        return LaunchResult(statistics.median(times), tuple(times))
     finally:
         for _, _, dptr in buffers:
             cu.cuMemFree(dptr)
