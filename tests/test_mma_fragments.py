@@ -78,6 +78,62 @@ def test_another_use_of_the_accumulator_keeps_the_distribution():
     assert not carried_in_fragments(_for_op(text), 0, 128, 90, 227 * 1024)
 
 
+def _scaled(source: str = "%sv", shape: str = "64x1", use: str = "") -> str:
+    """LOOP with C = acc * broadcast(scale): the scale is a ``shape`` tile of f32 read from a fourth
+    argument (``source`` the value broadcast), the rescaling of an online softmax."""
+    return (LOOP.replace("%n: tile<i32>) {", "%n: tile<i32>, %sc: tile<ptr<f32>>) {")
+            .replace("    %acc = for", f"""    %vs = make_tensor_view %sc, shape = [{shape.replace("x", ", ")}], strides = [{shape.split("x")[1]}, 1] : tensor_view<{shape}xf32, strides=[{shape.split("x")[1]},1]>
+    %ps = make_partition_view %vs : partition_view<tile=({shape}), tensor_view<{shape}xf32, strides=[{shape.split("x")[1]},1]>>
+    %sv, %k2 = load_view_tko weak %ps[%c0, %c0] token = %t0 : partition_view<tile=({shape}), tensor_view<{shape}xf32, strides=[{shape.split("x")[1]},1]>>, tile<i32> -> tile<{shape}xf32>, token
+    %acc = for""")
+            .replace("%y = mmaf %ta, %tb, %x :", f"""%bs = broadcast {source} : tile<{shape}xf32> -> tile<64x64xf32>
+      %xs = mulf %x, %bs : tile<64x64xf32>
+      %y = mmaf %ta, %tb, %xs :""")
+            .replace("USE", use))
+
+
+def test_an_accumulator_rescaled_by_a_row_vector_stays_in_fragments():
+    """``acc * broadcast(row vector)`` on the way to C (FlashAttention's rescaling of O) keeps the loop in
+    fragments; a column vector, another use of the product, or of the accumulator, does not."""
+    text = _scaled()
+    assert analyze_text(text).diagnostics == []
+    assert carried_in_fragments(_for_op(text), 0, 128, 90, 227 * 1024)
+    assert not carried_in_fragments(_for_op(_scaled(shape="1x64")), 0, 128, 90, 227 * 1024)
+    assert not carried_in_fragments(_for_op(_scaled(use="%w = addf %xs, %xs : tile<64x64xf32>")), 0, 128, 90,
+                                    227 * 1024)
+    assert not carried_in_fragments(_for_op(_scaled(use="%w = addf %x, %x : tile<64x64xf32>")), 0, 128, 90,
+                                    227 * 1024)
+
+
+def test_a_rescaled_accumulator_is_multiplied_in_fragments_on_the_emulator():
+    """C_k = s * C_(k-1) + A_k B_k over four K steps, s one value per row: exact on small integers and
+    powers of two.  In the loop, each thread multiplies its 32 fragment registers by the scales of
+    their rows (read from the staged row vector), the broadcast is not lowered, and the accumulator
+    never goes through shared memory."""
+    np = pytest.importorskip("numpy")
+    from tests import ptx_emulator as emu
+    result = lower_text(_scaled(), "sm_90", file_name="k.mlir")
+    assert result.ok, result.diagnostics
+    ptx = result.ptx
+    body = ptx[re.search(r"^\$L_for_\d+:", ptx, re.M).start():re.search(r"^\$L_for_end_\d+:", ptx, re.M).start()]
+    assert len(re.findall(r"mul\.rn\.f32", body)) == 32
+    assert len(re.findall(r"mma\.sync\.aligned\.m16n8k16", body)) == 16
+    # the scale's staging only: one write per thread holding one of its 64 values, two reads per tile
+    assert body.count("st.shared.f32") == 1 and body.count("ld.shared.f32") == 16
+    info = result.kernels[0]
+    rng = np.random.default_rng(7)
+    a = rng.integers(-3, 4, (64, 128)).astype(np.float16)
+    b = rng.integers(-3, 4, (128, 64)).astype(np.float16)
+    scale = rng.choice(np.array([0.5, 1.0, 2.0, -1.0], np.float32), (64, 1))
+    c = np.full((64, 64), np.nan, np.float32)
+    emu.run(ptx, info.name, [p for p, _ in info.params], [a, b, c, 128, scale], (1, 1, 1), info.threads,
+            info.dynamic_smem)
+    want = np.zeros((64, 64), np.float32)
+    for k in range(0, 128, 32):
+        want = scale * want + a[:, k:k + 32].astype(np.float32) @ b[k:k + 32].astype(np.float32)
+    np.testing.assert_array_equal(c, want)
+
+
 def test_fragment_shapes():
     assert fragment_shape_fits(128, 128, 32, 512)  # 128 tiles of 16x8, 8 per warp
     assert not fragment_shape_fits(16, 8, 16, 128)  # one tile for four warps

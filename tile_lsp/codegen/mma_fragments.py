@@ -9,7 +9,12 @@ carries the accumulator from one MMA to the next (``iter_values`` -> C of an
 ``mmaf`` / ``nv_tileas.dot`` -> ``continue``, nothing else using either),
 the loop carries it in registers in the fragment layout instead
 (:class:`FragmentTile`), and it is converted once before the loop and once
-where something else reads the loop's result.
+where something else reads the loop's result.  The accumulator may also be
+multiplied by a broadcast row vector on its way to C (``mulf %acc,
+broadcast(%scale : MxN1)``: the rescaling of an online softmax, FlashAttention's
+``O * exp(m_old - m_new)``): that product is taken in the fragments
+(:func:`scale_rows`), the row vector read from shared memory, and the
+broadcast itself is not lowered (:func:`broadcast_only_scales`).
 
 The MMAs (:func:`mma_shape`, PTX ISA "Warp-level matrix multiply-accumulate
 instructions"): ``mma.sync.aligned.m16n8k16`` for f16/bf16 A and B with an f32
@@ -33,7 +38,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tile_lsp.analysis.ir import attributes as A
-from tile_lsp.analysis.ir.core import Operation, Value
+from tile_lsp.analysis.ir.core import Block, BlockArgument, Operation, Value
 from tile_lsp.codegen.lower import OPERAND_HOOKS, KernelLowering
 from tile_lsp.codegen.ptx import LoweringError, StagedTile, TileValue, reg_class, staged_bytes
 from tile_lsp.dialect import nv_tileas_types as NT
@@ -157,12 +162,73 @@ def _operand_tile(v: Value) -> tuple[T.Type, tuple[int, ...]] | None:
     return None
 
 
+def _row_broadcast(v: Value, shape: tuple[int, ...]) -> Operation | None:
+    """The ``broadcast`` op that defines ``v`` when it broadcasts a row vector to a tile of ``shape``:
+    a source whose last dimension is 1 and whose other dimensions are those of ``shape`` (one value per
+    row of all the batches) or all 1 (one value for the whole tile); else ``None``."""
+    op = getattr(v, "owner", None)
+    if not isinstance(op, Operation) or op.name != "cuda_tile.broadcast" or not op.operands:
+        return None
+    src = op.operands[0].type
+    if not isinstance(src, T.TileType) or len(src.shape) != len(shape):
+        return None
+    lead = tuple(int(d) for d in src.shape[:-1])
+    if int(src.shape[-1]) != 1 or (lead != tuple(shape[:-1]) and any(d != 1 for d in lead)):
+        return None
+    return op
+
+
+def row_scale(op: Operation) -> tuple[int, Operation] | None:
+    """For an f32 ``mulf`` of a block argument and a broadcast row vector (:func:`_row_broadcast`):
+    ``(index of the block argument among the operands, the broadcast op)``; else ``None``.  Whether
+    the argument is carried in fragments is the loop's mark (:func:`scaled_in_fragments`)."""
+    if op.name != "cuda_tile.mulf" or len(op.operands) != 2 or not op.results:
+        return None
+    ty = op.results[0].type
+    if not isinstance(ty, T.TileType) or not (isinstance(ty.element, T.FloatType) and ty.element.name == "f32"):
+        return None
+    shape = tuple(int(d) for d in ty.shape)
+    for i in (0, 1):
+        other = _row_broadcast(op.operands[1 - i], shape)
+        if other is not None and isinstance(op.operands[i], BlockArgument):
+            return i, other
+    return None
+
+
+def _marked_in_fragments(arg: Value) -> bool:
+    """Whether block argument ``arg`` is an iteration value that its ``for`` carries in fragments
+    (the ``tile_lsp.fragments`` mark of ``tile-assign-layouts``)."""
+    block = getattr(arg, "owner", None)
+    loop = block.parent_op if isinstance(block, Block) else None
+    marked = loop.attr("tile_lsp.fragments") if isinstance(loop, Operation) else None
+    return isinstance(marked, A.ArrayAttr) and any(a.value == arg.index - 1 for a in marked.elements)
+
+
+def scaled_in_fragments(op: Operation) -> tuple[int, Operation] | None:
+    """:func:`row_scale` of ``op`` when its block argument is carried in fragments: the product is
+    then taken in the fragments (:func:`scale_rows`)."""
+    hit = row_scale(op)
+    return hit if hit is not None and _marked_in_fragments(op.operands[hit[0]]) else None
+
+
+def broadcast_only_scales(op: Operation) -> bool:
+    """Whether every use of broadcast ``op``'s result is a product taken in fragments
+    (:func:`scaled_in_fragments`), which reads the broadcast's source instead: the broadcast then
+    needs no lowering of its own."""
+    uses = op.results[0].uses if op.results else []
+    return bool(uses) and all((hit := scaled_in_fragments(u.owner)) is not None and hit[1] is op for u in uses)
+
+
 def takes_fragments(op: Operation, index: int) -> bool:
     """Whether operand ``index`` of ``op`` may stay a :class:`FragmentTile` (every other use converts
     it first, :meth:`~tile_lsp.codegen.lower.KernelLowering.lower_op`): an MMA's C, a ``continue``'s
-    values (the loop's registers take them as they are), a ``for``'s initial values."""
+    values (the loop's registers take them as they are), a ``for``'s initial values, the
+    accumulator of a product by a broadcast row vector (:func:`row_scale`)."""
     if op.name in MMA_OPS:
         return index == 2
+    if op.name == "cuda_tile.mulf":
+        hit = row_scale(op)
+        return hit is not None and hit[0] == index
     return op.name in ("cuda_tile.continue",) or (op.name == "cuda_tile.for" and index >= 3)
 
 
@@ -176,8 +242,9 @@ def _operand_count(ops: list[Operation], v: Value) -> int:
 
 def carried_in_fragments(loop: Operation, index: int, threads: int, sm: int, max_smem: int) -> bool:
     """Whether iteration value ``index`` of the ``for`` op ``loop`` is carried in fragments: its block
-    argument is used once, as C of an MMA op in the loop body whose result is used once, as operand
-    ``index`` of the ``continue``; an :func:`mma_shape` for its elements on ``sm``, 2-d or batched
+    argument is used once, as C of an MMA op in the loop body (or by a product with a broadcast row
+    vector, :func:`row_scale`, that is that C and used nowhere else) whose result is used once, as
+    operand ``index`` of the ``continue``; an :func:`mma_shape` for its elements on ``sm``, 2-d or batched
     3-d operands, the shapes fitting (:func:`fragment_shape_fits`), and the accumulator within
     ``max_smem`` bytes (the target's shared memory per CTA: the conversions stage it whole)."""
     if sm < 80 or not loop.regions or not loop.regions[0].blocks:
@@ -193,8 +260,14 @@ def carried_in_fragments(loop: Operation, index: int, threads: int, sm: int, max
     mma = getattr(term.operands[index], "owner", None)
     if not isinstance(mma, Operation) or mma.name not in MMA_OPS or mma.parent is not block:
         return False
-    if len(mma.operands) != 3 or mma.operands[2] is not arg:
+    if len(mma.operands) != 3:
         return False
+    c = mma.operands[2]
+    if c is not arg:  # C = arg * broadcast(row vector), the product used by the MMA alone
+        scale = getattr(c, "owner", None)
+        hit = row_scale(scale) if isinstance(scale, Operation) and scale.parent is block else None
+        if hit is None or scale.operands[hit[0]] is not arg or _operand_count(ops, c) != 1:
+            return False
     if _operand_count(ops, arg) != 1 or _operand_count(ops, mma.results[0]) != 1:
         return False
     operands = [_operand_tile(v) for v in mma.operands]
@@ -335,6 +408,31 @@ def from_fragments(lw: KernelLowering, frag: FragmentTile) -> TileValue:
 def fresh_like(lw: KernelLowering, frag: FragmentTile) -> FragmentTile:
     """New registers in the same layout as ``frag``."""
     return FragmentTile(frag.shape, frag.elem, [lw.f.reg(frag.cls) for _ in frag.regs], frag.warps)
+
+
+def scale_rows(lw: KernelLowering, frag: FragmentTile, scale: TileValue, instruction: str) -> FragmentTile:
+    """``frag`` times ``scale`` broadcast along the rows (:func:`row_scale`), in fragments: each
+    register ``instruction dst, x, s`` (e.g. ``mul.rn.f32``) with ``s`` the scale of its row.
+
+    ``scale`` (in the distribution) is one value per row of all the batches, or one value: a single
+    value is used as it is; a row vector is staged in shared memory (barriers before and after, as
+    :meth:`~tile_lsp.codegen.lower.KernelLowering.stage`) and each thread reads the two rows of
+    each of its tiles (``g`` and ``g + 8`` of the tile's 16)."""
+    f = lw.f
+    out = fresh_like(lw, frag)
+    if scale.n == 1:
+        rows = [[scale.regs[0]] * 2 for _ in range(frag.per_warp)]
+    else:
+        (off,) = lw.stage([scale])
+        esz = staged_bytes(scale.elem)
+        rows = []
+        for j in range(frag.per_warp):
+            row, _ = _tile_origin(lw, frag, j)
+            rows.append([lw.smem_read(scale.elem, off + half * 8 * esz, row) for half in (0, 1)])
+    for j, (top, bottom) in enumerate(rows):
+        for i in range(4):
+            f.emit(f"{instruction} {out.regs[4 * j + i]}, {frag.regs[4 * j + i]}, {bottom if i >> 1 else top}")
+    return out
 
 
 # ------------------------------------------------------------------ the MMA

@@ -22,7 +22,8 @@ from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.ir.core import Operation
 from tile_lsp.codegen.lower import KernelLowering, handler, load_pred_byte
 from tile_lsp.codegen.ops_elementwise import zext
-from tile_lsp.codegen.mma_fragments import (MMA_SYNC_SMEM_LIMIT, FragmentTile, lane_coordinates, ldmatrix_lane,
+from tile_lsp.codegen.mma_fragments import (MMA_SYNC_SMEM_LIMIT, FragmentTile, broadcast_only_scales,
+                                            lane_coordinates, ldmatrix_lane,
                                             mma_into_fragments, mma_shape_of, operand_at, operand_signs)
 from tile_lsp.codegen.ptx import LoweringError, StagedTile, TileValue, reg_class, staged_bytes, unravel
 from tile_lsp.codegen.reductions import (emit_shuffle_reduce, identity_regs, marked_in_registers,
@@ -163,6 +164,8 @@ def _gather(lw: KernelLowering, src: TileValue, out: TileValue, index_of, source
 
 @handler("broadcast")
 def _broadcast(lw: KernelLowering, op: Operation) -> None:
+    if broadcast_only_scales(op):  # its uses read the source (mma_fragments.scale_rows)
+        return
     src = lw.tile(op.operands[0])
     out = lw.new_result(op)
     sst = _strides(src.shape)
