@@ -9,6 +9,7 @@ matmul, split-K and bf16 matmul cases) and on a GPU (tests/test_gpu.py).
 from __future__ import annotations
 
 import re
+from string import Template
 
 import pytest
 
@@ -234,6 +235,53 @@ def test_a_zero_accumulator_outside_a_loop_is_not_staged():
     assert result.ok, result.diagnostics
     assert result.ptx.count("st.shared.f32") == 4 and "tile_lsp.fragments" not in result.stages["layout"]
     _matches_a_times_b_on_the_emulator(result, 32, 5)
+
+
+ONE_MMA = Template("""\
+cuda_tile.module @m {
+  entry @k(%a: tile<ptr<f16>>, %b: tile<ptr<f16>>, %c: tile<ptr<f32>>, %d: tile<ptr<f32>>) {
+    %t0 = make_token : token
+    %c0 = constant <i32: 0> : tile<i32>
+    %va = make_tensor_view %a, shape = [$M, $K], strides = [$K, 1] : tensor_view<${M}x${K}xf16, strides=[$K,1]>
+    %vb = make_tensor_view %b, shape = [$K, $N], strides = [$N, 1] : tensor_view<${K}x${N}xf16, strides=[$N,1]>
+    %vc = make_tensor_view %c, shape = [$M, $N], strides = [$N, 1] : tensor_view<${M}x${N}xf32, strides=[$N,1]>
+    %vd = make_tensor_view %d, shape = [$M, $N], strides = [$N, 1] : tensor_view<${M}x${N}xf32, strides=[$N,1]>
+    %pa = make_partition_view %va : partition_view<tile=(${M}x${K}), tensor_view<${M}x${K}xf16, strides=[$K,1]>>
+    %pb = make_partition_view %vb : partition_view<tile=(${K}x${N}), tensor_view<${K}x${N}xf16, strides=[$N,1]>>
+    %pc = make_partition_view %vc : partition_view<tile=(${M}x${N}), tensor_view<${M}x${N}xf32, strides=[$N,1]>>
+    %pd = make_partition_view %vd : partition_view<tile=(${M}x${N}), tensor_view<${M}x${N}xf32, strides=[$N,1]>>
+    %ta, %k0 = load_view_tko weak %pa[%c0, %c0] token = %t0 : partition_view<tile=(${M}x${K}), tensor_view<${M}x${K}xf16, strides=[$K,1]>>, tile<i32> -> tile<${M}x${K}xf16>, token
+    %tb, %k1 = load_view_tko weak %pb[%c0, %c0] token = %t0 : partition_view<tile=(${K}x${N}), tensor_view<${K}x${N}xf16, strides=[$N,1]>>, tile<i32> -> tile<${K}x${N}xf16>, token
+    %tc, %k2 = load_view_tko weak %pc[%c0, %c0] token = %t0 : partition_view<tile=(${M}x${N}), tensor_view<${M}x${N}xf32, strides=[$N,1]>>, tile<i32> -> tile<${M}x${N}xf32>, token
+    %y = mmaf %ta, %tb, %tc : tile<${M}x${K}xf16>, tile<${K}x${N}xf16>, tile<${M}x${N}xf32>
+    %s = store_view_tko weak %y, %pd[%c0, %c0] token = %t0 : tile<${M}x${N}xf32>, partition_view<tile=(${M}x${N}), tensor_view<${M}x${N}xf32, strides=[$N,1]>>, tile<i32> -> token
+    return
+  }
+}
+""")
+
+
+@pytest.mark.parametrize("m,n,k", [(64, 64, 32), (16, 16, 16)])
+def test_an_mma_outside_loops_on_the_emulator(m, n, k):
+    """D = A B + C with C read from memory, outside any loop: C staged in its swizzled buffer, each
+    warp looping over its 16x8 tiles (8 each for 64x64 in 4 warps; two tiles for four warps), D
+    written over C and read back.  Exact on small integers."""
+    np = pytest.importorskip("numpy")
+    from tests import ptx_emulator as emu
+    text = ONE_MMA.substitute(M=m, N=n, K=k)
+    assert analyze_text(text).diagnostics == []
+    result = lower_text(text, "sm_90", file_name="k.mlir")
+    assert result.ok, result.diagnostics
+    assert "$L_mma_tile" in result.ptx
+    info = result.kernels[0]
+    rng = np.random.default_rng(m + k)
+    a = rng.integers(-3, 4, (m, k)).astype(np.float16)
+    b = rng.integers(-3, 4, (k, n)).astype(np.float16)
+    c = rng.integers(-8, 9, (m, n)).astype(np.float32)
+    d = np.full((m, n), np.nan, np.float32)
+    emu.run(result.ptx, info.name, [p for p, _ in info.params], [a, b, c, d], (1, 1, 1), info.threads,
+            info.dynamic_smem)
+    np.testing.assert_array_equal(d, a.astype(np.float32) @ b.astype(np.float32) + c)
 
 
 def test_a_k_step_of_128_reads_both_128_byte_blocks_of_each_swizzled_row():
