@@ -140,8 +140,9 @@ def _gather(lw: KernelLowering, src: TileValue, out: TileValue, index_of, source
 
     With ``source_of`` (result linear index -> source linear index, on ints), a result slot whose
     source every thread holds itself is a move, and one whose source is the same element of a small
-    replicated tile in every thread a ``shfl.sync.idx`` (:func:`_local_source`); the other slots read
-    a staged copy of ``src`` from shared memory."""
+    replicated tile in every thread a ``shfl.sync.idx`` (:func:`_local_source`; one per source
+    element, however many slots take it); the other slots read a staged copy of ``src`` from
+    shared memory."""
     cls = reg_class(out.elem)
     if src.n == 1:
         for r in out.regs:
@@ -149,12 +150,15 @@ def _gather(lw: KernelLowering, src: TileValue, out: TileValue, index_of, source
         return
     local = [_local_source(lw, src, out, s, source_of) if source_of else None for s in range(len(out.regs))]
     off = None
+    shuffled: dict[int, str] = {}  # source lane -> its element, shuffled once (a row's slots share it)
     for s, r in enumerate(out.regs):
         where = local[s]
         if where is not None and where[0] == "slot":
             lw.mov(cls, r, src.regs[where[1]])
         elif where is not None:
-            lw.mov(cls, r, shuffle_register(lw, src.regs[0], cls, "idx", where[1]))
+            if where[1] not in shuffled:
+                shuffled[where[1]] = shuffle_register(lw, src.regs[0], cls, "idx", where[1])
+            lw.mov(cls, r, shuffled[where[1]])
         else:
             if off is None:
                 (off,) = lw.stage([src])
