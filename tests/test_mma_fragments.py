@@ -135,6 +135,39 @@ def test_a_rescaled_accumulator_is_multiplied_in_fragments_on_the_emulator():
     np.testing.assert_array_equal(c, want)
 
 
+def test_a_loop_invariant_mma_operand_is_staged_once_before_the_loop():
+    """A defined outside the K loop (FlashAttention's Q): staged once, before the loop, in a pinned
+    buffer below the staging scratch, so that the loop stages B alone; C = sum_k A B_k on the
+    emulator, exact on small integers."""
+    np = pytest.importorskip("numpy")
+    from tests import ptx_emulator as emu
+    load_a = ("%ta, %k0 = load_view_tko weak %pa[%c0, %i] token = %t0 : partition_view<tile=(64x32), "
+              "tensor_view<64x?xf16, strides=[?,1]>>, tile<i32> -> tile<64x32xf16>, token")
+    text = LOOP.replace("USE", "").replace("      " + load_a + "\n", "").replace(
+        "    %acc = for", "    " + load_a.replace("%i]", "%c0]") + "\n    %acc = for")
+    assert analyze_text(text).diagnostics == []
+    result = lower_text(text, "sm_90", file_name="k.mlir")
+    assert result.ok, result.diagnostics
+    stage = result.stages["nv_tileas"]
+    # 64x32 f16: 4 KiB pinned, A's buffer at -4096 from the scratch, before the loop; B at 0 in it
+    assert re.search(r"\} \{tile_lsp.smem_pinned = 4096 : i32", stage)
+    before, loop = stage.split(" = for %", 1)
+    assert re.search(r"nv_tileas.alloc_tensor \{tile_lsp.smem_offset = -4096 : i32, tile_lsp.swizzle\}", before)
+    assert re.findall(r"smem_offset = (-?\d+)", loop) == ["0"]
+    ptx = result.ptx
+    body = ptx[re.search(r"^\$L_for_\d+:", ptx, re.M).start():re.search(r"^\$L_for_end_\d+:", ptx, re.M).start()]
+    assert body.count("st.shared.b16") == 2048 // 128  # B's 32x64 elements, 16 a thread; no A
+    info = result.kernels[0]
+    rng = np.random.default_rng(9)
+    a = rng.integers(-3, 4, (64, 128)).astype(np.float16)
+    b = rng.integers(-3, 4, (128, 64)).astype(np.float16)
+    c = np.full((64, 64), np.nan, np.float32)
+    emu.run(ptx, info.name, [p for p, _ in info.params], [a, b, c, 128], (1, 1, 1), info.threads,
+            info.dynamic_smem)
+    a0 = a[:, :32].astype(np.float32)
+    np.testing.assert_array_equal(c, sum(a0 @ b[k:k + 32].astype(np.float32) for k in range(0, 128, 32)))
+
+
 def test_fragment_shapes():
     assert fragment_shape_fits(128, 128, 32, 512)  # 128 tiles of 16x8, 8 per warp
     assert not fragment_shape_fits(16, 8, 16, 128)  # one tile for four warps

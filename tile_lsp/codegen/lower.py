@@ -365,16 +365,29 @@ class KernelLowering:
 
     # -- shared-memory staging ----------------------------------------------------
     def smem_addr(self) -> str:
+        """b32 register: the shared address of the staging scratch (prologue).  The entry's pinned
+        buffers (``tile_lsp.smem_pinned`` bytes: loop-invariant MMA operands staged once,
+        :mod:`tile_lsp.codegen.to_nv_tileas`) lie just below it, at negative offsets."""
 
         def build() -> str:
             r = self.f.reg("b32")
             self.f.pro(f"mov.u32 {r}, __tile_lsp_smem")
+            if self.pinned:
+                self.f.pro(f"add.u32 {r}, {r}, {self.pinned}")
             return r
         return self.f.once(("smem",), build)
 
+    @property
+    def pinned(self) -> int:
+        """Bytes of the entry's pinned buffers, below the staging scratch (0 without any)."""
+        a = self.entry.attr("tile_lsp.smem_pinned")
+        return a.value if isinstance(a, A.IntegerAttr) else 0
+
     def reserve(self, nbytes: int) -> None:
-        """Make the staging scratch at least ``nbytes`` long; the op being lowered is remembered as the
-        one that needs the most (for the shared-memory limit's diagnostic)."""
+        """Make the staging scratch at least ``nbytes`` long (the pinned buffers below it come on top);
+        the op being lowered is remembered as the one that needs the most (for the shared-memory
+        limit's diagnostic)."""
+        nbytes += self.pinned
         if nbytes > self.f.smem_bytes:
             self.f.smem_bytes = nbytes
             self.f.smem_op = self.op

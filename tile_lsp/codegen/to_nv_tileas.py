@@ -26,6 +26,11 @@ counterparts).  The rewrites, one row of :data:`REWRITES` per op:
     "expects c type to be Float32"), so an f16/bf16 accumulator is widened by
     ``ftof`` before and narrowed after: the fallback MMA of the emitter
     accumulates in f32 and rounds once anyway.  f64 MMA stays ``mmaf``.
+    An operand defined outside a loop that holds the MMA (FlashAttention's Q)
+    is staged once, right before the outermost such loop, in a *pinned*
+    buffer below the scratch (negative ``tile_lsp.smem_offset``; the entry's
+    ``tile_lsp.smem_pinned`` gives the pinned bytes), which nothing staged in
+    the loop overwrites.
 ``reduce`` / ``scan``
     Each operand staged in shared memory as an MMA operand is, then
     ``nv_tileas.reduce`` / ``nv_tileas.scan`` of the buffers with the same
@@ -87,6 +92,11 @@ class _Rewriter:
         self.casts: dict[int, Value] = {}
         self.entry: Operation | None = None
         self.zero_index: Value | None = None
+        #: loop-invariant MMA operands staged once before their loop: (value, loop) -> buffer, and the
+        #: buffers' allocations with their offsets in the pinned region
+        self.hoisted: dict[tuple[int, int], Value] = {}
+        self.pinned: list[tuple[Operation, int]] = []
+        self.pinned_bytes = 0
 
     # -- IR surgery ----------------------------------------------------------------------------
     @staticmethod
@@ -244,6 +254,37 @@ class _Rewriter:
         end = offset + t.num_elements * staged_bytes(t.element)
         return [alloc, store], alloc.results[0], (end + 7) // 8 * 8
 
+    def hoist(self, value: Value, op: Operation) -> Value | None:
+        """The pinned buffer of MMA operand ``value`` of ``op`` when ``value`` is defined outside a loop
+        that holds ``op`` (the outermost such ``for`` or ``loop``): staged once, right before that
+        loop, instead of at every iteration; ``None`` where no loop holds ``op`` without ``value``.
+
+        Pinned buffers lie below the staging scratch (:func:`convert_to_nv_tileas` places them), so
+        that nothing staged in the loop overwrites them; 16-bit ones at 128-byte aligned offsets and
+        sizes are swizzled like the other MMA operands."""
+        loop = None
+        p = op.parent.parent_op if op.parent is not None else None
+        while p is not None and p is not self.entry:
+            if p.name in LOOPS and not _inside(value, p):
+                loop = p
+            p = p.parent.parent_op if p.parent is not None else None
+        if loop is None:
+            return None
+        key = (id(value), id(loop))
+        if key not in self.hoisted:
+            t = value.type
+            size = t.num_elements * staged_bytes(t.element)
+            at = (self.pinned_bytes + 127) // 128 * 128 if size % 128 == 0 else self.pinned_bytes
+            ops, buf, end = self.stage(value, at, op, mma_operand=True)
+            block = loop.parent
+            block.operations[block.operations.index(loop):block.operations.index(loop)] = ops
+            for new in ops:
+                new.parent = block
+            self.pinned.append((ops[0], at))
+            self.pinned_bytes = end
+            self.hoisted[key] = buf
+        return self.hoisted[key]
+
     def dot(self, op: Operation) -> bool:
         a, b, c = op.operands[:3]
         acc = c.type.element
@@ -256,9 +297,14 @@ class _Rewriter:
             for side, name in (("a", "signedness_lhs"), ("b", "signedness_rhs")):
                 attrs[f"{side}_signed"] = A.BoolAttr(op.enum_case(name, "signed") != "unsigned")
         attrs.update(self.layout_attrs(op))
-        stage_a, sa, offset = self.stage(a, 0, op, mma_operand=True)
-        stage_b, sb, _ = self.stage(b, offset, op, mma_operand=True)
-        new_ops: list[Operation] = stage_a + stage_b
+        new_ops: list[Operation] = []
+        sa, sb, offset = self.hoist(a, op), self.hoist(b, op), 0
+        if sa is None:
+            stage_a, sa, offset = self.stage(a, 0, op, mma_operand=True)
+            new_ops += stage_a
+        if sb is None:
+            stage_b, sb, _ = self.stage(b, offset, op, mma_operand=True)
+            new_ops += stage_b
         if widen:
             wide = T.TileType(c.type.shape, F32)
             widen = self.make("cuda_tile.ftof", [c], [wide], op, self.layout_attrs(op))
@@ -296,13 +342,38 @@ class _Rewriter:
         return True
 
     def run(self, entry: Operation) -> int:
-        """Rewrite ``entry``; returns the number of ops rewritten."""
+        """Rewrite ``entry``; returns the number of ops rewritten.  Pinned buffers (:meth:`hoist`) end
+        below the staging scratch: the entry's ``tile_lsp.smem_pinned`` gives their bytes (a multiple
+        of 128) and each one's ``tile_lsp.smem_offset`` is negative, counted from the scratch."""
         self.entry = entry
         todo = [op for op in entry.walk() if op.dialect == "cuda_tile" and op.short_name in REWRITES]
         done = 0
         for op in todo:
             done += bool(REWRITES[op.short_name](self, op))
+        if self.pinned:
+            total = (self.pinned_bytes + 127) // 128 * 128
+            entry.attributes["tile_lsp.smem_pinned"] = A.IntegerAttr(total, I32)
+            for alloc, at in self.pinned:
+                alloc.attributes["tile_lsp.smem_offset"] = A.IntegerAttr(at - total, I32)
         return done
+
+
+#: the loops whose body an MMA operand defined outside them is staged before (:meth:`_Rewriter.hoist`)
+LOOPS = ("cuda_tile.for", "cuda_tile.loop")
+
+
+def _inside(value: Value, op: Operation) -> bool:
+    """Whether ``value`` is defined inside ``op``'s regions (by an op in them, or as a block argument)."""
+    owner = value.defining_op
+    p = owner.parent.parent_op if owner is not None and owner.parent is not None else None
+    if owner is None:  # a block argument
+        block = getattr(value, "owner", None)
+        p = block.parent_op if block is not None else None
+    while p is not None:
+        if p is op:
+            return True
+        p = p.parent.parent_op if p.parent is not None else None
+    return False
 
 
 #: cuda_tile op -> its rewrite (returns False where the op stays as it is)
