@@ -116,7 +116,7 @@ from fractions import Fraction
 import ml_dtypes
 import numpy as np
 
-__all__ = ["EmulatorError", "KernelTrap", "Program", "RunStats", "parse", "run"]
+__all__ = ["EmulatorError", "KernelTrap", "Program", "RunStats", "Traffic", "parse", "run"]
 
 
 class EmulatorError(RuntimeError):
@@ -958,6 +958,7 @@ class _Machine:
         self.read: dict[int, str] = {}
         self.code: list[_Instr] = []  # decoded by run() once symbols and parameters are placed
         self.weak: _WeakGlobal | None = None  # set (as global_space too) for a concurrent run
+        self.traffic: Traffic | None = None  # counted when run(traffic=True)
 
     # -- registers ---------------------------------------------------------
     def _new_reg(self, name: str, width: int, rtype: str) -> tuple[int, int, str]:
@@ -1143,6 +1144,22 @@ class _Machine:
             sp.store(addr, nbytes, bits, where, lanes, order)
         else:
             self._generic(addr, nbytes, where, bits, lanes, order)
+
+    def count_access(self, space: str | None, addr, nbytes: int, idx, load: bool) -> None:
+        """Add one ``ld``/``st`` of ``nbytes`` per lane by the threads ``idx`` to :attr:`traffic`
+        (global: ``.global`` or a generic address outside the shared window; shared)."""
+        lanes = self.tids[idx]
+        a = np.broadcast_to(np.asarray(addr, np.int64), np.shape(lanes))
+        if space in ("shared", "shared::cta"):
+            self.traffic.add_shared(lanes, a, nbytes, load)
+        elif space == "global":
+            self.traffic.add_global(lanes, a, nbytes, load)
+        elif space is None:
+            shared = (a >= SHARED_WINDOW) & (a < SHARED_WINDOW + (1 << 32))
+            if shared.any():
+                self.traffic.add_shared(lanes[shared], a[shared] - SHARED_WINDOW, nbytes, load)
+            if (~shared).any():
+                self.traffic.add_global(lanes[~shared], a[~shared], nbytes, load)
 
     def _generic(self, addr, nbytes, where, bits, lanes, order="weak"):
         """A generic-address access: shared window, const space, or global."""
@@ -1822,6 +1839,8 @@ class _Machine:
             base = get_addr(idx)
             if vec > 1 and np.any(np.asarray(base) % (nb * vec)):
                 raise EmulatorError(f"{where}: misaligned vector access")
+            if self.traffic is not None:
+                self.count_access(space, base, nb * vec, idx, load=True)
             for k, w in enumerate(ws):
                 w(idx, np.asarray(self.mem_load(space, base + k * nb, nb, where, self.tids[idx], order)).view(vdt))
         return ld
@@ -1846,6 +1865,8 @@ class _Machine:
             base = get_addr(idx)
             if vec > 1 and np.any(np.asarray(base) % (nb * vec)):
                 raise EmulatorError(f"{where}: misaligned vector access")
+            if self.traffic is not None:
+                self.count_access(space, base, nb * vec, idx, load=False)
             for k, r in enumerate(rs):
                 self.mem_store(space, base + k * nb, nb, np.asarray(r(idx)).view(st), where, self.tids[idx], order)
         return store
@@ -2034,6 +2055,10 @@ class _Machine:
             lanes = self._whole_warps(idx, s, "ldmatrix")
             glob = np.arange(len(self.tids))[idx]
             lane = (lanes % 32).astype(np.int64)
+            if self.traffic is not None:  # lanes 8k .. 8k+7 give matrix k's rows: one phase per matrix
+                given = lane < 8 * num
+                self.traffic.add_shared(lanes[given], np.asarray(get_addr(glob[given])).astype(np.int64), 16,
+                                        load=True, phase_lanes=8)
 
             def row_addr(r):  # the address lane r of this thread's warp gives
                 at = np.asarray(get_addr(glob - lane + r)).astype(np.int64)
@@ -2140,6 +2165,84 @@ class _Machine:
 # ---------------------------------------------------------------------------
 
 
+#: Bytes of a global-memory sector (the unit an L1/L2 transaction moves) and of a shared-memory
+#: wavefront (32 banks of 4 bytes: one pass of the shared-memory pipeline).
+SECTOR = 32
+WAVEFRONT = 128
+
+
+@dataclass
+class Traffic:
+    """Warp-level counts of a run with ``run(..., traffic=True)``, summed over its CTAs.
+
+    Each executed instruction counts once per warp with an active lane
+    (``warp_instructions``: PTX, not SASS).  A global ``ld``/``st`` (``.global``, or a generic
+    address outside the shared window) is one *request* per warp; its *sectors* are the distinct
+    32-byte sectors its active lanes touch, and ``*_bytes`` what they asked for (so
+    ``bytes / (32 * sectors)`` is the coalescing efficiency).  A shared ``ld``/``st``/``ldmatrix``
+    goes through the 32 banks of 4 bytes in *wavefronts*: its lanes are split into phases of at
+    most 128 bytes (all 32 lanes for accesses of up to 4 bytes, 16 for 8 bytes, 8 for 16 bytes; one
+    8x8 matrix, 8 rows of 16 bytes, per phase of ``ldmatrix``), and a phase takes as many
+    wavefronts as the most distinct 4-byte words any one bank holds (lanes reading the same word
+    share it); ``*_ideal`` counts one wavefront per phase, so the difference is what bank
+    conflicts cost.  ``barriers``: ``bar.sync`` executed, per CTA summed.  Atomics are not counted.
+    This is the model NVIDIA's Nsight Compute documents for sectors and shared wavefronts, applied
+    to the PTX: ptxas may merge, split or reorder accesses.
+    """
+
+    warp_instructions: int = 0
+    global_load_requests: int = 0
+    global_load_sectors: int = 0
+    global_load_bytes: int = 0
+    global_store_requests: int = 0
+    global_store_sectors: int = 0
+    global_store_bytes: int = 0
+    shared_load_requests: int = 0
+    shared_load_wavefronts: int = 0
+    shared_load_ideal: int = 0
+    shared_store_requests: int = 0
+    shared_store_wavefronts: int = 0
+    shared_store_ideal: int = 0
+    barriers: int = 0
+
+    def add_global(self, lanes: np.ndarray, addr: np.ndarray, nbytes: int, load: bool) -> None:
+        """One global access of ``nbytes`` (at most 16) per lane by the CTA-local threads ``lanes`` at
+        the byte addresses ``addr``."""
+        warp = lanes.astype(np.int64) // 32
+        first, last = addr // SECTOR, (addr + nbytes - 1) // SECTOR  # at most two sectors a lane
+        sectors = np.unique(np.concatenate([warp * (1 << 40) + first, warp * (1 << 40) + last])).size
+        kind = "load" if load else "store"
+        self._add(f"global_{kind}_requests", np.unique(warp).size)
+        self._add(f"global_{kind}_sectors", sectors)
+        self._add(f"global_{kind}_bytes", len(lanes) * nbytes)
+
+    def add_shared(self, lanes: np.ndarray, addr: np.ndarray, nbytes: int, load: bool,
+                   phase_lanes: int | None = None) -> None:
+        """One shared access of ``nbytes`` (at most 16) per lane, in phases of ``phase_lanes``
+        consecutive lanes of a warp (by default as many as keep a phase within 128 bytes)."""
+        if phase_lanes is None:
+            phase_lanes = min(32, WAVEFRONT // max(4, nbytes))
+        lanes = lanes.astype(np.int64)
+        phase = (lanes // 32) * 32 + (lanes % 32) // phase_lanes
+        first, last = addr // 4, (addr + nbytes - 1) // 4
+        parts = [phase * (1 << 32) + first]
+        for k in range(1, -(-nbytes // 4) + 1):  # the other words of the access (one more if misaligned)
+            ok = first + k <= last
+            parts.append(phase[ok] * (1 << 32) + first[ok] + k)
+        words = np.unique(np.concatenate(parts))  # distinct (phase, word): lanes reading one word share it
+        groups, word = words >> 32, words & 0xFFFFFFFF
+        banks, per_bank = np.unique(groups * 32 + (word & 31), return_counts=True)
+        fronts = np.zeros(int(groups.max()) + 1, np.int64)
+        np.maximum.at(fronts, banks // 32, per_bank)
+        kind = "load" if load else "store"
+        self._add(f"shared_{kind}_requests", np.unique(lanes // 32).size)
+        self._add(f"shared_{kind}_wavefronts", int(fronts.sum()))
+        self._add(f"shared_{kind}_ideal", np.unique(phase).size)
+
+    def _add(self, name: str, n: int) -> None:
+        setattr(self, name, getattr(self, name) + int(n))
+
+
 @dataclass
 class RunStats:
     """What a run did.
@@ -2151,7 +2254,8 @@ class RunStats:
     of PTX lines and array): two CTAs touched the same global bytes and at
     least one of them with a weak (plain) store, so the result may depend on
     the schedule, e.g. ``"array out bytes [0, 4): CTA 1 loads them at line
-    31, CTA 0 weakly stored them at line 29"``.
+    31, CTA 0 weakly stored them at line 29"``; ``traffic``: the warp-level
+    counts of :class:`Traffic` (with ``run(traffic=True)``).
     """
 
     ctas: int = 0
@@ -2159,6 +2263,7 @@ class RunStats:
     executed: dict[str, int] = field(default_factory=dict)
     never_written: list[str] = field(default_factory=list)
     cross_cta_conflicts: list[str] = field(default_factory=list)
+    traffic: Traffic | None = None
 
 
 def _pack_param(pty: str, value) -> bytes:
@@ -2176,7 +2281,7 @@ def _pack_param(pty: str, value) -> bytes:
 
 def run(ptx_text: str, kernel_name: str, param_types: list[str], args: list, grid: tuple[int, int, int],
         threads: int, dynamic_smem: int = 0, *, max_steps: int = 20_000_000, check_races: bool = True,
-        schedule: int | None = None) -> RunStats:
+        schedule: int | None = None, traffic: bool = False) -> RunStats:
     """Emulate kernel ``kernel_name`` of ``ptx_text`` on the CPU, like ``launch.launch`` runs it on a GPU.
 
     ``param_types``: PTX ``.param`` types in order; ``args``: NumPy arrays
@@ -2204,7 +2309,9 @@ def run(ptx_text: str, kernel_name: str, param_types: list[str], args: list, gri
     buffer.  Accesses of different CTAs to the same global bytes, one of
     them a weak store, do not raise: they are listed in
     ``RunStats.cross_cta_conflicts``.  ``max_steps`` holds per CTA; a
-    one-CTA grid runs as with ``None``.
+    one-CTA grid runs as with ``None``.  ``traffic``: count warp
+    instructions, global sectors, shared wavefronts and barriers
+    (:class:`Traffic`, in ``RunStats.traffic``).
     """
     prog = parse(ptx_text, kernel_name)
     if len(prog.params) != len(param_types) or len(args) != len(param_types):
@@ -2299,6 +2406,8 @@ def run(ptx_text: str, kernel_name: str, param_types: list[str], args: list, gri
             ins.sched = ins.kind == "bar" or _touches_global(st, m)
     m.R[:] = [None] * len(m.regs)
     stats = RunStats()
+    if traffic:
+        m.traffic = stats.traffic = Traffic()
     stats.never_written = sorted(tok for i, tok in m.read.items() if i not in m.written and i >= len(_SPECIALS))
     smem_size = max(total_smem, 16)
 
@@ -2401,6 +2510,8 @@ def _cta_steps(m: _Machine, base: int, max_steps: int, executed: dict[str, int])
     R = m.R
     T = m.T
     n_code = len(code)
+    counts = m.traffic
+    kind_is_bar = [int(ins.kind == "bar") for ins in code]
     ALL = slice(None)  # all threads, in CTA-local indices (live, pc)
     GALL = ALL if len(R[0]) == T else slice(base, base + T)  # the same lanes in the register arrays
     live = np.ones(T, bool)
@@ -2442,6 +2553,9 @@ def _cta_steps(m: _Machine, base: int, max_steps: int, executed: dict[str, int])
         n_act = T if act is ALL else len(act)
         if n_act:
             executed[ins.opname] = executed.get(ins.opname, 0) + 1
+            if counts is not None:
+                counts.warp_instructions += (T + 31) // 32 if act is ALL else np.unique(act // 32).size
+                counts.barriers += kind_is_bar[cur]
         kind = ins.kind
         if kind == "op":
             if n_act:

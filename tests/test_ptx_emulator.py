@@ -682,3 +682,97 @@ def test_ftof_to_tf32_rounds_as_the_interpreter(mode):
     assert got.view(np.uint32).tolist() == want.view(np.uint32).tolist() or \
         np.array_equal(got, want, equal_nan=True)
     assert "cvt.rna.tf32" not in result.ptx
+
+
+# ---------------------------------------------------------------------------
+# Warp-level traffic counts (run(traffic=True))
+# ---------------------------------------------------------------------------
+
+
+def _traffic(body: str, threads: int = 32, smem: int = 0) -> emu.Traffic:
+    """Run ``body`` (after :data:`_PRELUDE`: %r0 = tid, %rd2 = out + 4 * tid) with a 64 KiB ``out``
+    and ``smem`` bytes of static shared memory ``buf``; the run's traffic."""
+    header = f".shared .align 128 .b8 buf[{smem}];" if smem else ""
+    ptx = _kernel(_PRELUDE + body + "\n    ret;", header=header)
+    out = np.zeros(16384, np.float32)
+    return emu.run(ptx, "k", [".u64"], [out], (1, 1, 1), threads, traffic=True).traffic
+
+
+@pytest.mark.parametrize("stride,sectors", [(4, 4), (8, 8), (32, 32), (128, 32)])
+def test_global_sectors_per_warp_follow_the_addresses(stride, sectors):
+    """32 lanes storing 4 bytes each, ``stride`` bytes apart: 4 sectors when coalesced, one a lane at
+    32 bytes and beyond.  Requested bytes stay 128."""
+    t = _traffic(f"""
+    mul.wide.u32 %rd3, %r0, {stride};
+    add.s64 %rd4, %rd0, %rd3;
+    st.global.b32 [%rd4], %r0;""")
+    assert (t.global_store_requests, t.global_store_sectors, t.global_store_bytes) == (1, sectors, 128)
+    assert t.global_load_requests == 0
+
+
+def test_vector_and_two_warp_accesses_count_per_warp():
+    """Two warps, each lane loading 16 contiguous bytes (``.v4``): 2 requests of 16 sectors each."""
+    t = _traffic("""
+    mul.wide.u32 %rd3, %r0, 16;
+    add.s64 %rd4, %rd0, %rd3;
+    ld.global.v4.b32 {%r1, %r2, %r3, %r4}, [%rd4];""", threads=64)
+    assert (t.global_load_requests, t.global_load_sectors, t.global_load_bytes) == (2, 32, 1024)
+
+
+@pytest.mark.parametrize("width,stride,fronts,ideal", [
+    ("b32", 4, 1, 1),     # one word per bank
+    ("b32", 8, 2, 1),     # two lanes per bank: a 2-way conflict
+    ("b32", 128, 32, 1),  # every lane in bank 0: 32-way
+    ("b32", 0, 1, 1),     # one word for all lanes: a broadcast
+    ("b16", 2, 1, 1),     # two lanes per word
+    ("v4.b32", 16, 4, 4),  # 512 bytes: four phases of 8 lanes, no conflict
+    ("v2.b32", 256, 32, 2),  # two phases of 16 lanes, all in banks 0-1: 16-way in each
+])
+def test_shared_wavefronts_count_bank_conflicts(width, stride, fronts, ideal):
+    regs = {"b32": "%r1", "b16": "%h1", "v4.b32": "{%r1, %r2, %r3, %r4}", "v2.b32": "{%r1, %r2}"}[width]
+    t = _traffic(f"""
+    mov.u32 %r5, buf;
+    mad.lo.u32 %r6, %r0, {stride}, %r5;
+    ld.shared.{width} {regs}, [%r6];""", smem=8192)
+    assert (t.shared_load_requests, t.shared_load_wavefronts, t.shared_load_ideal) == (1, fronts, ideal)
+
+
+@pytest.mark.parametrize("row_bytes,fronts", [(16, 4), (64, 16), (128, 32)])
+def test_ldmatrix_wavefronts_per_matrix(row_bytes, fronts):
+    """``ldmatrix.x4``: lane ``l`` gives row ``l % 8`` of matrix ``l // 8``, rows ``row_bytes`` apart and
+    matrices 8 rows apart.  Contiguous rows: one wavefront a matrix; 64 bytes apart, rows 0, 2, 4
+    and 6 share banks 0-3 (the others 16-19): 4 a matrix; 128 bytes apart, all 8 rows in banks 0-3:
+    8 a matrix (the 8-way conflict the swizzle of MMA operands avoids)."""
+    t = _traffic(f"""
+    mov.u32 %r5, buf;
+    mad.lo.u32 %r6, %r0, {row_bytes}, %r5;
+    ldmatrix.sync.aligned.m8n8.x4.shared.b16 {{%r1, %r2, %r3, %r4}}, [%r6];""", smem=8192)
+    assert (t.shared_load_requests, t.shared_load_wavefronts, t.shared_load_ideal) == (1, fronts, 4)
+
+
+def test_warp_instructions_and_barriers():
+    """64 threads: every instruction twice (one per warp) but where only warp 1's lanes run it."""
+    t = _traffic("""
+    bar.sync 0;
+    setp.ge.u32 %p1, %r0, 32;
+    @%p1 add.u32 %r1, %r0, 1;
+    bar.sync 0;""", threads=64)
+    assert t.barriers == 2
+    # the prelude's 4, bar, setp, bar, ret: 8 instructions for both warps; the guarded add: warp 1 only
+    assert t.warp_instructions == 8 * 2 + 1
+
+
+def test_emulator_counts_bench_on_a_coalesced_kernel():
+    """``bench/emulator_counts.py`` on ew_float_arith (256 f32 a CTA in 128 threads, two loads and one
+    store an element): every request coalesced, 4 sectors a warp, no shared memory, no barrier."""
+    from bench.emulator_counts import measure
+
+    case = next(c for c in ALL_CASES if c.kernel == "ew_float_arith_f32_b256.sm_90")
+    row = measure(case)
+    p = row["per_cta"]
+    assert (row["threads"], row["ctas"]) == (128, 4)
+    # 2 arrays x 256 elements: 2 slots a thread, 4 warps, one request a slot per warp
+    assert (p["global_load_requests"], p["global_load_sectors"], p["global_load_bytes"]) == (16, 64, 2048)
+    assert (p["global_store_requests"], p["global_store_sectors"], p["global_store_bytes"]) == (8, 32, 1024)
+    assert p["shared_load_requests"] == p["shared_store_requests"] == p["barriers"] == 0
+    assert p["warp_instructions"] > 0
