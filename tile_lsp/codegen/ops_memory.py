@@ -307,8 +307,9 @@ def _affine_accesses(lw: KernelLowering, view: TileViewValue, bases: list, shape
     The same addresses and bounds as :func:`_element_addresses` (per element: tensor coordinate =
     tile start + the element's coordinate in the tile, each checked below its extent as an unsigned
     64-bit number, offset = sum of coordinate x stride), computed once per thread for slot 0 and then
-    per slot from the compile-time :func:`slot_offsets`: an address is one ``mad.lo.s64`` (or
-    ``add``) from slot 0's, and only the dimensions the slots move along are checked per slot.  The
+    per slot from the compile-time :func:`slot_offsets`: an address is one ``add.s64`` from the
+    previous slot's (by a register made once per distinct move, where strides are known only at
+    run time), and only the dimensions the slots move along are checked per slot.  The
     tensor's base address is converted for ``.global`` once per access (:func:`global_address`)."""
     f = lw.f
     tensor = view.tensor
@@ -364,20 +365,31 @@ def _affine_accesses(lw: KernelLowering, view: TileViewValue, bases: list, shape
             checks[(i, k)] = p
         return checks[(i, k)]
 
+    # each slot's address from the previous slot's: slots usually move by one fixed step, so one
+    # register holds the run-time part of each distinct move (a register per slot, each a product of
+    # loop-invariant values, is what ptxas hoists out of a loop and then keeps live or spills)
+    moved: dict[tuple[tuple[int, int], ...], str] = {}
+    addr, prev = base, [0] * len(shape)
     for m in moves:
         inb = fixed
         for i in sorted(varying):
             inb = _and(lw, inb, check(i, m[i]))
-        consts = sum(k * step[i] for i, k in enumerate(m) if k and isinstance(step.get(i), int))
-        addr = base
-        if consts:
-            addr = f.reg("b64")
-            f.emit(f"add.s64 {addr}, {base}, {consts}")
-        for i, k in enumerate(m):
-            if k and not isinstance(step[i], int):
-                r = f.reg("b64")
-                f.emit(f"mad.lo.s64 {r}, {step[i]}, {k}, {addr}")
-                addr = r
+        delta = [k - p for k, p in zip(m, prev)]
+        consts = sum(d * step[i] for i, d in enumerate(delta) if d and isinstance(step.get(i), int))
+        key = tuple((i, d) for i, d in enumerate(delta) if d and not isinstance(step[i], int))
+        if key and key not in moved:
+            r = f.reg("b64")
+            f.emit(f"mul.lo.s64 {r}, {step[key[0][0]]}, {key[0][1]}")
+            for i, d in key[1:]:
+                f.emit(f"mad.lo.s64 {r}, {step[i]}, {d}, {r}")
+            moved[key] = r
+        if key or consts:
+            nxt = f.reg("b64")
+            f.emit(f"add.s64 {nxt}, {addr}, {moved[key] if key else consts}")
+            if key and consts:
+                f.emit(f"add.s64 {nxt}, {nxt}, {consts}")
+            addr = nxt
+        prev = m
         yield addr, inb
 
 
