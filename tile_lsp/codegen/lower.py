@@ -434,6 +434,25 @@ class KernelLowering:
         f.emit(f"xor.b32 {out}, {a}, {t}")
         return out
 
+    def swizzled_slots(self, n: int, esz: int, offset: int, count: int) -> list[tuple[str, int]]:
+        """``(register, byte offset)`` per slot ``0 .. count - 1`` of an ``n``-element tile: where each
+        slot's element lies in a swizzled row-major buffer (``esz`` bytes an element) at byte
+        ``offset`` of the scratch (:meth:`swizzled`).  Slot ``s`` holds element ``s * T + t``; the
+        swizzle depends on address bits 4-9 alone, so slots ``m * T * esz`` bytes apart (a multiple
+        of 1024) share a swizzled register, ``m`` slots on: one swizzle for each of the first ``m``
+        slots, not one per slot."""
+        f = self.f
+        period = max(1, 1024 // (self.threads * esz)) if n >= self.threads else count
+        regs: list[str] = []
+        out = []
+        for s in range(count):
+            if s < period:
+                a = f.reg("b32")
+                f.emit(f"mad.lo.s32 {a}, {self.lin(n, s)}, {esz}, {self.smem_addr()}")
+                regs.append(self.swizzled(a, offset))
+            out.append((regs[s % period], (s - s % period) * self.threads * esz))
+        return out
+
     def write_staged(self, tv: TileValue, offset: int, swizzle: bool = False) -> None:
         """Store each slot of ``tv`` at its linear index of a row-major buffer at byte ``offset`` of
         the scratch (replicated small tiles: the owning threads only; ``swizzle``: a swizzled
@@ -443,14 +462,27 @@ class KernelLowering:
         cls = reg_class(tv.elem)
         esz = _reg_bytes(cls)
         own = self.owner(tv.n)
+        guard = f"@{own} " if own else ""
         for s, r in enumerate(tv.regs):
             a = f.reg("b32")
             f.emit(f"mad.lo.s32 {a}, {self.lin(tv.n, s)}, {esz}, {base}")
-            guard = f"@{own} " if own else ""
-            if swizzle:
+            if swizzle:  # one swizzle a slot: sharing one between slots, as read_staged does, made ptxas
+                # keep more values live in K loops (matmul_tiled_bf16_128x256x64: 200 bytes spilled, not 8)
                 f.emit(guard + _st_shared(cls, self.swizzled(a, offset), 0, r, f))
             else:
                 f.emit(guard + _st_shared(cls, a, offset, r, f))
+
+    def read_staged(self, out: TileValue, offset: int, swizzle: bool = False) -> None:
+        """Load each slot of ``out`` from its linear index of a row-major buffer at byte ``offset``
+        of the scratch (the reverse of :meth:`write_staged`).  No barrier."""
+        cls = reg_class(out.elem)
+        esz = _reg_bytes(cls)
+        if not swizzle or cls == "pred":
+            for s, r in enumerate(out.regs):
+                self.mov(cls, r, self.smem_read(out.elem, offset, self.lin(out.n, s), swizzle=swizzle))
+            return
+        for r, (a, off) in zip(out.regs, self.swizzled_slots(out.n, esz, offset, len(out.regs))):
+            self.f.emit(f"ld.shared.{_cls_mem(cls)} {r}, [{a}+{off}]")
 
     def smem_read(self, elem: T.Type, offset: int, index: str, pred: str | None = None,
                   swizzle: bool = False) -> str:

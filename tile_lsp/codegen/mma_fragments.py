@@ -375,33 +375,51 @@ def new_fragments(lw: KernelLowering, shape: tuple[int, ...], elem: T.Type) -> F
     return FragmentTile(tuple(shape), elem, [lw.f.reg(reg_class(elem)) for _ in range(count)], warps)
 
 
+def _fragment_addresses(lw: KernelLowering, frag: FragmentTile, offset: int):
+    """Yield ``(register index, shared address operand)`` of every register of ``frag`` in a swizzled
+    row-major ``rows x N`` buffer at byte ``offset`` of the scratch (a 128-byte aligned offset; the
+    buffer, 512 bytes or more, maps onto itself: :meth:`~tile_lsp.codegen.lower.KernelLowering.swizzled`).
+
+    Unswizzled, the 8 rows a fragment register spans in a warp (lanes ``4g + q``, rows ``g``) lie a
+    multiple of 128 bytes apart whenever N is a multiple of 32: an 8-way bank conflict at every
+    access; swizzled, rows ``g`` and ``g + 4`` at most share banks.  The swizzle keeps a 16-byte
+    chunk whole and depends on address bits 4-9 only, so it is computed once per row of a tile:
+    the second element of a row (4 bytes on, in the chunk of the first, which starts a multiple of
+    8 bytes in) is the first's address + 4, and the row 8 below is the same address plus its
+    distance when that is a multiple of 1024 bytes (N a multiple of 32)."""
+    f = lw.f
+    esz = staged_bytes(frag.elem)
+    down = 8 * frag.n * esz  # bytes from row g to row g + 8
+    for j in range(frag.per_warp):
+        addr = f.reg("b32")
+        f.emit(f"mad.lo.s32 {addr}, {_element_index(lw, frag, j)}, {esz}, {lw.smem_addr()}")
+        top = lw.swizzled(addr, offset)
+        bottom, extra = (top, down) if down % 1024 == 0 else (lw.swizzled(addr, offset + down), 0)
+        for i, (row, plus) in enumerate(((top, 0), (top, esz), (bottom, extra), (bottom, extra + esz))):
+            yield 4 * j + i, f"[{row}+{plus}]" if plus else f"[{row}]"
+
+
 def to_fragments(lw: KernelLowering, tile: TileValue) -> FragmentTile:
-    """``tile`` (the distribution of :mod:`tile_lsp.codegen.ptx`) in fragments, through the staging
-    scratch (barriers before and after the stores, as :meth:`KernelLowering.stage`)."""
+    """``tile`` (the distribution of :mod:`tile_lsp.codegen.ptx`) in fragments, through a swizzled
+    buffer of the staging scratch (barriers before and after the stores, as :meth:`KernelLowering.stage`)."""
     out = new_fragments(lw, tile.shape, tile.elem)
-    (off,) = lw.stage([tile])
-    esz = staged_bytes(tile.elem)
-    for j in range(out.per_warp):
-        base = _element_index(lw, out, j)
-        for i, d in enumerate(_offsets(out.n)):
-            lw.mov(out.cls, out.regs[4 * j + i], lw.smem_read(tile.elem, off + d * esz, base))
+    (off,) = lw.stage([tile], swizzle=True)
+    for r, addr in _fragment_addresses(lw, out, off):
+        lw.f.emit(f"ld.shared.b32 {out.regs[r]}, {addr}")
     return out
 
 
 def from_fragments(lw: KernelLowering, frag: FragmentTile) -> TileValue:
-    """``frag`` in the distribution of :mod:`tile_lsp.codegen.ptx`, through the staging scratch."""
+    """``frag`` in the distribution of :mod:`tile_lsp.codegen.ptx`, through a swizzled buffer of the
+    staging scratch."""
     f = lw.f
-    esz = staged_bytes(frag.elem)
-    lw.reserve(frag.rows * frag.n * esz)
+    lw.reserve(frag.rows * frag.n * staged_bytes(frag.elem))
     f.emit("bar.sync 0")
-    for j in range(frag.per_warp):
-        base = _element_index(lw, frag, j)
-        for i, d in enumerate(_offsets(frag.n)):
-            lw.smem_write(frag.elem, d * esz, base, frag.regs[4 * j + i])
+    for r, addr in _fragment_addresses(lw, frag, 0):
+        f.emit(f"st.shared.b32 {addr}, {frag.regs[r]}")
     f.emit("bar.sync 0")
     out = lw.new_tile(T.TileType(list(frag.shape), frag.elem))
-    for s, r in enumerate(out.regs):
-        lw.mov(frag.cls, r, lw.smem_read(frag.elem, 0, lw.lin(out.n, s)))
+    lw.read_staged(out, 0, swizzle=True)
     return out
 
 

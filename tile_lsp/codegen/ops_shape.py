@@ -556,8 +556,7 @@ def _mma_sync(lw: KernelLowering, a: TileValue | StagedTile, b: TileValue | Stag
     f.emit(f"bra.uni {head}")
     f.place(done)
     f.emit("bar.sync 0")
-    for s, r in enumerate(out.regs):
-        lw.mov("f32", r, lw.smem_read(out.elem, oc, lw.lin(out.n, s), swizzle=True))
+    lw.read_staged(out, oc, swizzle=True)
 
 
 def _mma(lw: KernelLowering, op: Operation, scaled: bool) -> None:
