@@ -168,6 +168,37 @@ def test_a_loop_invariant_mma_operand_is_staged_once_before_the_loop():
     np.testing.assert_array_equal(c, sum(a0 @ b[k:k + 32].astype(np.float32) for k in range(0, 128, 32)))
 
 
+def test_a_transposed_mma_operand_is_copied_to_shared_memory_in_the_tensors_order():
+    """B read through a view that transposes its tensor (``dim_map = [1, 0]`` over an N x K tensor:
+    attention's K^T) and used only as an MMA operand: copied into its shared-memory buffer with
+    consecutive lanes on consecutive addresses (every global sector fully used, on the emulator's
+    counts), not loaded in the distribution's order, where each lane would read another row.
+    C = A B exactly, against NumPy."""
+    np = pytest.importorskip("numpy")
+    from tests import ptx_emulator as emu
+    text = LOOP.replace("USE", "").replace(
+        "%vb = make_tensor_view %b, shape = [%n, 64], strides = [64, 1] : tile<i32> -> "
+        "tensor_view<?x64xf16, strides=[64,1]>",
+        "%vb = make_tensor_view %b, shape = [64, %n], strides = [%n, 1] : tile<i32> -> "
+        "tensor_view<64x?xf16, strides=[?,1]>").replace(
+        "partition_view<tile=(32x64), tensor_view<?x64xf16, strides=[64,1]>>",
+        "partition_view<tile=(32x64), tensor_view<64x?xf16, strides=[?,1]>, dim_map=[1, 0]>")
+    assert analyze_text(text).diagnostics == []
+    result = lower_text(text, "sm_90", file_name="k.mlir")
+    assert result.ok, result.diagnostics
+    info = result.kernels[0]
+    rng = np.random.default_rng(4)
+    a = rng.integers(-3, 4, (64, 128)).astype(np.float16)
+    bt = rng.integers(-3, 4, (64, 128)).astype(np.float16)  # B^T: N x K
+    c = np.full((64, 64), np.nan, np.float32)
+    stats = emu.run(result.ptx, info.name, [p for p, _ in info.params], [a, bt, c, 128], (1, 1, 1),
+                    info.threads, info.dynamic_smem, traffic=True)
+    np.testing.assert_array_equal(c, a.astype(np.float32) @ bt.T.astype(np.float32))
+    t = stats.traffic
+    assert t.global_load_bytes == 2 * 4 * (64 * 32 * 2)  # A and B, four K steps
+    assert t.global_load_sectors * 32 == t.global_load_bytes
+
+
 def test_fragment_shapes():
     assert fragment_shape_fits(128, 128, 32, 512)  # 128 tiles of 16x8, 8 per warp
     assert not fragment_shape_fits(16, 8, 16, 128)  # one tile for four warps

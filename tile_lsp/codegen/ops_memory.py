@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable
+from dataclasses import replace
 
 from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.ir.core import Operation
 from tile_lsp.codegen.lower import KernelLowering, enum_case, handler, load_pred_byte, pred_byte
 from tile_lsp.codegen.ptx import (
     TOKEN,
+    GlobalTile,
     LoweringError,
     StagedTile,
     TensorViewValue,
@@ -32,6 +34,7 @@ from tile_lsp.codegen.ptx import (
     TileViewValue,
     mem_type,
     reg_class,
+    staged_bytes,
     storage_bytes,
     unravel,
 )
@@ -449,12 +452,95 @@ def _nv_sem(op: Operation) -> str:
     return f".{word}.{SCOPES[scope]}"
 
 
+def staged_only(op: Operation) -> bool:
+    """Whether ``tiled_load`` op's tile is used only to be staged in shared memory: through
+    ``reshape`` ops, each result used once, by the value of one ``tiled_store`` into an
+    ``alloc_tensor`` buffer; and its token unused, so that nothing is ordered after this load and
+    it may run where the store is (tokens order Tile IR's memory operations; cuda-tile ``Ops.td``)."""
+    if any(r.uses for r in op.results[1:]):
+        return False
+    v = op.results[0]
+    while len(v.uses) == 1:
+        use = v.uses[0]
+        user = use.owner
+        if user.name == "cuda_tile.reshape":
+            v = user.results[0]
+            continue
+        if user.name != "nv_tileas.tiled_store" or user.operand_group("value")[0] is not v:
+            return False
+        maker = user.operand_group("view")[0].defining_op
+        return maker is not None and maker.name == "nv_tileas.alloc_tensor"
+    return False
+
+
+def copy_order(view: TileViewValue) -> list[int]:
+    """The tile dimensions of ``view`` in the order :func:`copy_to_staged` walks them, the fastest
+    last: the one ``dim_map`` puts on the tensor's last dimension goes last."""
+    last = len(view.tensor.shape) - 1
+    dims = range(len(view.dim_map))
+    return [i for i in dims if view.dim_map[i] != last] + [i for i in dims if view.dim_map[i] == last]
+
+
+def copy_to_staged(lw: KernelLowering, tile: GlobalTile, buf: StagedTile) -> None:
+    """Copy ``tile`` from global memory into the staged buffer ``buf`` (row-major in the loaded
+    tile's order, swizzled as ``buf`` says), without a register tile in the distribution.  No barrier.
+
+    The copy gives the threads its elements in an order of its own: the tile dimension that
+    ``dim_map`` puts on the tensor's last dimension (in a row-major tensor the contiguous one) varies
+    fastest, so consecutive lanes read consecutive addresses even where the view transposes the
+    tensor (attention's K^T); the distribution's order would put each lane in another row there, a
+    32-byte sector a lane.  Each slot's address and bounds come as in :func:`_affine_accesses`, its
+    place in ``buf`` is slot 0's plus a constant; out-of-bounds elements take the view's padding."""
+    f = lw.f
+    view, shape = tile.view, tile.shape
+    order = copy_order(view)
+    moved_shape = tuple(shape[i] for i in order)
+    moved_view = replace(view, tile_shape=moved_shape, dim_map=tuple(view.dim_map[i] for i in order),
+                         steps=tuple(view.steps[i] for i in order))
+    bases = _index_bases(lw, view, tile.index)
+    strides = [1] * len(shape)  # row-major strides of the loaded tile (the buffer's order)
+    for d in range(len(shape) - 2, -1, -1):
+        strides[d] = strides[d + 1] * shape[d + 1]
+    count = lw.slots(tile.n)
+    esz = staged_bytes(tile.elem)
+    cls = reg_class(tile.elem)
+    c0 = lw.coords(moved_shape, 0)
+    index = lw.linear([(c, strides[order[i]]) for i, c in enumerate(c0)])
+    base = f.reg("b32")
+    f.emit(f"mad.lo.s32 {base}, {index}, {esz}, {lw.smem_addr()}")
+    own = lw.owner(tile.n)
+    pad = _pad_bits(tile.elem, view.padding)
+    accesses = _affine_accesses(lw, moved_view, [bases[i] for i in order], moved_shape, count)
+    for s, (addr, inb) in enumerate(accesses):
+        r = f.reg(cls)
+        lw.mov(cls, r, lw.const_reg(tile.elem, pad))
+        load_element(lw, tile.elem, r, addr, _and(lw, inb, own), tile.sem, ".global")
+        at = buf.offset + esz * sum(k * strides[order[i]] for i, k in enumerate(slot_offsets(moved_shape, lw.threads, s)))
+        where = f"[{lw.swizzled(base, at)}]" if buf.swizzled else f"[{base}+{at}]"
+        f.emit((f"@{own} " if own else "") + f"st.shared.{'b8' if cls == 'pred' else cls} {where}, "
+               f"{r if cls != 'pred' else pred_byte(f, r)}")
+
+
 @handler("nv_tileas.tiled_load")
 def _tiled_load(lw: KernelLowering, op: Operation) -> None:
-    """``tiled_load`` of a ``block_tile`` view (:mod:`tile_lsp.codegen.to_nv_tileas`): as ``load_view_tko``."""
+    """``tiled_load`` of a ``block_tile`` view (:mod:`tile_lsp.codegen.to_nv_tileas`): as ``load_view_tko``.
+    A tile of a view that puts the tensor's last dimension on another tile dimension than the last
+    (a transposed view: attention's K^T), used only to be staged in shared memory
+    (:func:`staged_only`), is copied there by the staging store instead, contiguous addresses in
+    consecutive lanes (a :class:`~tile_lsp.codegen.ptx.GlobalTile`, :func:`copy_to_staged`).  Other
+    tiles load in the distribution's order, which is already that one."""
     for r in op.results[1:]:
         lw.set(r, TOKEN)
-    _load_tile(lw, op, lw.get(op.operand_group("view")[0]), op.operand_group("coords"), _nv_sem(op))
+    view = lw.get(op.operand_group("view")[0])
+    coords = op.operand_group("coords")
+    transposed = isinstance(view, TileViewValue) and view.kind != "gather" \
+        and copy_order(view) != list(range(len(view.dim_map)))
+    if transposed and staged_only(op):
+        ty = op.results[0].type
+        lw.set(op.results[0], GlobalTile(view, tuple(coords), tuple(int(d) for d in ty.shape), ty.element,
+                                         _nv_sem(op)))
+        return
+    _load_tile(lw, op, view, coords, _nv_sem(op))
 
 
 @handler("nv_tileas.tiled_store")
@@ -509,6 +595,14 @@ def _store_staged(lw: KernelLowering, op: Operation, buf: StagedTile) -> None:
         v = d.attr("value") if d is not None and d.name == "arith.constant" else None
         if not (isinstance(v, A.IntegerAttr) and v.value == 0):
             raise LoweringError("the PTX lowering stores only whole tiles into shared memory (coordinates 0)", op)
+    value = lw.get(op.operand_group("value")[0])
+    if isinstance(value, GlobalTile):
+        if value.n != buf.n or value.elem != buf.elem:
+            raise LoweringError("the stored tile does not match the shared-memory buffer", op)
+        if not _staged_store_before(op, lw):
+            lw.f.emit("bar.sync 0")
+        copy_to_staged(lw, value, buf)
+        return
     value = lw.tile(op.operand_group("value")[0])
     if value.shape != buf.shape or value.elem != buf.elem:
         raise LoweringError("the stored tile does not match the shared-memory buffer", op)

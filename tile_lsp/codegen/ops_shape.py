@@ -25,7 +25,7 @@ from tile_lsp.codegen.ops_elementwise import zext
 from tile_lsp.codegen.mma_fragments import (MMA_SYNC_SMEM_LIMIT, FragmentTile, broadcast_only_scales,
                                             lane_coordinates, ldmatrix_lane,
                                             mma_into_fragments, mma_shape_of, operand_at, operand_signs)
-from tile_lsp.codegen.ptx import LoweringError, StagedTile, TileValue, reg_class, staged_bytes, unravel
+from tile_lsp.codegen.ptx import GlobalTile, LoweringError, StagedTile, TileValue, reg_class, staged_bytes, unravel
 from tile_lsp.codegen.reductions import (emit_shuffle_reduce, identity_regs, marked_in_registers,
                                          reduction_plan_of, run_body, shuffle_register)
 from tile_lsp.codegen.scans import emit_scan, scan_plan_of
@@ -100,6 +100,10 @@ def _iota(lw: KernelLowering, op: Operation) -> None:
 
 @handler("reshape")
 def _reshape(lw: KernelLowering, op: Operation) -> None:
+    src = lw.get(op.operands[0])
+    if isinstance(src, GlobalTile):  # not loaded: the staging store copies it (ops_memory.copy_to_staged)
+        lw.set(op.results[0], src)
+        return
     src = lw.tile(op.operands[0])
     ty = op.results[0].type
     lw.set(op.results[0], TileValue(tuple(int(d) for d in ty.shape), src.elem, src.regs))

@@ -171,6 +171,25 @@ class TileViewValue:
 
 
 @dataclass(frozen=True)
+class GlobalTile:
+    """A tile of a partition or strided view that is not loaded into registers: a ``tiled_load``
+    whose only use is to be staged in shared memory (through reshapes), which the staging store
+    copies there directly, in an order of its own (:func:`tile_lsp.codegen.ops_memory.copy_to_staged`).
+    ``index``: the access's index values (IR values); ``shape``: the loaded tile's; ``sem``: the
+    load's PTX ordering qualifier."""
+
+    view: TileViewValue
+    index: tuple
+    shape: tuple[int, ...]
+    elem: T.Type
+    sem: str
+
+    @property
+    def n(self) -> int:
+        return num_elements(self.shape)
+
+
+@dataclass(frozen=True)
 class SourceLoc:
     """Where emitted instructions come from: the start of an op's source range, 0-based ``line`` and
     ``character`` (UTF-16 code units, as :class:`~tile_lsp.analysis.ir.diagnostics.Position`), in the
