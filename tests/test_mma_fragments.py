@@ -285,8 +285,10 @@ def test_a_batched_k_loop_reads_each_tiles_batch_of_b(corpus):
 
 
 def test_a_zero_accumulator_outside_a_loop_is_not_staged():
-    """``mmaf A, B, 0``: the accumulators start from the constant; only D goes through shared memory
-    (its 4 stores per 16x8 tile in the tile loop), not the 32 slots a thread holds of C."""
+    """``mmaf A, B, 0`` outside a K loop: the accumulators start from the constant; only D goes
+    through shared memory (4 stores for each of the 8 16x8 tiles of a thread's warp), not the 32
+    slots a thread holds of C.  A warp's tiles are computed at once, unrolled, in the order that
+    loads fewer fragments: 64x64 in 4 warps, one tile row a warp, one A and 8 B fragments a step."""
     from tile_lsp.codegen.ops_shape import splat_bits
     text = LOOP.replace("USE", "").replace(
         "%acc = for %i in (%c0 to %c4, step %c1) : tile<i32> iter_values(%x = %z) -> (tile<64x64xf32>) {",
@@ -298,7 +300,11 @@ def test_a_zero_accumulator_outside_a_loop_is_not_staged():
     assert splat_bits(z.results[0]) == 0
     result = lower_text(text, "sm_90", file_name="k.mlir")
     assert result.ok, result.diagnostics
-    assert result.ptx.count("st.shared.f32") == 4 and "tile_lsp.fragments" not in result.stages["layout"]
+    assert result.ptx.count("st.shared.f32") == 0 and result.ptx.count("st.shared.b32") == 32
+    assert "tile_lsp.fragments" not in result.stages["layout"] and "$L_mma_tile" not in result.ptx
+    assert len(re.findall(r"mma\.sync\.aligned\.m16n8k16", result.ptx)) == 16  # 8 tiles, K = 32
+    assert len(re.findall(r"ldmatrix\.sync\.aligned\.m8n8\.x4\.", result.ptx)) == 2
+    assert len(re.findall(r"ldmatrix\.sync\.aligned\.m8n8\.x2\.trans\.", result.ptx)) == 16
     _matches_a_times_b_on_the_emulator(result, 32, 5)
 
 
@@ -326,18 +332,19 @@ cuda_tile.module @m {
 """)
 
 
-@pytest.mark.parametrize("m,n,k", [(64, 64, 32), (16, 16, 16)])
-def test_an_mma_outside_loops_on_the_emulator(m, n, k):
-    """D = A B + C with C read from memory, outside any loop: C staged in its swizzled buffer, each
-    warp looping over its 16x8 tiles (8 each for 64x64 in 4 warps; two tiles for four warps), D
-    written over C and read back.  Exact on small integers."""
+@pytest.mark.parametrize("m,n,k,unrolled", [(64, 64, 32, True), (16, 16, 16, False)])
+def test_an_mma_outside_loops_on_the_emulator(m, n, k, unrolled):
+    """D = A B + C with C read from memory, outside any loop: C staged in its swizzled buffer, D
+    written over it and read back.  Where every warp gets the same number of 16x8 tiles (64x64 in 4
+    warps: 8 each) a warp's tiles are computed at once, unrolled, C loaded as fragments; otherwise
+    (two tiles for four warps) each warp loops over its tiles.  Exact on small integers."""
     np = pytest.importorskip("numpy")
     from tests import ptx_emulator as emu
     text = ONE_MMA.substitute(M=m, N=n, K=k)
     assert analyze_text(text).diagnostics == []
     result = lower_text(text, "sm_90", file_name="k.mlir")
     assert result.ok, result.diagnostics
-    assert "$L_mma_tile" in result.ptx
+    assert ("$L_mma_tile" not in result.ptx) == unrolled
     info = result.kernels[0]
     rng = np.random.default_rng(m + k)
     a = rng.integers(-3, 4, (m, k)).astype(np.float16)

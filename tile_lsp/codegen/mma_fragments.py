@@ -110,6 +110,9 @@ class FragmentTile:
     elem: T.Type
     regs: list[str]
     warps: int
+    #: warp ``w``'s ``j``-th tile: ``w * P + j`` (``P`` tiles a warp: consecutive tiles, one tile row
+    #: shares an A fragment) when set, else ``w + j * W`` (every ``W``-th: one tile column shares B)
+    blocked: bool = False
 
     @property
     def n(self) -> int:
@@ -336,13 +339,16 @@ def _tile_origin(lw: KernelLowering, frag: FragmentTile, j: int) -> tuple[str, s
     def build() -> tuple[str, str]:
         warp, g, q2 = lane_coordinates(lw)
         tile, row, col = f.reg("b32"), f.reg("b32"), f.reg("b32")
-        f.pro(f"add.s32 {tile}, {warp}, {j * frag.warps}")
+        if frag.blocked:
+            f.pro(f"mad.lo.s32 {tile}, {warp}, {frag.per_warp}, {j}")
+        else:
+            f.pro(f"add.s32 {tile}, {warp}, {j * frag.warps}")
         f.pro(f"shr.u32 {row}, {tile}, {frag.tiles_n.bit_length() - 1}")
         f.pro(f"mad.lo.s32 {row}, {row}, 16, {g}")
         f.pro(f"and.b32 {col}, {tile}, {frag.tiles_n - 1}")
         f.pro(f"mad.lo.s32 {col}, {col}, 8, {q2}")
         return row, col
-    return f.once(("mma_origin", frag.shape, frag.warps, j), build)
+    return f.once(("mma_origin", frag.shape, frag.warps, frag.blocked, j), build)
 
 
 def _element_index(lw: KernelLowering, frag: FragmentTile, j: int) -> str:
@@ -354,7 +360,7 @@ def _element_index(lw: KernelLowering, frag: FragmentTile, j: int) -> str:
         r = f.reg("b32")
         f.pro(f"mad.lo.s32 {r}, {row}, {frag.n}, {col}")
         return r
-    return f.once(("mma_index", frag.shape, frag.warps, j), build)
+    return f.once(("mma_index", frag.shape, frag.warps, frag.blocked, j), build)
 
 
 def _offsets(n: int) -> list[int]:
@@ -365,14 +371,35 @@ def _offsets(n: int) -> list[int]:
 # ------------------------------------------------------------------ conversions
 
 
-def new_fragments(lw: KernelLowering, shape: tuple[int, ...], elem: T.Type) -> FragmentTile:
-    """Fresh registers (f32 or b32, after ``elem``) for a ``[B x] M x N`` tile in fragments in this CTA."""
+def operand_keys(frag: FragmentTile, j: int, batch: int = 1) -> tuple[int, int]:
+    """For tile ``j`` of a warp in ``frag``'s layout: which of the warp's A fragments (tiles in one
+    tile row share it) and B fragments (tiles in one tile column of one batch) it reads, the same in
+    every warp.  Tile ``j`` of warp ``w`` is ``w * P + j`` (blocked; ``P`` and the tile columns
+    powers of two, so a warp's tiles are a run of one tile row or whole rows) or ``w + j * W``
+    (strided: ``j1`` and ``j2`` lie in one tile column when ``(j1 - j2) * W`` is a multiple of it)."""
+    if frag.blocked:
+        return j // frag.tiles_n, (j % frag.tiles_n if batch == 1 else j)
+    return j, ((j * frag.warps) % frag.tiles_n if batch == 1 else j)
+
+
+def fragment_loads(m: int, n: int, threads: int, blocked: bool) -> int:
+    """Registers of the A and B fragments (4 and 2 each) one k-step of an ``m x n`` MMA in fragments
+    loads per warp, in the blocked or strided order (:func:`operand_keys`)."""
+    warps = threads // 32
+    frag = FragmentTile((m, n), T.FloatType("f32"), [""] * (m * n // threads), warps, blocked)
+    keys = [operand_keys(frag, j) for j in range(frag.per_warp)]
+    return 4 * len({a for a, _ in keys}) + 2 * len({b for _, b in keys})
+
+
+def new_fragments(lw: KernelLowering, shape: tuple[int, ...], elem: T.Type, blocked: bool = False) -> FragmentTile:
+    """Fresh registers (f32 or b32, after ``elem``) for a ``[B x] M x N`` tile in fragments in this CTA,
+    the warps' tiles ``blocked`` or strided (:class:`FragmentTile`)."""
     warps = lw.threads // 32
     rows = 1
     for d in shape[:-1]:
         rows *= d
     count = (rows // 16) * (shape[-1] // 8) // warps * 4
-    return FragmentTile(tuple(shape), elem, [lw.f.reg(reg_class(elem)) for _ in range(count)], warps)
+    return FragmentTile(tuple(shape), elem, [lw.f.reg(reg_class(elem)) for _ in range(count)], warps, blocked)
 
 
 def _fragment_addresses(lw: KernelLowering, frag: FragmentTile, offset: int):
@@ -399,13 +426,26 @@ def _fragment_addresses(lw: KernelLowering, frag: FragmentTile, offset: int):
             yield 4 * j + i, f"[{row}+{plus}]" if plus else f"[{row}]"
 
 
+def load_fragments(lw: KernelLowering, out: FragmentTile, offset: int) -> None:
+    """Read ``out``'s registers from a swizzled row-major buffer of its shape at byte ``offset`` of
+    the scratch (:func:`_fragment_addresses`).  No barrier."""
+    for r, addr in _fragment_addresses(lw, out, offset):
+        lw.f.emit(f"ld.shared.b32 {out.regs[r]}, {addr}")
+
+
+def store_fragments(lw: KernelLowering, frag: FragmentTile, offset: int) -> None:
+    """Write ``frag``'s registers to a swizzled row-major buffer of its shape at byte ``offset`` of
+    the scratch (:func:`_fragment_addresses`).  No barrier."""
+    for r, addr in _fragment_addresses(lw, frag, offset):
+        lw.f.emit(f"st.shared.b32 {addr}, {frag.regs[r]}")
+
+
 def to_fragments(lw: KernelLowering, tile: TileValue) -> FragmentTile:
     """``tile`` (the distribution of :mod:`tile_lsp.codegen.ptx`) in fragments, through a swizzled
     buffer of the staging scratch (barriers before and after the stores, as :meth:`KernelLowering.stage`)."""
     out = new_fragments(lw, tile.shape, tile.elem)
     (off,) = lw.stage([tile], swizzle=True)
-    for r, addr in _fragment_addresses(lw, out, off):
-        lw.f.emit(f"ld.shared.b32 {out.regs[r]}, {addr}")
+    load_fragments(lw, out, off)
     return out
 
 
@@ -415,8 +455,7 @@ def from_fragments(lw: KernelLowering, frag: FragmentTile) -> TileValue:
     f = lw.f
     lw.reserve(frag.rows * frag.n * staged_bytes(frag.elem))
     f.emit("bar.sync 0")
-    for r, addr in _fragment_addresses(lw, frag, 0):
-        f.emit(f"st.shared.b32 {addr}, {frag.regs[r]}")
+    store_fragments(lw, frag, 0)
     f.emit("bar.sync 0")
     out = lw.new_tile(T.TileType(list(frag.shape), frag.elem))
     lw.read_staged(out, 0, swizzle=True)
@@ -425,7 +464,7 @@ def from_fragments(lw: KernelLowering, frag: FragmentTile) -> TileValue:
 
 def fresh_like(lw: KernelLowering, frag: FragmentTile) -> FragmentTile:
     """New registers in the same layout as ``frag``."""
-    return FragmentTile(frag.shape, frag.elem, [lw.f.reg(frag.cls) for _ in frag.regs], frag.warps)
+    return FragmentTile(frag.shape, frag.elem, [lw.f.reg(frag.cls) for _ in frag.regs], frag.warps, frag.blocked)
 
 
 def scale_rows(lw: KernelLowering, frag: FragmentTile, scale: TileValue, instruction: str) -> FragmentTile:
@@ -443,10 +482,13 @@ def scale_rows(lw: KernelLowering, frag: FragmentTile, scale: TileValue, instruc
     else:
         (off,) = lw.stage([scale])
         esz = staged_bytes(scale.elem)
-        rows = []
+        by_row: dict[int, list[str]] = {}  # the tiles of one tile row (one A key) share their rows' scales
         for j in range(frag.per_warp):
-            row, _ = _tile_origin(lw, frag, j)
-            rows.append([lw.smem_read(scale.elem, off + half * 8 * esz, row) for half in (0, 1)])
+            key = operand_keys(frag, j)[0]
+            if key not in by_row:
+                row, _ = _tile_origin(lw, frag, j)
+                by_row[key] = [lw.smem_read(scale.elem, off + half * 8 * esz, row) for half in (0, 1)]
+        rows = [by_row[operand_keys(frag, j)[0]] for j in range(frag.per_warp)]
     for j, (top, bottom) in enumerate(rows):
         for i in range(4):
             f.emit(f"{instruction} {out.regs[4 * j + i]}, {frag.regs[4 * j + i]}, {bottom if i >> 1 else top}")
@@ -540,10 +582,7 @@ def mma_into_fragments(lw: KernelLowering, a: TileValue | StagedTile, b: TileVal
     oa, ob = offsets
     base = lw.smem_addr()
     out = fresh_like(lw, c)
-    # a warp's tiles j1, j2 lie in one tile column when (j1 - j2) * W is a multiple of the tile columns
-    # (tile j of warp w is w + j * W): they share a B fragment (one batch)
-    def b_key(j: int) -> int:
-        return (j * c.warps) % c.tiles_n if batch == 1 else j
+    a_key, b_key = (lambda j: operand_keys(c, j, batch)[0]), (lambda j: operand_keys(c, j, batch)[1])  # noqa: E731
     regs = lambda rs: "{" + ", ".join(rs) + "}"  # noqa: E731
     _, g, q2 = lane_coordinates(lw)
     qp = q2  # p * q
@@ -554,18 +593,19 @@ def mma_into_fragments(lw: KernelLowering, a: TileValue | StagedTile, b: TileVal
     # give the addresses of the rows (ldmatrix_lane) instead of the elements of their own fragment
     ldm = per == 2 and oa % 16 == 0 and ob % 16 == 0
     lr, lc = ldmatrix_lane(lw) if ldm else (g, qp)
-    a_addr, b_addr = [], {}
+    a_addr, b_addr = {}, {}
     for j in range(c.per_warp):
         row, col = _tile_origin(lw, c, j)
-        r = f.reg("b32")  # element (row, p*q) of A (rows of all the batches); with ldmatrix (row0 + lr, lc)
-        if ldm:
-            f.emit(f"sub.s32 {r}, {row}, {g}")
-            f.emit(f"add.s32 {r}, {r}, {lr}")
-            f.emit(f"mad.lo.s32 {r}, {r}, {k}, {lc}")
-        else:
-            f.emit(f"mad.lo.s32 {r}, {row}, {k}, {qp}")
-        f.emit(f"mad.lo.s32 {r}, {r}, {ea}, {base}")
-        a_addr.append(r)
+        if a_key(j) not in a_addr:
+            r = f.reg("b32")  # element (row, p*q) of A (rows of all the batches); with ldmatrix (row0 + lr, lc)
+            if ldm:
+                f.emit(f"sub.s32 {r}, {row}, {g}")
+                f.emit(f"add.s32 {r}, {r}, {lr}")
+                f.emit(f"mad.lo.s32 {r}, {r}, {k}, {lc}")
+            else:
+                f.emit(f"mad.lo.s32 {r}, {row}, {k}, {qp}")
+            f.emit(f"mad.lo.s32 {r}, {r}, {ea}, {base}")
+            a_addr[a_key(j)] = r
         key = b_key(j)
         if key not in b_addr:
             bcol = f.reg("b32")  # column g of the tile: col - 2q + g; with ldmatrix the tile's first column
@@ -592,32 +632,39 @@ def mma_into_fragments(lw: KernelLowering, a: TileValue | StagedTile, b: TileVal
     # tile, XOR the offset (one instruction a step, no more registers live across the loop)
     a_blocks: dict[tuple[int, int], str] = {}
 
-    def a_at(j: int, k0: int) -> str:
+    def a_at(row: int, k0: int) -> str:
         if not getattr(a, "swizzled", False) or (k * ea) & (k * ea - 1):
-            return operand_at(lw, a, a_addr[j], oa + k0 * ea)
+            return operand_at(lw, a, a_addr[row], oa + k0 * ea)
         block, rest = divmod(k0 * ea, 128)
-        if (j, block) not in a_blocks:
-            a_blocks[(j, block)] = lw.swizzled(a_addr[j], oa + block * 128)
+        if (row, block) not in a_blocks:
+            a_blocks[(row, block)] = lw.swizzled(a_addr[row], oa + block * 128)
         if not rest:
-            return f"[{a_blocks[(j, block)]}]"
+            return f"[{a_blocks[(row, block)]}]"
         r = f.reg("b32")
-        f.emit(f"xor.b32 {r}, {a_blocks[(j, block)]}, {rest}")
+        f.emit(f"xor.b32 {r}, {a_blocks[(row, block)]}, {rest}")
         return f"[{r}]"
 
     for k0 in range(0, k, mma.k):
+        a_frag: dict[int, list[str]] = {}
         b_frag: dict[int, list[str]] = {}
         for j in range(c.per_warp):
             key = b_key(j)
+            if a_key(j) not in a_frag:
+                if ldm:
+                    a_frag[a_key(j)] = [f.reg("b32") for _ in range(4)]
+                    f.emit(f"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {regs(a_frag[a_key(j)])}, "
+                           f"{a_at(a_key(j), k0)}")
+                else:
+                    a_frag[a_key(j)] = [_load_a(lw, f"{a_addr[a_key(j)]}+"
+                                                    f"{oa + (k0 + (i & 1) * 8 * k + (i >> 1) * half) * ea}", ea, per)
+                                        for i in range(4)]
+            ra = a_frag[a_key(j)]
             if ldm:
-                ra = [f.reg("b32") for _ in range(4)]
-                f.emit(f"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {regs(ra)}, {a_at(j, k0)}")
                 if key not in b_frag:
                     b_frag[key] = [f.reg("b32") for _ in range(2)]
                     f.emit(f"ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {regs(b_frag[key])}, "
                            f"{operand_at(lw, b, b_addr[key], ob + k0 * n * eb)}")
             else:
-                ra = [_load_a(lw, f"{a_addr[j]}+{oa + (k0 + (i & 1) * 8 * k + (i >> 1) * half) * ea}", ea, per)
-                      for i in range(4)]
                 if key not in b_frag:
                     b_frag[key] = [_load_b(lw, [f"{b_addr[key]}+{ob + (k0 + jj * half + e) * n * eb}"
                                                 for e in range(per)], eb) for jj in range(2)]

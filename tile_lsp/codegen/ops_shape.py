@@ -23,8 +23,9 @@ from tile_lsp.analysis.ir.core import Operation
 from tile_lsp.codegen.lower import KernelLowering, handler, load_pred_byte
 from tile_lsp.codegen.ops_elementwise import zext
 from tile_lsp.codegen.mma_fragments import (MMA_SYNC_SMEM_LIMIT, FragmentTile, broadcast_only_scales,
-                                            lane_coordinates, ldmatrix_lane,
-                                            mma_into_fragments, mma_shape_of, operand_at, operand_signs)
+                                            fragment_loads, fragment_shape_fits, lane_coordinates, ldmatrix_lane, load_fragments,
+                                            mma_into_fragments, mma_shape, mma_shape_of, new_fragments, operand_at,
+                                            operand_signs, store_fragments)
 from tile_lsp.codegen.ptx import GlobalTile, LoweringError, StagedTile, TileValue, reg_class, staged_bytes, unravel
 from tile_lsp.codegen.reductions import (emit_shuffle_reduce, identity_regs, marked_in_registers,
                                          reduction_plan_of, run_body, shuffle_register)
@@ -480,6 +481,23 @@ def _mma_sync(lw: KernelLowering, a: TileValue | StagedTile, b: TileValue | Stag
     lw.reserve(oc + M * N * staged_bytes(c.elem))
     if c_bits is None:
         lw.stage([c], oc, sync_before=False, swizzle=True)
+    shape = mma_shape(a.elem, b.elem, c.elem, lw.target.sm)
+    if shape is not None and fragment_shape_fits(M, N, K, lw.threads):
+        # every tile of a warp at once, unrolled (mma_fragments.mma_into_fragments): a warp's MMAs are
+        # independent of each other, where the loop below runs one tile after another
+        # the order of a warp's tiles that loads fewer fragment registers a k-step (one warp's tiles in
+        # one tile row share their A fragment: attention's S = Q K^T, 8 tiles a warp, 20 registers, not 34)
+        blocked = fragment_loads(M, N, lw.threads, True) < fragment_loads(M, N, lw.threads, False)
+        acc = new_fragments(lw, (M, N), c.elem, blocked)
+        if c_bits is None:
+            load_fragments(lw, acc, oc)
+        else:
+            for r in acc.regs:
+                f.emit(f"mov.b32 {r}, {c_bits}")
+        store_fragments(lw, mma_into_fragments(lw, a, b, acc, [oa, ob], shape), oc)
+        f.emit("bar.sync 0")
+        lw.read_staged(out, oc, swizzle=True)
+        return
     base = lw.smem_addr()
     kind = a.elem.name
     warps = max(1, lw.threads // 32)
