@@ -452,25 +452,25 @@ def _nv_sem(op: Operation) -> str:
     return f".{word}.{SCOPES[scope]}"
 
 
-def staged_only(op: Operation) -> bool:
-    """Whether ``tiled_load`` op's tile is used only to be staged in shared memory: through
-    ``reshape`` ops, each result used once, by the value of one ``tiled_store`` into an
-    ``alloc_tensor`` buffer; and its token unused, so that nothing is ordered after this load and
-    it may run where the store is (tokens order Tile IR's memory operations; cuda-tile ``Ops.td``)."""
+def staged_buffer(op: Operation) -> Operation | None:
+    """The ``alloc_tensor`` op of the shared-memory buffer that alone uses ``tiled_load`` op's tile:
+    through ``reshape`` ops, each result used once, as the value of one ``tiled_store`` into it;
+    ``None`` where the tile has another use, or where the load's token has one (then something is
+    ordered after the load, which must run where it is: tokens order Tile IR's memory operations,
+    cuda-tile ``Ops.td``)."""
     if any(r.uses for r in op.results[1:]):
-        return False
+        return None
     v = op.results[0]
     while len(v.uses) == 1:
-        use = v.uses[0]
-        user = use.owner
+        user = v.uses[0].owner
         if user.name == "cuda_tile.reshape":
             v = user.results[0]
             continue
         if user.name != "nv_tileas.tiled_store" or user.operand_group("value")[0] is not v:
-            return False
+            return None
         maker = user.operand_group("view")[0].defining_op
-        return maker is not None and maker.name == "nv_tileas.alloc_tensor"
-    return False
+        return maker if maker is not None and maker.name == "nv_tileas.alloc_tensor" else None
+    return None
 
 
 def copy_order(view: TileViewValue) -> list[int]:
@@ -525,17 +525,21 @@ def copy_to_staged(lw: KernelLowering, tile: GlobalTile, buf: StagedTile) -> Non
 def _tiled_load(lw: KernelLowering, op: Operation) -> None:
     """``tiled_load`` of a ``block_tile`` view (:mod:`tile_lsp.codegen.to_nv_tileas`): as ``load_view_tko``.
     A tile of a view that puts the tensor's last dimension on another tile dimension than the last
-    (a transposed view: attention's K^T), used only to be staged in shared memory
-    (:func:`staged_only`), is copied there by the staging store instead, contiguous addresses in
+    (a transposed view: attention's K^T), used only to be staged in a swizzled shared-memory buffer
+    (:func:`staged_buffer`), is copied there by the staging store instead, contiguous addresses in
     consecutive lanes (a :class:`~tile_lsp.codegen.ptx.GlobalTile`, :func:`copy_to_staged`).  Other
-    tiles load in the distribution's order, which is already that one."""
+    tiles load in the distribution's order (for a view that does not transpose, already that one)."""
     for r in op.results[1:]:
         lw.set(r, TOKEN)
     view = lw.get(op.operand_group("view")[0])
     coords = op.operand_group("coords")
     transposed = isinstance(view, TileViewValue) and view.kind != "gather" \
         and copy_order(view) != list(range(len(view.dim_map)))
-    if transposed and staged_only(op):
+    buf = staged_buffer(op) if transposed else None
+    # into a swizzled buffer only: lanes write down one of its columns, rows a multiple of 128 bytes
+    # apart, which the swizzle spreads over 4 or 8 banks; unswizzled (8-bit elements) they would all
+    # fall in one bank, a 32-way conflict
+    if buf is not None and buf.attr("tile_lsp.swizzle") is not None:
         ty = op.results[0].type
         lw.set(op.results[0], GlobalTile(view, tuple(coords), tuple(int(d) for d in ty.shape), ty.element,
                                          _nv_sem(op)))
