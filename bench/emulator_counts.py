@@ -8,6 +8,7 @@ requests, sectors and wavefronts (:class:`tests.ptx_emulator.Traffic`).  Printed
     python bench/emulator_counts.py                    # the kernels of bench/ptx_static.py's default set
     python bench/emulator_counts.py --kernels flash,matmul_tiled --json out.json
     python bench/emulator_counts.py --all              # every emulator case
+    python bench/emulator_counts.py --kernels flash --lines 5   # and the 5 most wasteful PTX lines
     PYTHONPATH=/other/checkout python bench/emulator_counts.py   # another checkout's lowering
 
 Columns (per CTA, averaged over the case's grid):
@@ -84,9 +85,25 @@ def measure(case) -> dict:
     stats = emu.run(result.ptx, info.name, [p for p, _ in info.params], args, case.grid, info.threads,
                     info.dynamic_smem, traffic=True)
     t = stats.traffic
-    per = {k: v / stats.ctas for k, v in vars(t).items()}
+    per = {k: v / stats.ctas for k, v in vars(t).items() if k != "by_line"}
+    lines = {where: {k: v / stats.ctas for k, v in c.items()} for where, c in t.by_line.items()}
     return {"kernel": case.kernel, "threads": info.threads, "ctas": stats.ctas, "grid": list(case.grid),
-            "seconds": round(time.perf_counter() - t0, 2), "per_cta": per}
+            "seconds": round(time.perf_counter() - t0, 2), "per_cta": per, "by_line": lines}
+
+
+def worst_lines(row: dict, count: int) -> list[str]:
+    """The ``count`` PTX instructions of ``row`` that waste the most per CTA: shared wavefronts beyond
+    the conflict-free minimum, and global sectors beyond the bytes asked for (in 32-byte sectors)."""
+    waste = []
+    for where, c in row.get("by_line", {}).items():
+        for kind in ("load", "store"):
+            extra = c.get(f"shared_{kind}_wavefronts", 0) - c.get(f"shared_{kind}_ideal", 0)
+            if extra > 0:
+                waste.append((extra, f"{extra:8.0f} shared wavefronts beyond conflict-free  {where}"))
+            extra = c.get(f"global_{kind}_sectors", 0) - c.get(f"global_{kind}_bytes", 0) / 32
+            if extra > 0:
+                waste.append((extra, f"{extra:8.0f} global sectors beyond the bytes used   {where}"))
+    return [text for _, text in sorted(waste, reverse=True)[:count]]
 
 
 def _ratio(a: float, b: float) -> str:
@@ -125,6 +142,9 @@ def main(argv=None) -> int:
     ap.add_argument("--kernels", help="comma-separated substrings of the case names to run")
     ap.add_argument("--all", action="store_true", help="every emulator case")
     ap.add_argument("--json", help="write every figure to this file")
+    ap.add_argument("--lines", type=int, default=0, metavar="N",
+                    help="also print, per kernel, the N PTX instructions that waste the most (bank conflicts, "
+                         "sectors beyond the bytes used)")
     args = ap.parse_args(argv)
     from tests.conftest import require_corpus
     require_corpus()
@@ -145,6 +165,12 @@ def main(argv=None) -> int:
         except Exception as e:  # noqa: BLE001 - one kernel's failure is a row, not the end of the run
             rows.append({"kernel": case.kernel, "error": f"{type(e).__name__}: {e}"[:200]})
     print(table(rows))
+    if args.lines:
+        for r in rows:
+            worst = worst_lines(r, args.lines)
+            if worst:
+                print(f"\n{r['kernel']} (per CTA):")
+                print("\n".join("  " + w for w in worst))
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
         print(f"wrote {args.json}")

@@ -1145,21 +1145,21 @@ class _Machine:
         else:
             self._generic(addr, nbytes, where, bits, lanes, order)
 
-    def count_access(self, space: str | None, addr, nbytes: int, idx, load: bool) -> None:
+    def count_access(self, space: str | None, addr, nbytes: int, idx, load: bool, where: str) -> None:
         """Add one ``ld``/``st`` of ``nbytes`` per lane by the threads ``idx`` to :attr:`traffic`
         (global: ``.global`` or a generic address outside the shared window; shared)."""
         lanes = self.tids[idx]
         a = np.broadcast_to(np.asarray(addr, np.int64), np.shape(lanes))
         if space in ("shared", "shared::cta"):
-            self.traffic.add_shared(lanes, a, nbytes, load)
+            self.traffic.add_shared(lanes, a, nbytes, load, where=where)
         elif space == "global":
-            self.traffic.add_global(lanes, a, nbytes, load)
+            self.traffic.add_global(lanes, a, nbytes, load, where)
         elif space is None:
             shared = (a >= SHARED_WINDOW) & (a < SHARED_WINDOW + (1 << 32))
             if shared.any():
-                self.traffic.add_shared(lanes[shared], a[shared] - SHARED_WINDOW, nbytes, load)
+                self.traffic.add_shared(lanes[shared], a[shared] - SHARED_WINDOW, nbytes, load, where=where)
             if (~shared).any():
-                self.traffic.add_global(lanes[~shared], a[~shared], nbytes, load)
+                self.traffic.add_global(lanes[~shared], a[~shared], nbytes, load, where)
 
     def _generic(self, addr, nbytes, where, bits, lanes, order="weak"):
         """A generic-address access: shared window, const space, or global."""
@@ -1840,7 +1840,7 @@ class _Machine:
             if vec > 1 and np.any(np.asarray(base) % (nb * vec)):
                 raise EmulatorError(f"{where}: misaligned vector access")
             if self.traffic is not None:
-                self.count_access(space, base, nb * vec, idx, load=True)
+                self.count_access(space, base, nb * vec, idx, True, where)
             for k, w in enumerate(ws):
                 w(idx, np.asarray(self.mem_load(space, base + k * nb, nb, where, self.tids[idx], order)).view(vdt))
         return ld
@@ -1866,7 +1866,7 @@ class _Machine:
             if vec > 1 and np.any(np.asarray(base) % (nb * vec)):
                 raise EmulatorError(f"{where}: misaligned vector access")
             if self.traffic is not None:
-                self.count_access(space, base, nb * vec, idx, load=False)
+                self.count_access(space, base, nb * vec, idx, False, where)
             for k, r in enumerate(rs):
                 self.mem_store(space, base + k * nb, nb, np.asarray(r(idx)).view(st), where, self.tids[idx], order)
         return store
@@ -2058,7 +2058,7 @@ class _Machine:
             if self.traffic is not None:  # lanes 8k .. 8k+7 give matrix k's rows: one phase per matrix
                 given = lane < 8 * num
                 self.traffic.add_shared(lanes[given], np.asarray(get_addr(glob[given])).astype(np.int64), 16,
-                                        load=True, phase_lanes=8)
+                                        load=True, phase_lanes=8, where=where)
 
             def row_addr(r):  # the address lane r of this thread's warp gives
                 at = np.asarray(get_addr(glob - lane + r)).astype(np.int64)
@@ -2204,20 +2204,22 @@ class Traffic:
     shared_store_wavefronts: int = 0
     shared_store_ideal: int = 0
     barriers: int = 0
+    #: the same counters per PTX instruction (``"line N: `text`"``), for the accesses counted
+    by_line: dict[str, dict[str, int]] = field(default_factory=dict)
 
-    def add_global(self, lanes: np.ndarray, addr: np.ndarray, nbytes: int, load: bool) -> None:
+    def add_global(self, lanes: np.ndarray, addr: np.ndarray, nbytes: int, load: bool, where: str = "") -> None:
         """One global access of ``nbytes`` (at most 16) per lane by the CTA-local threads ``lanes`` at
-        the byte addresses ``addr``."""
+        the byte addresses ``addr``, by instruction ``where``."""
         warp = lanes.astype(np.int64) // 32
         first, last = addr // SECTOR, (addr + nbytes - 1) // SECTOR  # at most two sectors a lane
         sectors = np.unique(np.concatenate([warp * (1 << 40) + first, warp * (1 << 40) + last])).size
         kind = "load" if load else "store"
-        self._add(f"global_{kind}_requests", np.unique(warp).size)
-        self._add(f"global_{kind}_sectors", sectors)
-        self._add(f"global_{kind}_bytes", len(lanes) * nbytes)
+        self._add(where, f"global_{kind}_requests", np.unique(warp).size)
+        self._add(where, f"global_{kind}_sectors", sectors)
+        self._add(where, f"global_{kind}_bytes", len(lanes) * nbytes)
 
     def add_shared(self, lanes: np.ndarray, addr: np.ndarray, nbytes: int, load: bool,
-                   phase_lanes: int | None = None) -> None:
+                   phase_lanes: int | None = None, where: str = "") -> None:
         """One shared access of ``nbytes`` (at most 16) per lane, in phases of ``phase_lanes``
         consecutive lanes of a warp (by default as many as keep a phase within 128 bytes)."""
         if phase_lanes is None:
@@ -2235,12 +2237,14 @@ class Traffic:
         fronts = np.zeros(int(groups.max()) + 1, np.int64)
         np.maximum.at(fronts, banks // 32, per_bank)
         kind = "load" if load else "store"
-        self._add(f"shared_{kind}_requests", np.unique(lanes // 32).size)
-        self._add(f"shared_{kind}_wavefronts", int(fronts.sum()))
-        self._add(f"shared_{kind}_ideal", np.unique(phase).size)
+        self._add(where, f"shared_{kind}_requests", np.unique(lanes // 32).size)
+        self._add(where, f"shared_{kind}_wavefronts", int(fronts.sum()))
+        self._add(where, f"shared_{kind}_ideal", np.unique(phase).size)
 
-    def _add(self, name: str, n: int) -> None:
+    def _add(self, where: str, name: str, n: int) -> None:
         setattr(self, name, getattr(self, name) + int(n))
+        line = self.by_line.setdefault(where, {})
+        line[name] = line.get(name, 0) + int(n)
 
 
 @dataclass

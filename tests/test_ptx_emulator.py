@@ -776,3 +776,20 @@ def test_emulator_counts_bench_on_a_coalesced_kernel():
     assert (p["global_store_requests"], p["global_store_sectors"], p["global_store_bytes"]) == (8, 32, 1024)
     assert p["shared_load_requests"] == p["shared_store_requests"] == p["barriers"] == 0
     assert p["warp_instructions"] > 0
+
+
+def test_traffic_per_line_names_the_conflicting_instruction():
+    """``Traffic.by_line`` keeps the counters per PTX instruction, and the bench's ``worst_lines`` ranks
+    them: the 32-way conflicting store first, the conflict-free load not at all."""
+    from bench.emulator_counts import worst_lines
+
+    t = _traffic("""
+    mov.u32 %r5, buf;
+    mad.lo.u32 %r6, %r0, 128, %r5;
+    st.shared.b32 [%r6], %r0;
+    mad.lo.u32 %r7, %r0, 4, %r5;
+    ld.shared.b32 %r1, [%r7];""", smem=8192)
+    (store,) = [w for w in t.by_line if "st.shared" in w]
+    assert t.by_line[store] == {"shared_store_requests": 1, "shared_store_wavefronts": 32, "shared_store_ideal": 1}
+    worst = worst_lines({"by_line": t.by_line}, 3)
+    assert len(worst) == 1 and worst[0].split()[0] == "31" and "st.shared.b32 [%r6], %r0" in worst[0]
