@@ -515,7 +515,8 @@ def copy_to_staged(lw: KernelLowering, tile: GlobalTile, buf: StagedTile) -> Non
         r = f.reg(cls)
         lw.mov(cls, r, lw.const_reg(tile.elem, pad))
         load_element(lw, tile.elem, r, addr, _and(lw, inb, own), tile.sem, ".global")
-        at = buf.offset + esz * sum(k * strides[order[i]] for i, k in enumerate(slot_offsets(moved_shape, lw.threads, s)))
+        moves = slot_offsets(moved_shape, lw.threads, s)
+        at = buf.offset + esz * sum(k * strides[order[i]] for i, k in enumerate(moves))
         where = f"[{lw.swizzled(base, at)}]" if buf.swizzled else f"[{base}+{at}]"
         f.emit((f"@{own} " if own else "") + f"st.shared.{'b8' if cls == 'pred' else cls} {where}, "
                f"{r if cls != 'pred' else pred_byte(f, r)}")

@@ -23,10 +23,11 @@ from tile_lsp.analysis.ir.core import Operation
 from tile_lsp.codegen.lower import KernelLowering, handler, load_pred_byte
 from tile_lsp.codegen.ops_elementwise import zext
 from tile_lsp.codegen.mma_fragments import (MMA_SYNC_SMEM_LIMIT, FragmentTile, broadcast_only_scales,
-                                            fragment_loads, fragment_shape_fits, lane_coordinates, ldmatrix_lane, load_fragments,
-                                            mma_into_fragments, mma_shape, mma_shape_of, new_fragments, operand_at,
-                                            operand_signs, store_fragments)
-from tile_lsp.codegen.ptx import GlobalTile, LoweringError, StagedTile, TileValue, reg_class, staged_bytes, unravel
+                                            fragment_loads, fragment_shape_fits, lane_coordinates, ldmatrix_lane,
+                                            load_fragments, mma_into_fragments, mma_shape, mma_shape_of,
+                                            new_fragments, operand_at, operand_signs, store_fragments)
+from tile_lsp.codegen.ptx import (GlobalTile, LoweringError, StagedTile, TileValue, reg_class, staged_bytes,
+                                  unravel)
 from tile_lsp.codegen.reductions import (emit_shuffle_reduce, identity_regs, marked_in_registers,
                                          reduction_plan_of, run_body, shuffle_register)
 from tile_lsp.codegen.scans import emit_scan, scan_plan_of
