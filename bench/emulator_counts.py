@@ -15,7 +15,8 @@ Columns (per CTA, averaged over the case's grid):
 
 ``warp inst``        PTX instructions executed, once per warp with an active lane.
 ``gld req/sect``     global load requests (warp-level ``ld``) and the 32-byte sectors they touch;
-``eff``              bytes the lanes asked for / (32 x sectors): 100% when fully coalesced.
+``eff``              bytes the lanes asked for / (32 x sectors): 100% when fully coalesced (over
+                     100% where lanes read the same bytes: a tile smaller than the CTA is replicated).
 ``gst req/sect``     the same for global stores.
 ``lds req/wf``       shared loads (``ld.shared`` and ``ldmatrix``): requests and wavefronts;
 ``x``                wavefronts / the conflict-free minimum (1.00x: no bank conflicts).
