@@ -197,6 +197,10 @@ def test_a_transposed_mma_operand_is_copied_to_shared_memory_in_the_tensors_orde
     t = stats.traffic
     assert t.global_load_bytes == 2 * 4 * (64 * 32 * 2)  # A and B, four K steps
     assert t.global_load_sectors * 32 == t.global_load_bytes
+    # the copy's instructions are the load's (its .loc, and Show PTX's count on its line), not the MMA's
+    line = next(i for i, text_line in enumerate(text.splitlines()) if "%tb, %k1 = load_view_tko" in text_line)
+    (count,) = [c for (ln, _), c in result.op_counts[info.name].items() if ln == line]
+    assert count.op == "cuda_tile.load_view_tko" and count.instructions > 16 * 4  # 16 slots: load, store, address
 
 
 def test_fragment_shapes():

@@ -543,7 +543,7 @@ def _tiled_load(lw: KernelLowering, op: Operation) -> None:
     if buf is not None and buf.attr("tile_lsp.swizzle") is not None:
         ty = op.results[0].type
         lw.set(op.results[0], GlobalTile(view, tuple(coords), tuple(int(d) for d in ty.shape), ty.element,
-                                         _nv_sem(op)))
+                                         _nv_sem(op), lw.f.loc))
         return
     _load_tile(lw, op, view, coords, _nv_sem(op))
 
@@ -606,7 +606,9 @@ def _store_staged(lw: KernelLowering, op: Operation, buf: StagedTile) -> None:
             raise LoweringError("the stored tile does not match the shared-memory buffer", op)
         if not _staged_store_before(op, lw):
             lw.f.emit("bar.sync 0")
+        here, lw.f.loc = lw.f.loc, value.loc or lw.f.loc
         copy_to_staged(lw, value, buf)
+        lw.f.loc = here
         return
     value = lw.tile(op.operand_group("value")[0])
     if value.shape != buf.shape or value.elem != buf.elem:

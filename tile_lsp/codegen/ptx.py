@@ -176,13 +176,15 @@ class GlobalTile:
     whose only use is to be staged in shared memory (through reshapes), which the staging store
     copies there directly, in an order of its own (:func:`tile_lsp.codegen.ops_memory.copy_to_staged`).
     ``index``: the access's index values (IR values); ``shape``: the loaded tile's; ``sem``: the
-    load's PTX ordering qualifier."""
+    load's PTX ordering qualifier; ``loc``: the load's source location, which the copy's
+    instructions keep (``.loc`` and Show PTX's instruction counts name the load, not the MMA)."""
 
     view: TileViewValue
     index: tuple
     shape: tuple[int, ...]
     elem: T.Type
     sem: str
+    loc: "SourceLoc | None" = None
 
     @property
     def n(self) -> int:
