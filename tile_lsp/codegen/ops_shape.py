@@ -461,10 +461,12 @@ def _mma_sync(lw: KernelLowering, a: TileValue | StagedTile, b: TileValue | Stag
     """D = A x B + C on the tensor cores with ``mma.sync.aligned.m16n8k16.row.col.f32.T.T.f32``.
 
     A (M x K), B (K x N) and C (M x N) are in shared memory row-major (A and B staged by the
-    nv_tileas stage's ``alloc_tensor``/``tiled_store``, or here, C here).  Warp ``w`` computes
-    the 16x8 output tiles ``w, w + warps, ...`` (row-major over the (M/16) x (N/8) tiles): it loads
-    the C fragment, runs K/16 MMAs and writes D over C; after a barrier every thread reads its
-    result slots.  Fragments (PTX ISA "Matrix Fragments for mma.m16n8k16 with floating point
+    nv_tileas stage's ``alloc_tensor``/``tiled_store``, or here, C here).  Where every warp gets
+    the same number of 16x8 output tiles, a warp computes all of its tiles at once, unrolled
+    (:func:`~tile_lsp.codegen.mma_fragments.mma_into_fragments`, in the tile order that loads fewer
+    fragments); otherwise warp ``w`` loops over the tiles ``w, w + warps, ...`` (row-major over the
+    (M/16) x (N/8) tiles), loading each one's C fragment and running K/16 MMAs.  Either writes D
+    over C; after a barrier every thread reads its result slots.  Fragments (PTX ISA "Matrix Fragments for mma.m16n8k16 with floating point
     type"), with ``g = lane >> 2`` and ``q = lane & 3``: A register i (0..3) holds row ``g + 8 *
     (i & 1)``, columns ``2q + 8 * (i >> 1)`` and the next (one 32-bit shared load, A being
     row-major); B register j (0..1) holds rows ``2q + 8 * j`` and the next of column ``g``; C/D
