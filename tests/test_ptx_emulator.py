@@ -793,3 +793,16 @@ def test_traffic_per_line_names_the_conflicting_instruction():
     assert t.by_line[store] == {"shared_store_requests": 1, "shared_store_wavefronts": 32, "shared_store_ideal": 1}
     worst = worst_lines({"by_line": t.by_line}, 3)
     assert len(worst) == 1 and worst[0].split()[0] == "31" and "st.shared.b32 [%r6], %r0" in worst[0]
+
+
+def test_tf32_operands_are_swizzled_and_their_fragment_loads_conflict_free():
+    """tf32 K loops load A and B fragments with plain 32-bit loads (no ldmatrix): a warp's lanes read
+    8 rows of A 128 bytes apart and 4 rows of B 256 bytes apart, which unswizzled fell in the same
+    banks (6.95x the conflict-free wavefronts).  The buffers are swizzled like the 16-bit ones now,
+    the swizzle computed once per base register and 128-byte block."""
+    from bench.emulator_counts import measure
+
+    case = next(c for c in ALL_CASES if c.kernel == "matmul_tiled_tf32_64x64x32.sm_100")
+    p = measure(case)["per_cta"]
+    assert p["shared_load_requests"] > 0
+    assert p["shared_load_wavefronts"] <= 1.1 * p["shared_load_ideal"]

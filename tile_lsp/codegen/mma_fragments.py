@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.ir.core import Block, BlockArgument, Operation, Value
 from tile_lsp.codegen.lower import OPERAND_HOOKS, KernelLowering
-from tile_lsp.codegen.ptx import LoweringError, StagedTile, TileValue, reg_class, staged_bytes
+from tile_lsp.codegen.ptx import StagedTile, TileValue, reg_class, staged_bytes
 from tile_lsp.dialect import nv_tileas_types as NT
 from tile_lsp.dialect import types as T
 
@@ -514,40 +514,40 @@ def _pack4(lw: KernelLowering, words: list[str], esz: int) -> str:
     return out
 
 
-def _load_a(lw: KernelLowering, addr: str, esz: int, per: int) -> str:
+def _load_a(lw: KernelLowering, at: str, esz: int, per: int) -> str:
     """A register of an A fragment: ``per`` elements of one row (``esz`` bytes each in the scratch)
-    at byte address ``addr`` (a register + offset expression), packed as the MMA takes them."""
+    at the address operand ``at`` (``[...]``), packed as the MMA takes them."""
     f = lw.f
     if esz * per == 4:  # two 16-bit elements: as they are
         r = f.reg("b32")
-        f.emit(f"ld.shared.b32 {r}, [{addr}]")
+        f.emit(f"ld.shared.b32 {r}, {at}")
         return r
     words = [f.reg("b32") for _ in range(esz * per // 4)]
-    f.emit(f"ld.shared.v{len(words)}.b32 {{{', '.join(words)}}}, [{addr}]")
+    f.emit(f"ld.shared.v{len(words)}.b32 {{{', '.join(words)}}}, {at}")
     return _pack4(lw, words, esz)
 
 
-def _load_b(lw: KernelLowering, addrs: list[str], esz: int) -> str:
-    """A register of a B fragment: the elements at the byte addresses ``addrs`` (one column, ``esz``
-    bytes each in the scratch), packed as the MMA takes them."""
+def _load_b(lw: KernelLowering, ats: list[str], esz: int) -> str:
+    """A register of a B fragment: the elements at the address operands ``ats`` (``[...]``; one
+    column, ``esz`` bytes each in the scratch), packed as the MMA takes them."""
     f = lw.f
-    if len(addrs) == 1:  # one 32-bit element (tf32)
+    if len(ats) == 1:  # one 32-bit element (tf32)
         r = f.reg("b32")
-        f.emit(f"ld.shared.b32 {r}, [{addrs[0]}]")
+        f.emit(f"ld.shared.b32 {r}, {ats[0]}")
         return r
     if esz == 2:
-        halves = [f.reg("b16") for _ in addrs]
-        for h, a in zip(halves, addrs):
-            f.emit(f"ld.shared.b16 {h}, [{a}]")
+        halves = [f.reg("b16") for _ in ats]
+        for h, a in zip(halves, ats):
+            f.emit(f"ld.shared.b16 {h}, {a}")
         words = []
         for lo, hi in zip(halves[0::2], halves[1::2]):
             w = f.reg("b32")
             f.emit(f"mov.b32 {w}, {{{lo}, {hi}}}")
             words.append(w)
         return words[0] if len(words) == 1 else _pack4(lw, words, 2)
-    words = [f.reg("b32") for _ in addrs]
-    for w, a in zip(words, addrs):
-        f.emit(f"ld.shared.b32 {w}, [{a}]")
+    words = [f.reg("b32") for _ in ats]
+    for w, a in zip(words, ats):
+        f.emit(f"ld.shared.b32 {w}, {a}")
     return _pack4(lw, words, 4)
 
 
@@ -558,6 +558,38 @@ def operand_at(lw: KernelLowering, x: TileValue | StagedTile, addr: str, offset:
     if getattr(x, "swizzled", False):
         return f"[{lw.swizzled(addr, offset)}]"
     return f"[{addr}+{offset}]"
+
+
+class _SwizzledOperand:
+    """Address operands in MMA operand ``x``'s buffer, swizzled as it says, with the swizzle
+    (:meth:`~tile_lsp.codegen.lower.KernelLowering.swizzled`) computed once per base register and
+    128-byte block: ``swizzle(base + offset)`` is ``swizzle(base + mid) XOR low + big``, where
+    ``big`` (a multiple of 1024 bytes) leaves the swizzle's bits 7-9 alone, ``mid`` (the multiple
+    of 128 below 1024) sets them, and ``low`` (below 128) has no bit in common with the base's
+    own low bits (``lane_bits``: every bit below 7 any thread's base may have, the buffer and the
+    scratch starting at multiples of 128), so it neither carries into bit 7 nor meets the base's
+    bits.  Where that does not hold, the access is swizzled whole.  Unswizzled buffers get
+    ``[base+offset]``."""
+
+    def __init__(self, lw: KernelLowering, x: TileValue | StagedTile, lane_bits: int):
+        self.lw, self.on, self.lane_bits = lw, getattr(x, "swizzled", False), lane_bits
+        self.blocks: dict[tuple[str, int], str] = {}
+
+    def __call__(self, base: str, offset: int) -> str:
+        if not self.on:
+            return f"[{base}+{offset}]"
+        big, rest = offset - offset % 1024, offset % 1024
+        mid, low = rest - rest % 128, rest % 128
+        if low & self.lane_bits:
+            return f"[{self.lw.swizzled(base, offset)}]"
+        if (base, mid) not in self.blocks:
+            self.blocks[(base, mid)] = self.lw.swizzled(base, mid)
+        r = self.blocks[(base, mid)]
+        if low:
+            x = self.lw.f.reg("b32")
+            self.lw.f.emit(f"xor.b32 {x}, {r}, {low}")
+            r = x
+        return f"[{r}+{big}]" if big else f"[{r}]"
 
 
 def mma_into_fragments(lw: KernelLowering, a: TileValue | StagedTile, b: TileValue | StagedTile,
@@ -622,27 +654,16 @@ def mma_into_fragments(lw: KernelLowering, a: TileValue | StagedTile, b: TileVal
             b_addr[key] = r
     half = mma.k // 2
 
-    if not ldm and (getattr(a, "swizzled", False) or getattr(b, "swizzled", False)):
-        raise LoweringError("a swizzled MMA operand needs the ldmatrix path")
-
-    # A in a swizzled buffer: the swizzle XORs bits 4-6 with bits 7-9, and a k-step's byte offset
-    # within a 128-byte block of a row (a multiple of 32, below the row's length) sets only bits that
-    # are zero in the address of the block's start (lane column 16 bytes at most, rows a power of two
-    # apart) and leaves bits 7-9 alone: so the step's address is the block start's, swizzled once per
-    # tile, XOR the offset (one instruction a step, no more registers live across the loop)
-    a_blocks: dict[tuple[int, int], str] = {}
-
-    def a_at(row: int, k0: int) -> str:
-        if not getattr(a, "swizzled", False) or (k * ea) & (k * ea - 1):
-            return operand_at(lw, a, a_addr[row], oa + k0 * ea)
-        block, rest = divmod(k0 * ea, 128)
-        if (row, block) not in a_blocks:
-            a_blocks[(row, block)] = lw.swizzled(a_addr[row], oa + block * 128)
-        if not rest:
-            return f"[{a_blocks[(row, block)]}]"
-        r = f.reg("b32")
-        f.emit(f"xor.b32 {r}, {a_blocks[(row, block)]}, {rest}")
-        return f"[{r}]"
+    # every bit below 7 that a thread's A or B base may have: its row's (rows K or N elements apart)
+    # and its column's (A: p*q elements, or with ldmatrix 0 or 8; B: any column)
+    def low_bits(step: int, values) -> int:
+        bits = 0
+        for v in list(values) + [r * step for r in range(128)]:
+            bits |= v % 128
+        return bits
+    a_bits = low_bits(k * ea, [8 * ea] if ldm else [q * per * ea for q in range(4)])
+    b_bits = low_bits(n * eb, [c * eb for c in range(min(n, 128))])
+    a_at, b_at = _SwizzledOperand(lw, a, a_bits), _SwizzledOperand(lw, b, b_bits)
 
     for k0 in range(0, k, mma.k):
         a_frag: dict[int, list[str]] = {}
@@ -653,20 +674,20 @@ def mma_into_fragments(lw: KernelLowering, a: TileValue | StagedTile, b: TileVal
                 if ldm:
                     a_frag[a_key(j)] = [f.reg("b32") for _ in range(4)]
                     f.emit(f"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {regs(a_frag[a_key(j)])}, "
-                           f"{a_at(a_key(j), k0)}")
+                           f"{a_at(a_addr[a_key(j)], oa + k0 * ea)}")
                 else:
-                    a_frag[a_key(j)] = [_load_a(lw, f"{a_addr[a_key(j)]}+"
-                                                    f"{oa + (k0 + (i & 1) * 8 * k + (i >> 1) * half) * ea}", ea, per)
+                    a_frag[a_key(j)] = [_load_a(lw, a_at(a_addr[a_key(j)], oa + (k0 + (i & 1) * 8 * k
+                                                                                  + (i >> 1) * half) * ea), ea, per)
                                         for i in range(4)]
             ra = a_frag[a_key(j)]
             if ldm:
                 if key not in b_frag:
                     b_frag[key] = [f.reg("b32") for _ in range(2)]
                     f.emit(f"ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {regs(b_frag[key])}, "
-                           f"{operand_at(lw, b, b_addr[key], ob + k0 * n * eb)}")
+                           f"{b_at(b_addr[key], ob + k0 * n * eb)}")
             else:
                 if key not in b_frag:
-                    b_frag[key] = [_load_b(lw, [f"{b_addr[key]}+{ob + (k0 + jj * half + e) * n * eb}"
+                    b_frag[key] = [_load_b(lw, [b_at(b_addr[key], ob + (k0 + jj * half + e) * n * eb)
                                                 for e in range(per)], eb) for jj in range(2)]
             acc_in = (c.regs if k0 == 0 else out.regs)[4 * j:4 * j + 4]
             acc_out = out.regs[4 * j:4 * j + 4]

@@ -236,15 +236,17 @@ class _Rewriter:
         ``nv_tileas.alloc_tensor`` (a ``!nv_tileas.tiled_view<SHAPE x ELEM, SMEM>``, its offset in
         ``tile_lsp.smem_offset``) and a weak ``nv_tileas.tiled_store`` of the whole tile at the
         origin.  Returns the ops, the buffer and the next free (8-byte aligned) offset.  An
-        ``mma_operand`` of 16-bit elements at a 128-byte aligned offset and size is swizzled
+        ``mma_operand`` of 16- or 32-bit elements at a 128-byte aligned offset and size is swizzled
         (``tile_lsp.swizzle``: :meth:`~tile_lsp.codegen.lower.KernelLowering.swizzled`), so that the
-        rows ``ldmatrix`` reads together lie in different banks."""
+        rows a warp's fragment loads (``ldmatrix``, or tf32's plain loads) read together lie in
+        different banks.  8-bit elements (4 or 2 bytes each in the scratch: rows of 256 bytes) are
+        not: this swizzle leaves their A loads' 2-way conflict and adds instructions."""
         t = value.type
         shape = "x".join(str(d) for d in t.shape)
         ty = T.OpaqueType(f"!nv_tileas.tiled_view<{shape}x{t.element}, SMEM>")
         size = t.num_elements * staged_bytes(t.element)
         attrs = {"tile_lsp.smem_offset": A.IntegerAttr(offset, I32)}
-        if mma_operand and (T.bit_width(t.element) or 0) == 16 and offset % 128 == 0 and size % 128 == 0:
+        if mma_operand and (T.bit_width(t.element) or 0) >= 16 and offset % 128 == 0 and size % 128 == 0:
             attrs["tile_lsp.swizzle"] = A.UnitAttr()
         alloc = self.make("nv_tileas.alloc_tensor", [], [ty], like, attrs, {"operands": 0})
         zeros = [self.zero(like)] * len(t.shape)
