@@ -806,3 +806,21 @@ def test_tf32_operands_are_swizzled_and_their_fragment_loads_conflict_free():
     p = measure(case)["per_cta"]
     assert p["shared_load_requests"] > 0
     assert p["shared_load_wavefronts"] <= 1.1 * p["shared_load_ideal"]
+
+
+def test_flash_iteration_counts_match_the_loop_body():
+    """``bench/flash_iteration_counts.py`` splits flash attention's counters into a per-CTA and a
+    per-iteration part from two runs: the per-iteration barriers are the loop body's ``bar.sync``
+    in the PTX, and each iteration loads its 64 x 64 K and V tiles (16 KiB) once, in whole sectors."""
+    import re
+
+    from bench.flash_iteration_counts import KERNEL, split
+    from tests.test_gpu import kernel_path
+    from tile_lsp.codegen import lower_text
+
+    ptx = lower_text(kernel_path(KERNEL).read_text(), "sm_90").ptx
+    body = ptx[re.search(r"^\$L_for_\d+:", ptx, re.M).start():re.search(r"^\$L_for_next_\d+:", ptx, re.M).start()]
+    parts = split()
+    assert parts["barriers"][1] == body.count("bar.sync")
+    assert parts["global_load_bytes"][1] == 2 * 64 * 64 * 2
+    assert parts["global_load_sectors"][1] * 32 == parts["global_load_bytes"][1]
