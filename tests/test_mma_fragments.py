@@ -109,8 +109,8 @@ def test_an_accumulator_rescaled_by_a_row_vector_stays_in_fragments():
 def test_a_rescaled_accumulator_is_multiplied_in_fragments_on_the_emulator():
     """C_k = s * C_(k-1) + A_k B_k over four K steps, s one value per row: exact on small integers and
     powers of two.  In the loop, each thread multiplies its 32 fragment registers by the scales of
-    their rows (read from the staged row vector), the broadcast is not lowered, and the accumulator
-    never goes through shared memory."""
+    their rows (read from the row vector, staged with the MMA's A and B), the broadcast is not
+    lowered, and the accumulator never goes through shared memory."""
     np = pytest.importorskip("numpy")
     from tests import ptx_emulator as emu
     result = lower_text(_scaled(), "sm_90", file_name="k.mlir")
@@ -121,6 +121,8 @@ def test_a_rescaled_accumulator_is_multiplied_in_fragments_on_the_emulator():
     assert len(re.findall(r"mma\.sync\.aligned\.m16n8k16", body)) == 16
     # the scale's staging only: one write per thread holding one of its 64 values, two reads per tile
     assert body.count("st.shared.f32") == 1 and body.count("ld.shared.f32") == 16
+    # staged after A and B, under their barriers: one before their stores, one before the reads
+    assert body.count("bar.sync") == 2
     info = result.kernels[0]
     rng = np.random.default_rng(7)
     a = rng.integers(-3, 4, (64, 128)).astype(np.float16)
@@ -132,6 +134,36 @@ def test_a_rescaled_accumulator_is_multiplied_in_fragments_on_the_emulator():
     want = np.zeros((64, 64), np.float32)
     for k in range(0, 128, 32):
         want = scale * want + a[:, k:k + 32].astype(np.float32) @ b[k:k + 32].astype(np.float32)
+    np.testing.assert_array_equal(c, want)
+
+
+def test_a_rescaled_accumulator_with_both_operands_staged_before_the_loop():
+    """A and B both defined outside the loop (so both pinned, staged once before it) and C = acc * s:
+    nothing is stored into the scratch right before the MMA, so staging s needs its own barrier
+    first (the emulator reports a data race otherwise).  C_k = s * C_(k-1) + A B, exact."""
+    np = pytest.importorskip("numpy")
+    from tests import ptx_emulator as emu
+    text = _scaled()
+    for name, view in (("%ta, %k0", "%pa[%c0, %i]"), ("%tb, %k1", "%pb[%i, %c0]")):
+        line = next(t for t in text.splitlines() if t.strip().startswith(name))
+        text = text.replace(line + "\n", "").replace(
+            "    %acc = for", line.strip().replace(view, view.replace("%i", "%c0")).join(["    ", "\n    %acc = for"]))
+    assert analyze_text(text).diagnostics == []
+    result = lower_text(text, "sm_90", file_name="k.mlir")
+    assert result.ok, result.diagnostics
+    assert re.search(r"\} \{tile_lsp.smem_pinned = 8192 : i32", result.stages["nv_tileas"])
+    info = result.kernels[0]
+    rng = np.random.default_rng(8)
+    a = rng.integers(-3, 4, (64, 128)).astype(np.float16)
+    b = rng.integers(-3, 4, (128, 64)).astype(np.float16)
+    scale = rng.choice(np.array([0.5, 1.0, 2.0, -1.0], np.float32), (64, 1))
+    c = np.full((64, 64), np.nan, np.float32)
+    emu.run(result.ptx, info.name, [p for p, _ in info.params], [a, b, c, 128, scale], (1, 1, 1), info.threads,
+            info.dynamic_smem)
+    ab = a[:, :32].astype(np.float32) @ b[:32].astype(np.float32)
+    want = np.zeros((64, 64), np.float32)
+    for _ in range(4):
+        want = scale * want + ab
     np.testing.assert_array_equal(c, want)
 
 

@@ -467,20 +467,34 @@ def fresh_like(lw: KernelLowering, frag: FragmentTile) -> FragmentTile:
     return FragmentTile(frag.shape, frag.elem, [lw.f.reg(frag.cls) for _ in frag.regs], frag.warps, frag.blocked)
 
 
-def scale_rows(lw: KernelLowering, frag: FragmentTile, scale: TileValue, instruction: str) -> FragmentTile:
+@dataclass
+class ScaledFragments:
+    """``frag`` times the row vector ``scale`` (:func:`row_scale`), not computed yet: the MMA that takes
+    it as C computes it (:func:`scale_rows`), staging ``scale`` with its own operands, under their
+    barrier; any other use computes it first (:data:`~tile_lsp.codegen.lower.OPERAND_HOOKS`).
+    ``instruction``: the multiplication, e.g. ``mul.rn.f32``."""
+
+    frag: FragmentTile
+    scale: TileValue
+    instruction: str
+
+
+def scale_rows(lw: KernelLowering, frag: FragmentTile, scale: TileValue, instruction: str,
+               offset: int | None = None) -> FragmentTile:
     """``frag`` times ``scale`` broadcast along the rows (:func:`row_scale`), in fragments: each
     register ``instruction dst, x, s`` (e.g. ``mul.rn.f32``) with ``s`` the scale of its row.
 
     ``scale`` (in the distribution) is one value per row of all the batches, or one value: a single
-    value is used as it is; a row vector is staged in shared memory (barriers before and after, as
-    :meth:`~tile_lsp.codegen.lower.KernelLowering.stage`) and each thread reads the two rows of
-    each of its tiles (``g`` and ``g + 8`` of the tile's 16)."""
+    value is used as it is; a row vector is read from shared memory, where it is staged at byte
+    ``offset`` already (made visible by the caller), or else here (barriers before and after, as
+    :meth:`~tile_lsp.codegen.lower.KernelLowering.stage`): each thread reads the two rows of each of
+    its tile rows (``g`` and ``g + 8`` of the tile's 16)."""
     f = lw.f
     out = fresh_like(lw, frag)
     if scale.n == 1:
         rows = [[scale.regs[0]] * 2 for _ in range(frag.per_warp)]
     else:
-        (off,) = lw.stage([scale])
+        off = lw.stage([scale])[0] if offset is None else offset
         esz = staged_bytes(scale.elem)
         by_row: dict[int, list[str]] = {}  # the tiles of one tile row (one A key) share their rows' scales
         for j in range(frag.per_warp):
@@ -697,7 +711,11 @@ def mma_into_fragments(lw: KernelLowering, a: TileValue | StagedTile, b: TileVal
 
 def _convert_operand(lw: KernelLowering, op: Operation, index: int, x) -> TileValue | None:
     """The :data:`~tile_lsp.codegen.lower.OPERAND_HOOKS` entry: a :class:`FragmentTile` read by an op
-    that does not take fragments (:func:`takes_fragments`) is converted to the distribution there."""
+    that does not take fragments (:func:`takes_fragments`) is converted to the distribution there; a
+    :class:`ScaledFragments` read by anything but an MMA's C is computed there first."""
+    if isinstance(x, ScaledFragments) and not (op.name in MMA_OPS and index == 2):
+        x = scale_rows(lw, x.frag, x.scale, x.instruction)
+        return x if takes_fragments(op, index) else from_fragments(lw, x)
     if isinstance(x, FragmentTile) and not takes_fragments(op, index):
         return from_fragments(lw, x)
     return None

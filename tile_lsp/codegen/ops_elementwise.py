@@ -17,7 +17,7 @@ import math
 
 from tile_lsp.analysis.ir.core import Operation
 from tile_lsp.codegen.lower import KernelLowering, enum_case, f32_imm, f64_imm, handler
-from tile_lsp.codegen.mma_fragments import scale_rows, scaled_in_fragments
+from tile_lsp.codegen.mma_fragments import ScaledFragments, scaled_in_fragments
 from tile_lsp.codegen.ptx import LoweringError, TileValue, reg_class
 from tile_lsp.dialect import types as T
 
@@ -41,11 +41,11 @@ def _float_binary(ptx: str, ftz_ok: bool = True, rounding: bool = True):
     def lower(lw: KernelLowering, op: Operation) -> None:
         rnd = ROUNDING.get(enum_case(op, "rounding_mode", "nearest_even") or "nearest_even", "rn")
         scaled = scaled_in_fragments(op) if ptx == "mul" else None
-        if scaled is not None:  # an MMA accumulator in fragments times a broadcast row vector
-            i, bcast = scaled
+        if scaled is not None:  # an MMA accumulator in fragments times a broadcast row vector: the MMA
+            i, bcast = scaled   # computes it, staging the row vector with its operands
             ftz = ".ftz" if op.attr("flush_to_zero") is not None else ""
-            lw.set(op.results[0], scale_rows(lw, lw.get(op.operands[i]), lw.tile(bcast.operands[0]),
-                                             f"mul.{rnd}{ftz}.f32"))
+            lw.set(op.results[0], ScaledFragments(lw.get(op.operands[i]), lw.tile(bcast.operands[0]),
+                                                  f"mul.{rnd}{ftz}.f32"))
             return
         a, b = _operands(lw, op)
         out = lw.new_result(op)

@@ -25,7 +25,8 @@ from tile_lsp.codegen.ops_elementwise import zext
 from tile_lsp.codegen.mma_fragments import (MMA_SYNC_SMEM_LIMIT, FragmentTile, broadcast_only_scales,
                                             fragment_loads, fragment_shape_fits, lane_coordinates, ldmatrix_lane,
                                             load_fragments, mma_into_fragments, mma_shape, mma_shape_of,
-                                            new_fragments, operand_at, operand_signs, store_fragments)
+                                            new_fragments, operand_at, operand_signs, scale_rows,
+                                            store_fragments, ScaledFragments)
 from tile_lsp.codegen.ptx import (GlobalTile, LoweringError, StagedTile, TileValue, reg_class, staged_bytes,
                                   unravel)
 from tile_lsp.codegen.reductions import (emit_shuffle_reduce, identity_regs, marked_in_registers,
@@ -411,12 +412,13 @@ def _in_smem(lw: KernelLowering, xs: list[TileValue | StagedTile]) -> list[int]:
     all visible: a :class:`StagedTile` (operand of ``nv_tileas.dot``/``reduce``/``scan`` in the
     nv_tileas stage) is read where its ``alloc_tensor`` put it; register tiles are staged after the
     last staged buffer (no barrier before them then: the staged stores' own barrier ended the earlier
-    reads, and only writes came after it)."""
+    reads, and only writes came after it; unless every staged buffer is pinned, staged before a loop)."""
     staged = [x for x in xs if isinstance(x, StagedTile)]
-    after = max((x.end for x in staged), default=0)
+    after = max([x.end for x in staged] + [0])
     regs = [x for x in xs if isinstance(x, TileValue)]
     if regs:
-        placed = iter(lw.stage(regs, after, sync_before=not staged))
+        # a pinned buffer (below the scratch, staged before a loop) was not just stored: no barrier then
+        placed = iter(lw.stage(regs, after, sync_before=not any(x.offset >= 0 for x in staged)))
     else:
         lw.f.emit("bar.sync 0")
     return [x.offset if isinstance(x, StagedTile) else next(placed) for x in xs]
@@ -480,10 +482,11 @@ def _mma_sync(lw: KernelLowering, a: TileValue | StagedTile, b: TileValue | Stag
     # C and D in a swizzled buffer after A and B (a 16x8 tile's 8 rows in 8 different banks)
     oa, ob = _in_smem(lw, [a, b])
     ends = [off + x.n * staged_bytes(x.elem) for x, off in ((a, oa), (b, ob))]
-    oc = (max(ends) + 127) // 128 * 128
+    oc = (max(ends + [0]) + 127) // 128 * 128  # in the scratch, above any pinned buffer
     lw.reserve(oc + M * N * staged_bytes(c.elem))
-    if c_bits is None:
-        lw.stage([c], oc, sync_before=False, swizzle=True)
+    if c_bits is None:  # right after A's and B's stores and their barrier, unless both are pinned
+        pinned = all(isinstance(x, StagedTile) and x.offset < 0 for x in (a, b))
+        lw.stage([c], oc, sync_before=pinned, swizzle=True)
     shape = mma_shape(a.elem, b.elem, c.elem, lw.target.sm)
     if shape is not None and fragment_shape_fits(M, N, K, lw.threads):
         # every tile of a warp at once, unrolled (mma_fragments.mma_into_fragments): a warp's MMAs are
@@ -587,6 +590,15 @@ def _mma_sync(lw: KernelLowering, a: TileValue | StagedTile, b: TileValue | Stag
 def _mma(lw: KernelLowering, op: Operation, scaled: bool) -> None:
     a, b = (_operand(lw, v) for v in op.operands[:2])
     carried = lw.get(op.operands[2])
+    if isinstance(carried, ScaledFragments) and carried.scale.n > 1:
+        # C = the loop's accumulator times a row vector: the vector is staged after A and B, under the
+        # one barrier that makes them visible, and applied to the fragments before the MMAs
+        offsets = _in_smem(lw, [a, b, carried.scale])
+        c = scale_rows(lw, carried.frag, carried.scale, carried.instruction, offsets[2])
+        lw.set(op.results[0], mma_into_fragments(lw, a, b, c, offsets[:2], mma_shape_of(op, lw.target.sm)))
+        return
+    if isinstance(carried, ScaledFragments):
+        carried = scale_rows(lw, carried.frag, carried.scale, carried.instruction)
     if isinstance(carried, FragmentTile):  # the accumulator of a loop, in MMA fragments
         lw.set(op.results[0], mma_into_fragments(lw, a, b, carried, _in_smem(lw, [a, b]),
                                                  mma_shape_of(op, lw.target.sm)))
