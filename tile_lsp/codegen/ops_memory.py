@@ -34,6 +34,7 @@ from tile_lsp.codegen.ptx import (
     TileViewValue,
     mem_type,
     reg_class,
+    row_major_strides,
     staged_bytes,
     storage_bytes,
     unravel,
@@ -149,6 +150,20 @@ def _index_space_shape(lw: KernelLowering, op: Operation) -> None:
             f.emit(f"cvt.u32.u64 {out.regs[0]}, {r64}")
 
 
+def _tensor_coordinate(lw: KernelLowering, start: str, local: str | int) -> str:
+    """b64 register: a tensor coordinate, the tile's ``start`` along a dimension (an s64 register:
+    index x step) plus an element's coordinate ``local`` in the tile (a b32 register or an int)."""
+    f = lw.f
+    c = f.reg("b64")
+    if isinstance(local, int):
+        f.emit(f"add.s64 {c}, {start}, {local}")
+    else:
+        lc = f.reg("b64")
+        f.emit(f"cvt.u64.u32 {lc}, {local}")
+        f.emit(f"add.s64 {c}, {start}, {lc}")
+    return c
+
+
 def _element_addresses(lw: KernelLowering, view: TileViewValue, index_vals, shape: tuple[int, ...],
                        s: int, gather_idx: str | None = None) -> tuple[str, str]:
     """(b64 address, pred in-bounds) of slot ``s`` of a tile of ``shape`` at tile index ``index_vals``."""
@@ -159,17 +174,11 @@ def _element_addresses(lw: KernelLowering, view: TileViewValue, index_vals, shap
     tcoord: list[str | None] = [None] * rank
     for i, local in enumerate(coords):
         td = view.dim_map[i]
-        c = f.reg("b64")
         if view.kind == "gather" and i == view.sparse_dim:
+            c = f.reg("b64")
             f.emit(f"mov.b64 {c}, {gather_idx}")
         else:
-            base = index_vals[i]  # s64 register: index * step
-            if isinstance(local, int):
-                f.emit(f"add.s64 {c}, {base}, {local}")
-            else:
-                lc = f.reg("b64")
-                f.emit(f"cvt.u64.u32 {lc}, {local}")
-                f.emit(f"add.s64 {c}, {base}, {lc}")
+            c = _tensor_coordinate(lw, index_vals[i], local)
         tcoord[td] = c
     inb = f.reg("pred")
     f.emit(f"setp.eq.u32 {inb}, 0, 0")
@@ -321,14 +330,7 @@ def _affine_accesses(lw: KernelLowering, view: TileViewValue, bases: list, shape
     moves = [slot_offsets(shape, lw.threads, s) for s in range(count)]
     starts: dict[int, tuple[int, str]] = {}  # tensor dimension -> (tile dimension, slot 0's coordinate)
     for i, local in enumerate(c0):
-        c = f.reg("b64")
-        if isinstance(local, int):
-            f.emit(f"add.s64 {c}, {bases[i]}, {local}")
-        else:
-            lc = f.reg("b64")
-            f.emit(f"cvt.u64.u32 {lc}, {local}")
-            f.emit(f"add.s64 {c}, {bases[i]}, {lc}")
-        starts[view.dim_map[i]] = (i, c)
+        starts[view.dim_map[i]] = (i, _tensor_coordinate(lw, bases[i], local))
     varying = {i for m in moves for i, k in enumerate(m) if k}
     fixed = None
     off = f.reg("b64")
@@ -498,9 +500,7 @@ def copy_to_staged(lw: KernelLowering, tile: GlobalTile, buf: StagedTile) -> Non
     moved_view = replace(view, tile_shape=moved_shape, dim_map=tuple(view.dim_map[i] for i in order),
                          steps=tuple(view.steps[i] for i in order))
     bases = _index_bases(lw, view, tile.index)
-    strides = [1] * len(shape)  # row-major strides of the loaded tile (the buffer's order)
-    for d in range(len(shape) - 2, -1, -1):
-        strides[d] = strides[d + 1] * shape[d + 1]
+    strides = row_major_strides(shape)  # the buffer's order: the loaded tile's
     count = lw.slots(tile.n)
     esz = staged_bytes(tile.elem)
     cls = reg_class(tile.elem)

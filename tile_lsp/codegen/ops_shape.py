@@ -27,20 +27,12 @@ from tile_lsp.codegen.mma_fragments import (MMA_SYNC_SMEM_LIMIT, FragmentTile, b
                                             load_fragments, mma_into_fragments, mma_shape, mma_shape_of,
                                             new_fragments, operand_at, operand_signs, scale_rows,
                                             store_fragments, ScaledFragments)
-from tile_lsp.codegen.ptx import (GlobalTile, LoweringError, StagedTile, TileValue, reg_class, staged_bytes,
-                                  unravel)
+from tile_lsp.codegen.ptx import (GlobalTile, LoweringError, StagedTile, TileValue, reg_class, row_major_strides,
+                                  staged_bytes, unravel)
 from tile_lsp.codegen.reductions import (emit_shuffle_reduce, identity_regs, marked_in_registers,
                                          reduction_plan_of, run_body, shuffle_register)
 from tile_lsp.codegen.scans import emit_scan, scan_plan_of
 from tile_lsp.dialect import types as T
-
-
-def _strides(shape: tuple[int, ...]) -> list[int]:
-    out, acc = [], 1
-    for d in reversed(shape):
-        out.append(acc)
-        acc *= d
-    return list(reversed(out))
 
 
 @handler("constant")
@@ -179,7 +171,7 @@ def _broadcast(lw: KernelLowering, op: Operation) -> None:
         return
     src = lw.tile(op.operands[0])
     out = lw.new_result(op)
-    sst = _strides(src.shape)
+    sst = row_major_strides(src.shape)
     if src.n == out.n:
         out.regs[:] = src.regs
         return
@@ -197,7 +189,7 @@ def _permute(lw: KernelLowering, op: Operation) -> None:
     src = lw.tile(op.operands[0])
     out = lw.new_result(op)
     perm = list(op.attr("permutation").values)
-    sst = _strides(src.shape)
+    sst = row_major_strides(src.shape)
 
     def index_of(coords):
         return lw.linear([(c, sst[perm[i]]) for i, c in enumerate(coords)])
@@ -212,7 +204,7 @@ def _extract(lw: KernelLowering, op: Operation) -> None:
     src = lw.tile(op.operands[0])
     idx = [lw.scalar_int(v) for v in op.operands[1:]]
     out = lw.new_result(op)
-    sst = _strides(src.shape)
+    sst = row_major_strides(src.shape)
     f = lw.f
     starts = []
     for d, r in enumerate(idx):
@@ -235,7 +227,7 @@ def _insert(lw: KernelLowering, op: Operation) -> None:
     idx = [lw.scalar_int(v) for v in op.operands[2:]]
     out = lw.new_result(op)
     f = lw.f
-    sst = _strides(src.shape)
+    sst = row_major_strides(src.shape)
     (off,) = lw.stage([src])
     for s, r in enumerate(out.regs):
         coords = lw.coords(out.shape, s)
@@ -263,7 +255,7 @@ def _cat(lw: KernelLowering, op: Operation) -> None:
     dim = op.attr("dim").value
     f = lw.f
     oa, ob = lw.stage([a, b])
-    ast, bst = _strides(a.shape), _strides(b.shape)
+    ast, bst = row_major_strides(a.shape), row_major_strides(b.shape)
     cls = reg_class(out.elem)
     for s, r in enumerate(out.regs):
         coords = lw.coords(out.shape, s)
@@ -349,7 +341,7 @@ def _reduce_scan(lw: KernelLowering, op: Operation) -> None:
     f = lw.f
     shape = srcs[0].shape
     extent = shape[dim]
-    sst = _strides(shape)
+    sst = row_major_strides(shape)
     offs = _in_smem(lw, srcs)
     elems = [s.elem for s in srcs]
     for s in range(len(outs[0].regs)):

@@ -103,6 +103,15 @@ def num_elements(shape: tuple[int, ...]) -> int:
     return n
 
 
+def row_major_strides(shape: tuple[int, ...]) -> list[int]:
+    """Elements between neighbours along each dimension of a row-major tile of ``shape``."""
+    out, acc = [], 1
+    for d in reversed(shape):
+        out.append(acc)
+        acc *= d
+    return list(reversed(out))
+
+
 def unravel(e: int, shape: tuple[int, ...]) -> list[int]:
     """Row-major coordinates of linear element index ``e`` in a tile of ``shape``."""
     out = []
