@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -40,26 +39,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.append(str(ROOT))
-import tile_lsp  # noqa: E402  - from PYTHONPATH first: the lowering measured
+import tile_lsp  # noqa: E402,F401  - from PYTHONPATH first: the lowering measured
 
 # this checkout's tests (the emulator, the cases) whichever tile_lsp is measured
 sys.path.insert(0, str(ROOT))
-
-#: The kernels of ``bench/ptx_static.py``'s default set.
-DEFAULT_PREFIXES = ("matmul_tiled", "ew_float_arith_f32", "softmax_rows", "rmsnorm_fwd", "layernorm_bwd",
-                    "flash_attention", "reduce_rows_cols", "argmax_argmin")
-
-
-def _tile_lsp_line() -> str:
-    where = Path(tile_lsp.__file__).resolve().parent
-    try:
-        rev = subprocess.run(["git", "-C", str(where), "rev-parse", "--short", "HEAD"], capture_output=True,
-                             text=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(where), "status", "--porcelain", "--", "."], capture_output=True,
-                               text=True, timeout=10).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        rev, dirty = "?", ""
-    return f"tile_lsp: {where} (git {rev}{', tile_lsp modified' if dirty else ''})"
+from bench.ptx_static import DEFAULT_PREFIXES, tile_lsp_origin  # noqa: E402  - the same default set
 
 
 def measure(case) -> dict:
@@ -158,7 +142,7 @@ def main(argv=None) -> int:
         cases = list(ALL_CASES)
     else:
         cases = [c for c in ALL_CASES if c.kernel.startswith(DEFAULT_PREFIXES)]
-    print(_tile_lsp_line())
+    print(f"tile_lsp: {tile_lsp_origin()}")
     rows = []
     for case in cases:
         try:

@@ -66,7 +66,8 @@ def split() -> dict[str, tuple[float, float]]:
 def main() -> int:
     from tests.conftest import require_corpus
     require_corpus()
-    print(f"tile_lsp: {Path(tile_lsp.__file__).resolve().parent}")
+    from bench.ptx_static import tile_lsp_origin
+    print(f"tile_lsp: {tile_lsp_origin()}")
     print(f"{'counter':28s} {'per CTA':>10s} {'per iteration':>14s}")
     for k, (per_cta, per_iteration) in split().items():
         print(f"{k:28s} {per_cta:10.0f} {per_iteration:14.0f}")

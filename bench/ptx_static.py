@@ -517,7 +517,7 @@ def format_ptx_table(rows: list[dict]) -> list[str]:
 # ------------------------------------------------------------------ main
 
 
-def _tile_lsp_origin() -> str:
+def tile_lsp_origin() -> str:
     """Where ``tile_lsp`` is imported from, with the git commit of that tree when it has one."""
     spec = importlib.util.find_spec("tile_lsp")
     if spec is None or not spec.origin:
@@ -545,7 +545,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--kernels-dir", default=str(KERNELS), help="corpus kernels folder (with MANIFEST.tsv)")
     args = ap.parse_args(argv)
 
-    origin = _tile_lsp_origin()
+    origin = tile_lsp_origin()
     print(f"tile_lsp: {origin}")
     from tile_lsp.codegen.cli import find_ptxas
     from tile_lsp.nvidia import find_tool
