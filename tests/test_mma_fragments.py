@@ -93,6 +93,22 @@ def _scaled(source: str = "%sv", shape: str = "64x1", use: str = "") -> str:
             .replace("USE", use))
 
 
+def _run_scaled(result, seed: int):
+    """Run ``result`` (a :func:`_scaled` kernel, K = 128) on the emulator on small integers and
+    scales that are powers of two (so every sum is exact); returns ``(a, b, scale, c)``."""
+    np = pytest.importorskip("numpy")
+    from tests import ptx_emulator as emu
+    info = result.kernels[0]
+    rng = np.random.default_rng(seed)
+    a = rng.integers(-3, 4, (64, 128)).astype(np.float16)
+    b = rng.integers(-3, 4, (128, 64)).astype(np.float16)
+    scale = rng.choice(np.array([0.5, 1.0, 2.0, -1.0], np.float32), (64, 1))
+    c = np.full((64, 64), np.nan, np.float32)
+    emu.run(result.ptx, info.name, [p for p, _ in info.params], [a, b, c, 128, scale], (1, 1, 1), info.threads,
+            info.dynamic_smem)
+    return a, b, scale, c
+
+
 def test_an_accumulator_rescaled_by_a_row_vector_stays_in_fragments():
     """``acc * broadcast(row vector)`` on the way to C (FlashAttention's rescaling of O) keeps the loop in
     fragments; a column vector, another use of the product, or of the accumulator, does not."""
@@ -112,7 +128,6 @@ def test_a_rescaled_accumulator_is_multiplied_in_fragments_on_the_emulator():
     their rows (read from the row vector, staged with the MMA's A and B), the broadcast is not
     lowered, and the accumulator never goes through shared memory."""
     np = pytest.importorskip("numpy")
-    from tests import ptx_emulator as emu
     result = lower_text(_scaled(), "sm_90", file_name="k.mlir")
     assert result.ok, result.diagnostics
     ptx = result.ptx
@@ -123,14 +138,7 @@ def test_a_rescaled_accumulator_is_multiplied_in_fragments_on_the_emulator():
     assert body.count("st.shared.f32") == 1 and body.count("ld.shared.f32") == 16
     # staged after A and B, under their barriers: one before their stores, one before the reads
     assert body.count("bar.sync") == 2
-    info = result.kernels[0]
-    rng = np.random.default_rng(7)
-    a = rng.integers(-3, 4, (64, 128)).astype(np.float16)
-    b = rng.integers(-3, 4, (128, 64)).astype(np.float16)
-    scale = rng.choice(np.array([0.5, 1.0, 2.0, -1.0], np.float32), (64, 1))
-    c = np.full((64, 64), np.nan, np.float32)
-    emu.run(ptx, info.name, [p for p, _ in info.params], [a, b, c, 128, scale], (1, 1, 1), info.threads,
-            info.dynamic_smem)
+    a, b, scale, c = _run_scaled(result, 7)
     want = np.zeros((64, 64), np.float32)
     for k in range(0, 128, 32):
         want = scale * want + a[:, k:k + 32].astype(np.float32) @ b[k:k + 32].astype(np.float32)
@@ -142,7 +150,6 @@ def test_a_rescaled_accumulator_with_both_operands_staged_before_the_loop():
     nothing is stored into the scratch right before the MMA, so staging s needs its own barrier
     first (the emulator reports a data race otherwise).  C_k = s * C_(k-1) + A B, exact."""
     np = pytest.importorskip("numpy")
-    from tests import ptx_emulator as emu
     text = _scaled()
     for name, view in (("%ta, %k0", "%pa[%c0, %i]"), ("%tb, %k1", "%pb[%i, %c0]")):
         line = next(t for t in text.splitlines() if t.strip().startswith(name))
@@ -152,14 +159,7 @@ def test_a_rescaled_accumulator_with_both_operands_staged_before_the_loop():
     result = lower_text(text, "sm_90", file_name="k.mlir")
     assert result.ok, result.diagnostics
     assert re.search(r"\} \{tile_lsp.smem_pinned = 8192 : i32", result.stages["nv_tileas"])
-    info = result.kernels[0]
-    rng = np.random.default_rng(8)
-    a = rng.integers(-3, 4, (64, 128)).astype(np.float16)
-    b = rng.integers(-3, 4, (128, 64)).astype(np.float16)
-    scale = rng.choice(np.array([0.5, 1.0, 2.0, -1.0], np.float32), (64, 1))
-    c = np.full((64, 64), np.nan, np.float32)
-    emu.run(result.ptx, info.name, [p for p, _ in info.params], [a, b, c, 128, scale], (1, 1, 1), info.threads,
-            info.dynamic_smem)
+    a, b, scale, c = _run_scaled(result, 8)
     ab = a[:, :32].astype(np.float32) @ b[:32].astype(np.float32)
     want = np.zeros((64, 64), np.float32)
     for _ in range(4):
