@@ -468,9 +468,9 @@ class KernelLowering:
             f.emit(f"mad.lo.s32 {a}, {self.lin(tv.n, s)}, {esz}, {base}")
             if swizzle:  # one swizzle a slot: sharing one between slots, as read_staged does, made ptxas
                 # keep more values live in K loops (matmul_tiled_bf16_128x256x64: 200 bytes spilled, not 8)
-                f.emit(guard + _st_shared(cls, self.swizzled(a, offset), 0, r, f))
+                f.emit(guard + st_shared(cls, self.swizzled(a, offset), 0, r, f))
             else:
-                f.emit(guard + _st_shared(cls, a, offset, r, f))
+                f.emit(guard + st_shared(cls, a, offset, r, f))
 
     def read_staged(self, out: TileValue, offset: int, swizzle: bool = False) -> None:
         """Load each slot of ``out`` from its linear index of a row-major buffer at byte ``offset``
@@ -510,7 +510,7 @@ class KernelLowering:
         cls = reg_class(elem)
         a = f.reg("b32")
         f.emit(f"mad.lo.s32 {a}, {index}, {_reg_bytes(cls)}, {self.smem_addr()}")
-        f.emit((f"@{pred} " if pred else "") + _st_shared(cls, a, offset, reg, f))
+        f.emit((f"@{pred} " if pred else "") + st_shared(cls, a, offset, reg, f))
 
     def linear(self, terms: list[tuple[str | int, int]], const: int = 0) -> str:
         """b32 register = ``const + sum(reg * mult)`` (``reg`` may be an int)."""
@@ -614,7 +614,8 @@ def _cls_mem(cls: str) -> str:
     return {"b16": "b16", "b32": "b32", "b64": "b64", "f32": "f32", "f64": "f64"}[cls]
 
 
-def _st_shared(cls: str, addr: str, off: int, reg: str, f: Function) -> str:
+def st_shared(cls: str, addr: str, off: int, reg: str, f: Function) -> str:
+    """``st.shared`` of register ``reg`` of class ``cls`` at ``[addr+off]`` (a predicate as a byte)."""
     if cls == "pred":
         return f"st.shared.u8 [{addr}+{off}], {pred_byte(f, reg)}"
     return f"st.shared.{_cls_mem(cls)} [{addr}+{off}], {reg}"
@@ -651,4 +652,4 @@ def load_pred_byte(f: Function, dst: str, load: str, address: str, zero_first: b
 
 
 __all__ = ["HANDLERS", "KernelLowering", "OPERAND_HOOKS", "f32_imm", "f64_imm", "handler", "load_pred_byte", "pred_byte",
-           "storage_bytes"]
+           "st_shared", "storage_bytes"]

@@ -23,7 +23,7 @@ from dataclasses import replace
 
 from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.ir.core import Operation
-from tile_lsp.codegen.lower import KernelLowering, enum_case, handler, load_pred_byte, pred_byte
+from tile_lsp.codegen.lower import KernelLowering, enum_case, handler, load_pred_byte, pred_byte, st_shared
 from tile_lsp.codegen.ptx import (
     TOKEN,
     GlobalTile,
@@ -517,9 +517,8 @@ def copy_to_staged(lw: KernelLowering, tile: GlobalTile, buf: StagedTile) -> Non
         load_element(lw, tile.elem, r, addr, _and(lw, inb, own), tile.sem, ".global")
         moves = slot_offsets(moved_shape, lw.threads, s)
         at = buf.offset + esz * sum(k * strides[order[i]] for i, k in enumerate(moves))
-        where = f"[{lw.swizzled(base, at)}]" if buf.swizzled else f"[{base}+{at}]"
-        f.emit((f"@{own} " if own else "") + f"st.shared.{'b8' if cls == 'pred' else cls} {where}, "
-               f"{r if cls != 'pred' else pred_byte(f, r)}")
+        to, at = (lw.swizzled(base, at), 0) if buf.swizzled else (base, at)
+        f.emit((f"@{own} " if own else "") + st_shared(cls, to, at, r, f))
 
 
 @handler("nv_tileas.tiled_load")
