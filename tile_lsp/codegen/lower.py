@@ -126,27 +126,54 @@ class KernelLowering:
         cls = reg_class(ty.element)
         return TileValue(shape, ty.element, [self.f.reg(cls) for _ in range(self.slots(n))])
 
-    # -- thread-index arithmetic (hoisted to the prologue) --------------------
+    # -- thread-index arithmetic (slot 0 hoisted to the prologue) ------------
     def lin(self, n: int, s: int) -> str:
-        """b32 register: linear element index of slot ``s`` of an ``n``-element tile in this thread."""
+        """b32 register: linear element index of slot ``s`` of an ``n``-element tile in this thread.
+
+        Slot 0 (``tid``, or ``tid & (n - 1)`` for a tile smaller than the CTA) is computed once, in the
+        prologue.  A later slot is slot 0's plus ``s * T``, added in the body where it is used: kept in
+        the prologue, every slot's index stayed live through the whole kernel, and ptxas spilled them
+        (matmul_operator_f16_64x64x64 on sm_80: 112 bytes)."""
+        if s and n >= self.threads:
+            r = self.f.reg("b32")
+            self.f.emit(f"add.s32 {r}, {self.lin(n, 0)}, {s * self.threads}")
+            return r
 
         def build() -> str:
             r = self.f.reg("b32")
             if n >= self.threads:
-                self.f.pro(f"add.s32 {r}, {self.tid}, {s * self.threads}")
+                self.f.pro(f"add.s32 {r}, {self.tid}, 0")
             else:
                 self.f.pro(f"and.b32 {r}, {self.tid}, {n - 1}")
             return r
-        return self.f.once(("lin", n, s), build)
+        return self.f.once(("lin", n, 0), build)
 
     def coords(self, shape: tuple[int, ...], s: int) -> list[str | int]:
-        """Per-dimension index (b32 registers; ``0`` for size-1 dims) of slot ``s`` of a tile of ``shape``."""
+        """Per-dimension index (b32 registers; ``0`` for size-1 dims) of slot ``s`` of a tile of ``shape``.
+
+        Slot 0's indices are computed once, in the prologue.  Tiles and CTAs are powers of two, so the
+        element ``s * T + t`` of slot ``s`` has the bits of ``s * T`` and of ``t`` apart: each index of
+        slot ``s`` is slot 0's plus the constant ``((s * T) >> shift) & (d - 1)``, added in the body
+        where it is used (one ``add`` a moved dimension; the unmoved ones are slot 0's registers)."""
+        n = 1
+        for d in shape:
+            n *= d
+        if s and n >= self.threads:
+            out: list[str | int] = []
+            inner = n
+            for d, c0 in zip(shape, self.coords(shape, 0)):
+                inner //= d
+                step = ((s * self.threads) >> (inner.bit_length() - 1)) & (d - 1)
+                if isinstance(c0, int) or not step:
+                    out.append(c0)
+                    continue
+                r = self.f.reg("b32")
+                self.f.emit(f"add.s32 {r}, {c0}, {step}")
+                out.append(r)
+            return out
 
         def build() -> list[str | int]:
-            n = 1
-            for d in shape:
-                n *= d
-            lin = self.lin(n, s)
+            lin = self.lin(n, 0)
             out: list[str | int] = []
             inner = n
             for d in shape:
@@ -163,7 +190,7 @@ class KernelLowering:
                     self.f.pro(f"and.b32 {r}, {lin}, {d - 1}")
                 out.append(r)
             return out
-        return self.f.once(("coords", shape, s), build)
+        return self.f.once(("coords", shape, 0), build)
 
     def owner(self, n: int) -> str | None:
         """Predicate register true in the threads that own an ``n``-element tile's elements (``None``: all)."""
