@@ -401,3 +401,21 @@ def test_a_k_step_of_128_reads_both_128_byte_blocks_of_each_swizzled_row():
     assert result.ok, result.diagnostics
     assert "tile_lsp.swizzle" in result.stages["nv_tileas"]
     _matches_a_times_b_on_the_emulator(result, 128, 7)
+
+
+def test_an_operand_of_two_mmas_is_staged_once():
+    """tests/kernels/shared_operand_mma: A is the operand of two MMAs of the entry's block.  The first
+    stages it in a pinned buffer and the second reads that buffer: A's 64x32 f16 elements are stored
+    to shared memory once (16 a thread), the two B tiles once each.  The results are checked on the
+    emulator with the other cases of tests/test_gpu.py."""
+    from pathlib import Path
+
+    text = (Path(__file__).parent / "kernels" / "shared_operand_mma_f16_64x64x32.sm_80.mlir").read_text()
+    result = lower_text(text, "sm_80", file_name="k.mlir")
+    assert result.ok, result.diagnostics
+    stage = result.stages["nv_tileas"]
+    assert re.search(r"\} \{tile_lsp.smem_pinned = 4096 : i32", stage)
+    pinned = re.findall(r"(%\d+) = nv_tileas.alloc_tensor \{tile_lsp.smem_offset = -4096 : i32", stage)
+    assert len(pinned) == 1
+    assert [d.split(",")[0] for d in re.findall(r"nv_tileas.dot (%\d+, %\d+)", stage)] == pinned * 2
+    assert result.ptx.count("st.shared.b16") == 3 * 2048 // 128

@@ -30,7 +30,9 @@ counterparts).  The rewrites, one row of :data:`REWRITES` per op:
     is staged once, right before the outermost such loop, in a *pinned*
     buffer below the scratch (negative ``tile_lsp.smem_offset``; the entry's
     ``tile_lsp.smem_pinned`` gives the pinned bytes), which nothing staged in
-    the loop overwrites.
+    the loop overwrites.  An operand of several MMAs of one block that no loop
+    holds is staged once too, by the first of them, in a pinned buffer that
+    the others read.
 ``reduce`` / ``scan``
     Each operand staged in shared memory as an MMA operand is, then
     ``nv_tileas.reduce`` / ``nv_tileas.scan`` of the buffers with the same
@@ -97,6 +99,8 @@ class _Rewriter:
         self.hoisted: dict[tuple[int, int], Value] = {}
         self.pinned: list[tuple[Operation, int]] = []
         self.pinned_bytes = 0
+        #: MMA operands staged once for several MMAs of a block (:meth:`shared`): value -> those MMAs
+        self.shared_users: dict[int, set[int]] = {}
 
     # -- IR surgery ----------------------------------------------------------------------------
     @staticmethod
@@ -287,6 +291,34 @@ class _Rewriter:
             self.hoisted[key] = buf
         return self.hoisted[key]
 
+    def shared(self, value: Value, op: Operation) -> tuple[list[Operation], Value | None]:
+        """(staging ops, pinned buffer) of MMA operand ``value`` of ``op`` when ``value`` is an operand of
+        several MMAs in ``op``'s block, a block that no loop holds: staged once, in a pinned buffer, by
+        the first of them (the ops returned there), and read from it by the others.  Re-staged at each
+        MMA, the tile's registers stayed live from its definition to the last one (two 64x64x64 f16
+        MMAs of one A in 128 threads: ptxas spilled them).  ``([], None)`` where this does not apply."""
+        key = id(value)
+        if key not in self.shared_users:
+            users = {id(u.owner): u.owner for u in value.uses
+                     if u.owner.name in MMAS and u.index < 2 and u.owner.parent is op.parent}
+            p, in_loop = op.parent.parent_op if op.parent is not None else None, False
+            while p is not None and p is not self.entry:
+                in_loop = in_loop or p.name in LOOPS
+                p = p.parent.parent_op if p.parent is not None else None
+            self.shared_users[key] = set() if in_loop or len(users) < 2 else set(users)
+        if id(op) not in self.shared_users[key]:
+            return [], None
+        if key in self.hoisted:
+            return [], self.hoisted[key]
+        t = value.type
+        size = t.num_elements * staged_bytes(t.element)
+        at = (self.pinned_bytes + 127) // 128 * 128 if size % 128 == 0 else self.pinned_bytes
+        ops, buf, end = self.stage(value, at, op, mma_operand=True)
+        self.pinned.append((ops[0], at))
+        self.pinned_bytes = end
+        self.hoisted[key] = buf
+        return ops, buf
+
     def dot(self, op: Operation) -> bool:
         a, b, c = op.operands[:3]
         acc = c.type.element
@@ -301,6 +333,12 @@ class _Rewriter:
         attrs.update(self.layout_attrs(op))
         new_ops: list[Operation] = []
         sa, sb, offset = self.hoist(a, op), self.hoist(b, op), 0
+        if sa is None:
+            first, sa = self.shared(a, op)
+            new_ops += first
+        if sb is None:
+            first, sb = self.shared(b, op)
+            new_ops += first
         if sa is None:
             stage_a, sa, offset = self.stage(a, 0, op, mma_operand=True)
             new_ops += stage_a
@@ -362,6 +400,8 @@ class _Rewriter:
 
 #: the loops whose body an MMA operand defined outside them is staged before (:meth:`_Rewriter.hoist`)
 LOOPS = ("cuda_tile.for", "cuda_tile.loop")
+#: the ops whose A and B operands :meth:`_Rewriter.shared` stages once for several of them
+MMAS = ("cuda_tile.mmaf", "cuda_tile.mmai")
 
 
 def _inside(value: Value, op: Operation) -> bool:
