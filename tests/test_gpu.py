@@ -98,6 +98,9 @@ CASES = [
     # tests/kernels: every register class through the warp-shuffle reductions
     Case("custom_reductions_64x32.sm_90", [((64, 32), F32, "normal"), ((768,), F32, "zeros")], (1, 1, 1),
          rtol=1e-5, atol=1e-5),
+    # tests/kernels: cat, extract and insert as register moves and through shared memory
+    Case("custom_shape_moves_f32_32x64.sm_90", [((32, 64), F32, "normal")] * 2 + [((20576,), F32, "zeros")],
+         (1, 1, 1), scalars=[1]),
     # tests/kernels: one A operand of two MMAs, staged once in a pinned buffer
     Case("shared_operand_mma_f16_64x64x32.sm_80", [((64, 32), F16, "normal"), ((32, 128), F16, "normal"),
                                                    ((128, 64), F32, "zeros")], (1, 1, 1), rtol=1e-4, atol=1e-4),

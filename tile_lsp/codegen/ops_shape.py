@@ -134,6 +134,41 @@ def _local_source(lw: KernelLowering, src: TileValue, out: TileValue, s: int, so
     return None
 
 
+def _slot_box(lw: KernelLowering, out: TileValue, s: int) -> list[tuple[int, int]]:
+    """The coordinates the threads hold in result slot ``s``, per dimension ``(first, last)``: the
+    elements ``s * T .. s * T + T - 1`` (an aligned run of ``T`` row-major indices in a tile of
+    power-of-two dimensions: a box), or the whole tile when it is smaller than the CTA."""
+    if out.n < lw.threads:
+        return [(0, d - 1) for d in out.shape]
+    T = lw.threads
+    return list(zip(unravel(s * T, out.shape), unravel(s * T + T - 1, out.shape)))
+
+
+def _local_part(lw: KernelLowering, parts: tuple[TileValue, ...], out: TileValue, s: int, part_of,
+                source_of) -> tuple[TileValue, int] | None:
+    """(part, slot) when every thread holds the element of result slot ``s`` itself, in that slot of
+    the same one of ``parts`` (``cat``'s two operands, ``insert``'s destination and block): a move;
+    ``None`` otherwise.  ``part_of`` maps the box of the slot's coordinates (:func:`_slot_box`) to
+    the part all of them come from (``None``: not one part); ``source_of`` maps a result linear
+    index to its index in that part, a map over bit fields as :func:`_local_source` needs."""
+    which = part_of(_slot_box(lw, out, s))
+    if which is None:
+        return None
+    part = parts[which]
+    where = _local_source(lw, part, out, s, source_of)
+    return (part, where[1]) if where is not None and where[0] == "slot" else None
+
+
+def _constant_index(v) -> int | None:
+    """The value of the 0-d integer tile ``v`` (an extract or insert index) when a ``constant`` op
+    defines it and it is not negative, else ``None``."""
+    bits = splat_bits(v)
+    width = T.bit_width(v.type.element) if isinstance(v.type, T.TileType) else None
+    if bits is None or not width or bits >> (width - 1):
+        return None
+    return bits
+
+
 def _gather(lw: KernelLowering, src: TileValue, out: TileValue, index_of, source_of=None) -> None:
     """out[slot] = src[index_of(coords of slot)] (``index_of`` gives a b32 register).
 
@@ -217,7 +252,12 @@ def _extract(lw: KernelLowering, op: Operation) -> None:
         for t in starts:
             f.emit(f"add.s32 {base}, {base}, {t}")
         return base
-    _gather(lw, src, out, index_of)
+    known = [_constant_index(v) for v in op.operands[1:]]
+
+    def source_of(e):
+        return sum((c + k * out.shape[d]) * sst[d] for d, (c, k) in enumerate(zip(unravel(e, out.shape), known)))
+    # constant indices: the slots whose element a thread holds itself are moves
+    _gather(lw, src, out, index_of, source_of if None not in known else None)
 
 
 @handler("insert")
@@ -228,8 +268,32 @@ def _insert(lw: KernelLowering, op: Operation) -> None:
     out = lw.new_result(op)
     f = lw.f
     sst = row_major_strides(src.shape)
-    (off,) = lw.stage([src])
+    cls = reg_class(out.elem)
+    known = [_constant_index(v) for v in op.operands[2:]]
+    local: list[tuple[str, int] | None] = [None] * len(out.regs)
+    if None not in known:
+        block = [(k * n, k * n + n - 1) for k, n in zip(known, src.shape)]
+
+        def part_of(box):  # 1: inside the inserted block, 0: in the destination, None: both
+            if all(b0 <= lo and hi <= b1 for (lo, hi), (b0, b1) in zip(box, block)):
+                return 1
+            if any(hi < b0 or b1 < lo for (lo, hi), (b0, b1) in zip(box, block)):
+                return 0
+            return None
+
+        def source_of(e):
+            coords = [c - b0 for c, (b0, _) in zip(unravel(e, out.shape), block)]
+            if all(0 <= c < n for c, n in zip(coords, src.shape)):
+                return sum(c * sst[d] for d, c in enumerate(coords))
+            return e
+        local = [_local_part(lw, (dest, src), out, s, part_of, source_of) for s in range(len(out.regs))]
+    off = None
     for s, r in enumerate(out.regs):
+        if local[s] is not None:
+            lw.mov(cls, r, local[s][0].regs[local[s][1]])
+            continue
+        if off is None:
+            (off,) = lw.stage([src])
         coords = lw.coords(out.shape, s)
         inside = f.reg("pred")
         f.emit(f"setp.eq.u32 {inside}, 0, 0")
@@ -254,10 +318,28 @@ def _cat(lw: KernelLowering, op: Operation) -> None:
     out = lw.new_result(op)
     dim = op.attr("dim").value
     f = lw.f
-    oa, ob = lw.stage([a, b])
     ast, bst = row_major_strides(a.shape), row_major_strides(b.shape)
     cls = reg_class(out.elem)
+
+    def part_of(box):  # 0: from a, 1: from b, None: both
+        lo, hi = box[dim]
+        return 0 if hi < a.shape[dim] else 1 if lo >= a.shape[dim] else None
+
+    def source_of(e):  # index in a, or in b
+        coords = unravel(e, out.shape)
+        if coords[dim] < a.shape[dim]:
+            return sum(c * ast[d] for d, c in enumerate(coords))
+        coords[dim] -= a.shape[dim]
+        return sum(c * bst[d] for d, c in enumerate(coords))
+    local = [_local_part(lw, (a, b), out, s, part_of, source_of) for s in range(len(out.regs))]
+    staged = None
     for s, r in enumerate(out.regs):
+        if local[s] is not None:
+            lw.mov(cls, r, local[s][0].regs[local[s][1]])
+            continue
+        if staged is None:
+            staged = lw.stage([a, b])
+        oa, ob = staged
         coords = lw.coords(out.shape, s)
         c = coords[dim]
         in_a = f.reg("pred")
