@@ -43,10 +43,19 @@ def test_slot_local_cat_extract_and_insert_are_register_moves():
         assert not [i for i in ops[name] if i.startswith(STAGING)], (name, ops[name])
 
 
-def test_thread_dependent_and_run_time_sources_still_go_through_shared_memory():
-    """cat along dim 1 (a thread bit picks x or y), extract and insert at a run-time index, a block
-    that cuts one slot's rows, and tiles smaller than the CTA: staged, with barriers."""
+def test_cat_of_replicated_tiles_picks_by_a_thread_bit():
+    """cat of two 32-element tiles into 64 elements, all replicated over the 128 threads: thread t
+    holds element t % 64, which is element t % 32 of one operand, which it holds too; bit 5 of t
+    picks the operand.  One selp."""
     ops = _ops_ptx()
-    for name in ("%cols", "%e1", "%e2", "%i1", "%i2", "%sc"):
+    assert [i.split()[0] for i in ops["%sc"]] == ["selp.f32"], ops["%sc"]
+
+
+def test_thread_dependent_and_run_time_sources_still_go_through_shared_memory():
+    """cat along dim 1 of tiles larger than the CTA (a thread bit picks x or y, whose element is in
+    another thread), extract and insert at a run-time index, a block that cuts one slot's rows, and
+    an extract whose replicated source is elsewhere: staged, with barriers."""
+    ops = _ops_ptx()
+    for name in ("%cols", "%e1", "%e2", "%i1", "%i2", "%si"):
         assert any(i.startswith("bar.sync") for i in ops[name]), (name, ops[name])
         assert any(i.startswith("ld.shared") for i in ops[name]), (name, ops[name])

@@ -28,6 +28,7 @@ entry @custom_shape_moves(%arg0: tile<ptr<f32>>, %arg1: tile<i32>, %arg2: tile<i
   %y, %t1 = load_view_tko weak %py[%c0, %c0] token = %tok : partition_view<tile=(32x64), tensor_view<?x?xf32, strides=[?,?]>>, tile<i32> -> tile<32x64xf32>, token
   %ps = make_partition_view %ty : partition_view<tile=(4x8), tensor_view<?x?xf32, strides=[?,?]>>
   %s, %t2 = load_view_tko weak %ps[%c1, %c2] token = %tok : partition_view<tile=(4x8), tensor_view<?x?xf32, strides=[?,?]>>, tile<i32> -> tile<4x8xf32>, token
+  %s2, %t3 = load_view_tko weak %ps[%c2, %c1] token = %tok : partition_view<tile=(4x8), tensor_view<?x?xf32, strides=[?,?]>>, tile<i32> -> tile<4x8xf32>, token
   %rows = cat %x, %y dim = 0 : tile<32x64xf32>, tile<32x64xf32> -> tile<64x64xf32>
   %cols = cat %x, %y dim = 1 : tile<32x64xf32>, tile<32x64xf32> -> tile<32x128xf32>
   %e0 = extract %rows[%c1, %c0] : tile<64x64xf32> -> tile<32x64xf32>
@@ -37,7 +38,7 @@ entry @custom_shape_moves(%arg0: tile<ptr<f32>>, %arg1: tile<i32>, %arg2: tile<i
   %i0 = insert %e3, %y[%c0, %c0] : tile<16x64xf32>, tile<32x64xf32>
   %i1 = insert %s, %y[%c1, %c2] : tile<4x8xf32>, tile<32x64xf32>
   %i2 = insert %e3, %y[%dyn, %c0] : tile<16x64xf32>, tile<32x64xf32>
-  %sc = cat %s, %s dim = 0 : tile<4x8xf32>, tile<4x8xf32> -> tile<8x8xf32>
+  %sc = cat %s, %s2 dim = 0 : tile<4x8xf32>, tile<4x8xf32> -> tile<8x8xf32>
   %si = extract %sc[%c1, %c0] : tile<8x8xf32> -> tile<4x8xf32>
   %r0 = reshape %rows : tile<64x64xf32> -> tile<4096xf32>
   %r1 = reshape %cols : tile<32x128xf32> -> tile<4096xf32>

@@ -29,7 +29,7 @@ from tile_lsp.codegen.mma_fragments import (MMA_SYNC_SMEM_LIMIT, FragmentTile, b
                                             store_fragments, ScaledFragments)
 from tile_lsp.codegen.ptx import (GlobalTile, LoweringError, StagedTile, TileValue, reg_class, row_major_strides,
                                   staged_bytes, unravel)
-from tile_lsp.codegen.reductions import (emit_shuffle_reduce, identity_regs, marked_in_registers,
+from tile_lsp.codegen.reductions import (emit_shuffle_reduce, identity_regs, lane_bit, marked_in_registers,
                                          reduction_plan_of, run_body, shuffle_register)
 from tile_lsp.codegen.scans import emit_scan, scan_plan_of
 from tile_lsp.dialect import types as T
@@ -332,11 +332,23 @@ def _cat(lw: KernelLowering, op: Operation) -> None:
         coords[dim] -= a.shape[dim]
         return sum(c * bst[d] for d, c in enumerate(coords))
     local = [_local_part(lw, (a, b), out, s, part_of, source_of) for s in range(len(out.regs))]
+    # a thread bit picks the operand (tiles smaller than the CTA, or a small dim): when the element
+    # with that bit cleared is in the same slot of a and of b in every thread, one selp on the bit
+    pick = (a.shape[dim] * row_major_strides(out.shape)[dim]).bit_length() - 1
+    ost = min(out.n, lw.threads)
+
+    def same_place(e):  # index in a (and in b: they have one shape) of e with the picking bit cleared
+        return sum((c % a.shape[d]) * ast[d] for d, c in enumerate(unravel(e, out.shape)))
     staged = None
     for s, r in enumerate(out.regs):
         if local[s] is not None:
             lw.mov(cls, r, local[s][0].regs[local[s][1]])
             continue
+        if a.shape == b.shape and 1 << pick < ost:
+            wa, wb = _local_source(lw, a, out, s, same_place), _local_source(lw, b, out, s, same_place)
+            if wa is not None and wb is not None and wa[0] == wb[0] == "slot":
+                lw.select(cls, r, lane_bit(lw, 1 << pick), b.regs[wb[1]], a.regs[wa[1]])
+                continue
         if staged is None:
             staged = lw.stage([a, b])
         oa, ob = staged

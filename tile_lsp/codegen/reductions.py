@@ -296,7 +296,7 @@ def _transpose_step(lw: KernelLowering, op: Operation, groups: list[tuple[int, l
     reverse, and each combines what it kept with what it received (one shuffle per pair instead of
     two).  Returns the new groups, keyed by the first slot of the even group: in a lane whose bit is
     1 the partial is the odd group's (:func:`_spread_index`).  For commutative bodies only."""
-    upper = _lane_bit(lw, mask)
+    upper = lane_bit(lw, mask)
     out = []
     for (s, a), (_, b) in zip(groups[0::2], groups[1::2]):
         keep, send = [lw.f.reg(c) for c in classes], [lw.f.reg(c) for c in classes]
@@ -309,7 +309,7 @@ def _transpose_step(lw: KernelLowering, op: Operation, groups: list[tuple[int, l
     return out
 
 
-def _lane_bit(lw: KernelLowering, mask: int) -> str:
+def lane_bit(lw: KernelLowering, mask: int) -> str:
     """Predicate register (prologue, cached): ``tid & mask != 0``."""
     f = lw.f
 
