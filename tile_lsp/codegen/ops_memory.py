@@ -34,6 +34,7 @@ from tile_lsp.codegen.ptx import (
     TileViewValue,
     mem_type,
     reg_class,
+    num_elements,
     row_major_strides,
     staged_bytes,
     storage_bytes,
@@ -483,9 +484,125 @@ def copy_order(view: TileViewValue) -> list[int]:
     return [i for i in dims if view.dim_map[i] != last] + [i for i in dims if view.dim_map[i] == last]
 
 
+#: bytes a thread moves with one ``ld.global.v4.b32`` / ``st.shared.v4.b32`` in :func:`copy_to_staged`
+VECTOR_BYTES = 16
+
+
+def vector_copy_applies(view: TileViewValue, shape: tuple[int, ...], elem: T.Type, sem: str) -> bool:
+    """Whether :func:`copy_to_staged` may move a tile of ``shape`` in 16-byte vectors when the run-time
+    alignment allows (:func:`_vectors_aligned`): a weak load of 2- or 4-byte elements (staged in
+    their own width) through a partition or strided view that keeps the tensor's last dimension,
+    statically contiguous (stride 1), on the tile's last, which holds whole vectors, as do the tile
+    starts along it (their step)."""
+    if view.kind == "gather" or sem or copy_order(view) != list(range(len(view.dim_map))):
+        return False
+    esz = storage_bytes(elem)
+    if esz not in (2, 4) or staged_bytes(elem) != esz or len(view.tensor.shape) != len(shape):
+        return False
+    per = VECTOR_BYTES // esz
+    last = len(shape) - 1
+    return (view.tensor.strides[view.dim_map[last]] == 1 and shape[last] % per == 0
+            and view.steps[last] % per == 0)
+
+
+def _vectors_aligned(lw: KernelLowering, view: TileViewValue, esz: int) -> str | None:
+    """Predicate register, uniform: the tensor's base address, its strides other than the last, and
+    the extent of its last dimension, each in bytes, are multiples of 16, so that every vector of a
+    tile starts 16-byte aligned and lies wholly inside or wholly outside the tensor.  ``None``: a
+    compile-time stride or extent rules it out."""
+    f = lw.f
+    tensor = view.tensor
+    last = len(tensor.shape) - 1
+    acc = f.reg("b64")
+    f.emit(f"and.b64 {acc}, {tensor.base}, 15")
+    dynamic = [v for d, v in enumerate(tensor.strides) if d != last] + [tensor.shape[last]]
+    for v in dynamic:
+        if isinstance(v, int):
+            if v * esz % VECTOR_BYTES:
+                return None
+            continue
+        t = f.reg("b64")
+        f.emit(f"mul.lo.s64 {t}, {v}, {esz}")
+        f.emit(f"or.b64 {acc}, {acc}, {t}")
+    f.emit(f"and.b64 {acc}, {acc}, 15")
+    p = f.reg("pred")
+    f.emit(f"setp.eq.u64 {p}, {acc}, 0")
+    return p
+
+
 def copy_to_staged(lw: KernelLowering, tile: GlobalTile, buf: StagedTile) -> None:
     """Copy ``tile`` from global memory into the staged buffer ``buf`` (row-major in the loaded
     tile's order, swizzled as ``buf`` says), without a register tile in the distribution.  No barrier.
+
+    Where :func:`vector_copy_applies`, a uniform branch picks at run time between 16-byte vectors
+    (:func:`_copy_vectors`, when :func:`_vectors_aligned`) and single elements
+    (:func:`_copy_elements`)."""
+    f = lw.f
+    esz = storage_bytes(tile.elem)
+    aligned = _vectors_aligned(lw, tile.view, esz) if vector_copy_applies(tile.view, tile.shape, tile.elem,
+                                                                          tile.sem) else None
+    if aligned is None:
+        _copy_elements(lw, tile, buf)
+        return
+    scalar, done = f.label("copy_elements"), f.label("copy_done")
+    f.emit(f"@!{aligned} bra.uni {scalar}")
+    _copy_vectors(lw, tile, buf)
+    f.emit(f"bra.uni {done}")
+    f.place(scalar)
+    _copy_elements(lw, tile, buf)
+    f.place(done)
+
+
+def _copy_vectors(lw: KernelLowering, tile: GlobalTile, buf: StagedTile) -> None:
+    """:func:`copy_to_staged` in 16-byte vectors, ``V = 16 / element bytes`` elements of a row each:
+    the access of a view over the tensor seen as vectors (last extent and tile size / V, the other
+    strides and the view's steps in elements as they are, the last stride V), so that its slots'
+    addresses and bounds come from :func:`_affine_accesses` and a thread's vectors are
+    ``s * T + t`` of the tile's vectors.  A vector out of bounds is the padding (the predicate of
+    its ``ld.global.v4.b32``); ``st.shared.v4.b32`` puts it whole at its place in ``buf`` (a swizzle
+    keeps 16-byte chunks whole)."""
+    f = lw.f
+    view, shape = tile.view, tile.shape
+    esz = storage_bytes(tile.elem)
+    per = VECTOR_BYTES // esz
+    last = len(shape) - 1
+    d = view.dim_map[last]
+    ext = view.tensor.shape[d]
+    if isinstance(ext, int):
+        ext //= per
+    else:
+        r = f.reg("b64")
+        f.emit(f"shr.u64 {r}, {ext}, {per.bit_length() - 1}")
+        ext = r
+    tensor = replace(view.tensor, shape=[ext if i == d else x for i, x in enumerate(view.tensor.shape)],
+                     strides=[per if i == d else x for i, x in enumerate(view.tensor.strides)])
+    vshape = shape[:last] + (shape[last] // per,)
+    vview = replace(view, tensor=tensor, tile_shape=vshape,
+                    steps=tuple(k // per if i == last else k for i, k in enumerate(view.steps)))
+    strides = row_major_strides(shape)
+    strides[last] = per  # buffer elements between neighbouring vectors of a row
+    count = lw.slots(num_elements(vshape))
+    c0 = lw.coords(vshape, 0)
+    base = f.reg("b32")
+    f.emit(f"mad.lo.s32 {base}, {lw.linear([(c, strides[i]) for i, c in enumerate(c0)])}, {esz}, {lw.smem_addr()}")
+    own = lw.owner(num_elements(vshape))
+    pad = _pad_bits(tile.elem, view.padding)
+    word = pad | pad << 16 if esz == 2 else pad
+    accesses = _affine_accesses(lw, vview, _index_bases(lw, vview, tile.index), vshape, count)
+    for s, (addr, inb) in enumerate(accesses):
+        regs = [f.reg("b32") for _ in range(4)]
+        for r in regs:
+            f.emit(f"mov.b32 {r}, {word}")
+        vec = "{" + ", ".join(regs) + "}"
+        g = _and(lw, inb, own)
+        f.emit((f"@{g} " if g else "") + f"ld.global.v4.b32 {vec}, [{addr}]")
+        at = buf.offset + esz * sum(k * strides[i] for i, k in enumerate(slot_offsets(vshape, lw.threads, s)))
+        to, at = (lw.swizzled(base, at), 0) if buf.swizzled else (base, at)
+        f.emit((f"@{own} " if own else "") + f"st.shared.v4.b32 [{to}+{at}], {vec}")
+
+
+def _copy_elements(lw: KernelLowering, tile: GlobalTile, buf: StagedTile) -> None:
+    """:func:`copy_to_staged` one element at a time.
 
     The copy gives the threads its elements in an order of its own: the tile dimension that
     ``dim_map`` puts on the tensor's last dimension (in a row-major tensor the contiguous one) varies
@@ -533,16 +650,17 @@ def _tiled_load(lw: KernelLowering, op: Operation) -> None:
         lw.set(r, TOKEN)
     view = lw.get(op.operand_group("view")[0])
     coords = op.operand_group("coords")
+    ty = op.results[0].type
+    shape = tuple(int(d) for d in ty.shape)
     transposed = isinstance(view, TileViewValue) and view.kind != "gather" \
         and copy_order(view) != list(range(len(view.dim_map)))
-    buf = staged_buffer(op) if transposed else None
-    # into a swizzled buffer only: lanes write down one of its columns, rows a multiple of 128 bytes
-    # apart, which the swizzle spreads over 4 or 8 banks; unswizzled (8-bit elements) they would all
-    # fall in one bank, a 32-way conflict
-    if buf is not None and buf.attr("tile_lsp.swizzle") is not None:
-        ty = op.results[0].type
-        lw.set(op.results[0], GlobalTile(view, tuple(coords), tuple(int(d) for d in ty.shape), ty.element,
-                                         _nv_sem(op), lw.f.loc))
+    vectors = isinstance(view, TileViewValue) and vector_copy_applies(view, shape, ty.element, _nv_sem(op))
+    buf = staged_buffer(op) if transposed or vectors else None
+    # transposed, into a swizzled buffer only: lanes write down one of its columns, rows a multiple of
+    # 128 bytes apart, which the swizzle spreads over 4 or 8 banks; unswizzled (8-bit elements) they
+    # would all fall in one bank, a 32-way conflict
+    if buf is not None and (vectors or buf.attr("tile_lsp.swizzle") is not None):
+        lw.set(op.results[0], GlobalTile(view, tuple(coords), shape, ty.element, _nv_sem(op), lw.f.loc))
         return
     _load_tile(lw, op, view, coords, _nv_sem(op))
 

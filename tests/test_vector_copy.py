@@ -1,0 +1,99 @@
+"""MMA operands copied from global to shared memory in 16-byte vectors (tile_lsp/codegen/ops_memory.py
+``copy_to_staged``): where the tensor's last dimension is statically contiguous, a uniform run-time
+test of the alignment picks ``ld.global.v4.b32`` / ``st.shared.v4.b32``, else the element copy.
+On the emulator: C = A @ B exact on small integers, for sizes and strides that take each path,
+with tiles that cut the tensors (the padding), and which path ran."""
+
+from __future__ import annotations
+
+import pytest
+
+from tile_lsp.analysis.api import analyze_text
+from tile_lsp.codegen import lower_text
+from tile_lsp.codegen.ops_memory import vector_copy_applies
+
+KERNEL = """\
+cuda_tile.module @m {
+  entry @k(%a: tile<ptr<f16>>, %b: tile<ptr<f16>>, %c: tile<ptr<f32>>, %m: tile<i32>, %n: tile<i32>, %kk: tile<i32>, %sa: tile<i32>, %sb: tile<i32>, %steps: tile<i32>) {
+    %t0 = make_token : token
+    %va = make_tensor_view %a, shape = [%m, %kk], strides = [%sa, 1] : tile<i32> -> tensor_view<?x?xf16, strides=[?,1]>
+    %vb = make_tensor_view %b, shape = [%kk, %n], strides = [%sb, 1] : tile<i32> -> tensor_view<?x?xf16, strides=[?,1]>
+    %vc = make_tensor_view %c, shape = [%m, %n], strides = [%n, 1] : tile<i32> -> tensor_view<?x?xf32, strides=[?,1]>
+    %pa = make_partition_view %va : partition_view<tile=(64x32), padding_value = zero, tensor_view<?x?xf16, strides=[?,1]>>
+    %pb = make_partition_view %vb : partition_view<tile=(32x64), padding_value = zero, tensor_view<?x?xf16, strides=[?,1]>>
+    %pc = make_partition_view %vc : partition_view<tile=(64x64), tensor_view<?x?xf32, strides=[?,1]>>
+    %bx, %by, %bz = get_tile_block_id : tile<i32>
+    %z = constant <f32: 0.0> : tile<64x64xf32>
+    %c0 = constant <i32: 0> : tile<i32>
+    %c1 = constant <i32: 1> : tile<i32>
+    %acc = for %i in (%c0 to %steps, step %c1) : tile<i32> iter_values(%x = %z) -> (tile<64x64xf32>) {
+      %ta, %k0 = load_view_tko weak %pa[%bx, %i] token = %t0 : partition_view<tile=(64x32), padding_value = zero, tensor_view<?x?xf16, strides=[?,1]>>, tile<i32> -> tile<64x32xf16>, token
+      %tb, %k1 = load_view_tko weak %pb[%i, %by] token = %t0 : partition_view<tile=(32x64), padding_value = zero, tensor_view<?x?xf16, strides=[?,1]>>, tile<i32> -> tile<32x64xf16>, token
+      %y = mmaf %ta, %tb, %x : tile<64x32xf16>, tile<32x64xf16>, tile<64x64xf32>
+      continue %y : tile<64x64xf32>
+    }
+    %s = store_view_tko weak %acc, %pc[%bx, %by] token = %t0 : tile<64x64xf32>, partition_view<tile=(64x64), tensor_view<?x?xf32, strides=[?,1]>>, tile<i32> -> token
+    return
+  }
+}
+"""
+
+
+def _lowered():
+    assert analyze_text(KERNEL).diagnostics == []
+    result = lower_text(KERNEL, "sm_90", file_name="k.mlir")
+    assert result.ok, result.diagnostics
+    return result
+
+
+def test_both_operands_get_the_vector_copy_and_the_element_copy():
+    """128 threads; A (64x32) and B (32x64) are 256 vectors of 8 f16 each: two a thread."""
+    result = _lowered()
+    assert result.kernels[0].threads == 128
+    ptx = result.ptx
+    assert ptx.count("ld.global.v4.b32") == 4 and ptx.count("st.shared.v4.b32") == 4
+    assert ptx.count("bra.uni $L_copy_elements_") == 2
+    assert "ld.global.b16" in ptx  # the element copies
+
+
+@pytest.mark.parametrize("m, n, k, sa, sb, vectors", [  # vectors: the operands copied in vectors
+    (128, 128, 96, 96, 128, 2),  # whole tiles, aligned rows: both operands in vectors
+    (80, 72, 88, 88, 72, 2),     # tiles cut in rows and in whole vectors: the padding, in vectors
+    (64, 64, 64, 68, 66, 0),     # rows of 136 and 132 bytes: vectors would be misaligned
+    (64, 64, 60, 64, 64, 1),     # A's rows end inside a vector (60 columns): A by elements, B in vectors
+])
+def test_the_copy_path_and_the_product_on_the_emulator(m, n, k, sa, sb, vectors):
+    np = pytest.importorskip("numpy")
+    from tests import ptx_emulator as emu
+    result = _lowered()
+    info = result.kernels[0]
+    rng = np.random.default_rng(m + n + k)
+    a = rng.integers(-3, 4, (m, sa)).astype(np.float16)
+    b = rng.integers(-3, 4, (k, sb)).astype(np.float16)
+    c = np.full((m, n), np.nan, np.float32)
+    grid = (-(-m // 64), -(-n // 64), 1)
+    stats = emu.run(result.ptx, info.name, [p for p, _ in info.params], [a, b, c, m, n, k, sa, sb, -(-k // 32)],
+                    grid, info.threads, info.dynamic_smem, traffic=True)
+    np.testing.assert_array_equal(c, a[:, :k].astype(np.float32) @ b[:, :n].astype(np.float32))
+    ran = [line for line, counts in stats.traffic.by_line.items() if "ld.global.v4.b32" in line and counts]
+    assert len(ran) == 2 * vectors, ran  # two vectors a thread an operand
+
+
+def test_which_accesses_may_take_vectors():
+    """Only weak loads of 2- or 4-byte elements, with the tensor's last dimension contiguous and on
+    the tile's last, in whole vectors."""
+    from tile_lsp.codegen.ptx import TensorViewValue, TileViewValue
+    from tile_lsp.dialect import types as T
+    f16, f32, i8 = T.FloatType("f16"), T.FloatType("f32"), T.IntegerType(8)
+
+    def view(strides, dim_map=(0, 1), steps=(64, 32), elem=f16):
+        return TileViewValue("partition", TensorViewValue("%rd0", ["%rd1", "%rd2"], strides, elem), (64, 32),
+                             dim_map, "zero", steps)
+    assert vector_copy_applies(view(["%rd3", 1]), (64, 32), f16, "")
+    assert vector_copy_applies(view(["%rd3", 1], elem=f32), (64, 32), f32, "")
+    assert not vector_copy_applies(view(["%rd3", "%rd4"]), (64, 32), f16, "")  # stride known at run time only
+    assert not vector_copy_applies(view(["%rd3", 1]), (64, 32), f16, ".relaxed.gpu")
+    assert not vector_copy_applies(view(["%rd3", 1], elem=i8), (64, 32), i8, "")  # staged 4 bytes an i8
+    assert not vector_copy_applies(view(["%rd3", 1]), (64, 4), f16, "")  # half a vector a row
+    assert not vector_copy_applies(view(["%rd3", 1], steps=(64, 4)), (64, 32), f16, "")  # tiles start mid-vector
+    assert not vector_copy_applies(view([1, "%rd3"], dim_map=(1, 0)), (64, 32), f16, "")  # transposed
