@@ -79,6 +79,38 @@ def test_the_copy_path_and_the_product_on_the_emulator(m, n, k, sa, sb, vectors)
     assert len(ran) == 2 * vectors, ran  # two vectors a thread an operand
 
 
+# A's last stride given at run time (cuTile passes every stride): the test also checks that it is 1
+DYNAMIC = KERNEL.replace("%steps: tile<i32>)", "%steps: tile<i32>, %ua: tile<i32>)").replace(
+    "strides = [%sa, 1] : tile<i32> -> tensor_view<?x?xf16, strides=[?,1]>",
+    "strides = [%sa, %ua] : tile<i32> -> tensor_view<?x?xf16, strides=[?,?]>").replace(
+    "padding_value = zero, tensor_view<?x?xf16, strides=[?,1]>>, tile<i32> -> tile<64x32xf16>",
+    "padding_value = zero, tensor_view<?x?xf16, strides=[?,?]>>, tile<i32> -> tile<64x32xf16>").replace(
+    "%pa = make_partition_view %va : partition_view<tile=(64x32), padding_value = zero, tensor_view<?x?xf16, strides=[?,1]>>",
+    "%pa = make_partition_view %va : partition_view<tile=(64x32), padding_value = zero, tensor_view<?x?xf16, strides=[?,?]>>")
+
+
+@pytest.mark.parametrize("ua, vectors", [(1, 2), (2, 1)])
+def test_a_run_time_last_stride_takes_vectors_only_when_it_is_1(ua, vectors):
+    """A 64 x 64 read with last stride ``ua``: 1 takes vectors; 2 (every other element of rows of
+    256) copies A by elements, B still in vectors."""
+    np = pytest.importorskip("numpy")
+    from tests import ptx_emulator as emu
+    assert analyze_text(DYNAMIC).diagnostics == []
+    result = lower_text(DYNAMIC, "sm_90", file_name="k.mlir")
+    assert result.ok, result.diagnostics
+    assert result.ptx.count("ld.global.v4.b32") == 4
+    info = result.kernels[0]
+    rng = np.random.default_rng(ua)
+    a = rng.integers(-3, 4, (64, 128)).astype(np.float16)
+    b = rng.integers(-3, 4, (64, 64)).astype(np.float16)
+    c = np.full((64, 64), np.nan, np.float32)
+    stats = emu.run(result.ptx, info.name, [p for p, _ in info.params], [a, b, c, 64, 64, 64, 128, 64, 2, ua],
+                    (1, 1, 1), info.threads, info.dynamic_smem, traffic=True)
+    np.testing.assert_array_equal(c, a[:, :64 * ua:ua].astype(np.float32) @ b.astype(np.float32))
+    ran = [line for line, counts in stats.traffic.by_line.items() if "ld.global.v4.b32" in line and counts]
+    assert len(ran) == 2 * vectors, ran
+
+
 def test_which_accesses_may_take_vectors():
     """Only weak loads of 2- or 4-byte elements, with the tensor's last dimension contiguous and on
     the tile's last, in whole vectors."""
@@ -91,7 +123,8 @@ def test_which_accesses_may_take_vectors():
                              dim_map, "zero", steps)
     assert vector_copy_applies(view(["%rd3", 1]), (64, 32), f16, "")
     assert vector_copy_applies(view(["%rd3", 1], elem=f32), (64, 32), f32, "")
-    assert not vector_copy_applies(view(["%rd3", "%rd4"]), (64, 32), f16, "")  # stride known at run time only
+    assert vector_copy_applies(view(["%rd3", "%rd4"]), (64, 32), f16, "")  # 1 or not: the run-time test
+    assert not vector_copy_applies(view(["%rd3", 2]), (64, 32), f16, "")
     assert not vector_copy_applies(view(["%rd3", 1]), (64, 32), f16, ".relaxed.gpu")
     assert not vector_copy_applies(view(["%rd3", 1], elem=i8), (64, 32), i8, "")  # staged 4 bytes an i8
     assert not vector_copy_applies(view(["%rd3", 1]), (64, 4), f16, "")  # half a vector a row

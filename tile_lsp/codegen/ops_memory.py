@@ -490,10 +490,11 @@ VECTOR_BYTES = 16
 
 def vector_copy_applies(view: TileViewValue, shape: tuple[int, ...], elem: T.Type, sem: str) -> bool:
     """Whether :func:`copy_to_staged` may move a tile of ``shape`` in 16-byte vectors when the run-time
-    alignment allows (:func:`_vectors_aligned`): a weak load of 2- or 4-byte elements (staged in
-    their own width) through a partition or strided view that keeps the tensor's last dimension,
-    statically contiguous (stride 1), on the tile's last, which holds whole vectors, as do the tile
-    starts along it (their step)."""
+    test allows (:func:`_vectors_aligned`): a weak load of 2- or 4-byte elements (staged in their
+    own width) through a partition or strided view that keeps the tensor's last dimension on the
+    tile's last, which holds whole vectors, as do the tile starts along it (their step).  That
+    dimension's stride is 1, or known at run time only (cuTile passes every stride; the test
+    checks it is 1)."""
     if view.kind == "gather" or sem or copy_order(view) != list(range(len(view.dim_map))):
         return False
     esz = storage_bytes(elem)
@@ -501,15 +502,16 @@ def vector_copy_applies(view: TileViewValue, shape: tuple[int, ...], elem: T.Typ
         return False
     per = VECTOR_BYTES // esz
     last = len(shape) - 1
-    return (view.tensor.strides[view.dim_map[last]] == 1 and shape[last] % per == 0
-            and view.steps[last] % per == 0)
+    stride = view.tensor.strides[view.dim_map[last]]
+    return (stride == 1 or isinstance(stride, str)) and shape[last] % per == 0 and view.steps[last] % per == 0
 
 
 def _vectors_aligned(lw: KernelLowering, view: TileViewValue, esz: int) -> str | None:
-    """Predicate register, uniform: the tensor's base address, its strides other than the last, and
-    the extent of its last dimension, each in bytes, are multiples of 16, so that every vector of a
-    tile starts 16-byte aligned and lies wholly inside or wholly outside the tensor.  ``None``: a
-    compile-time stride or extent rules it out."""
+    """Predicate register, uniform: the tensor's last dimension is contiguous (a stride known at run
+    time only is 1), and its base address, its other strides and the extent of its last dimension,
+    each in bytes, are multiples of 16, so that every vector of a tile starts 16-byte aligned and
+    lies wholly inside or wholly outside the tensor.  ``None``: a compile-time stride or extent
+    rules it out."""
     f = lw.f
     tensor = view.tensor
     last = len(tensor.shape) - 1
@@ -525,6 +527,10 @@ def _vectors_aligned(lw: KernelLowering, view: TileViewValue, esz: int) -> str |
         f.emit(f"mul.lo.s64 {t}, {v}, {esz}")
         f.emit(f"or.b64 {acc}, {acc}, {t}")
     f.emit(f"and.b64 {acc}, {acc}, 15")
+    if not isinstance(tensor.strides[last], int):  # 0 when the stride is 1
+        t = f.reg("b64")
+        f.emit(f"xor.b64 {t}, {tensor.strides[last]}, 1")
+        f.emit(f"or.b64 {acc}, {acc}, {t}")
     p = f.reg("pred")
     f.emit(f"setp.eq.u64 {p}, {acc}, 0")
     return p
