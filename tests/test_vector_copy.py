@@ -130,3 +130,49 @@ def test_which_accesses_may_take_vectors():
     assert not vector_copy_applies(view(["%rd3", 1]), (64, 4), f16, "")  # half a vector a row
     assert not vector_copy_applies(view(["%rd3", 1], steps=(64, 4)), (64, 32), f16, "")  # tiles start mid-vector
     assert not vector_copy_applies(view([1, "%rd3"], dim_map=(1, 0)), (64, 32), f16, "")  # transposed
+
+
+def test_tiles_of_fewer_vectors_than_threads():
+    """16x16 f16 tiles are 32 vectors for 128 threads: threads 0-31 copy one each, the others none
+    (the owner predicate), still exact with a tile cut at the edge (20 x 24 x 40)."""
+    np = pytest.importorskip("numpy")
+    from tests import ptx_emulator as emu
+    text = KERNEL.replace("64x32", "16x16").replace("32x64", "16x16").replace("64x64", "16x16")
+    assert analyze_text(text).diagnostics == []
+    result = lower_text(text, "sm_90", file_name="k.mlir")
+    assert result.ok, result.diagnostics
+    info = result.kernels[0]
+    assert info.threads == 128 and result.ptx.count("ld.global.v4.b32") == 2
+    m, n, k = 20, 24, 40
+    rng = np.random.default_rng(3)
+    a = rng.integers(-3, 4, (m, k)).astype(np.float16)
+    b = rng.integers(-3, 4, (k, n)).astype(np.float16)
+    c = np.full((m, n), np.nan, np.float32)
+    stats = emu.run(result.ptx, info.name, [p for p, _ in info.params], [a, b, c, m, n, k, k, n, 3],
+                    (2, 2, 1), info.threads, info.dynamic_smem, traffic=True)
+    np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32))
+    assert [line for line, counts in stats.traffic.by_line.items() if "ld.global.v4.b32" in line and counts]
+
+
+def test_f32_operands_move_four_elements_a_vector():
+    """f32 A and B (4 elements a vector; rows of 32 and 64 floats): vectors for 132-column rows
+    (528 bytes), elements for 130 (520 bytes, not a multiple of 16); exact on small integers."""
+    np = pytest.importorskip("numpy")
+    from tests import ptx_emulator as emu
+    text = KERNEL.replace("f16", "f32")
+    assert analyze_text(text).diagnostics == []
+    result = lower_text(text, "sm_90", file_name="k.mlir")
+    assert result.ok, result.diagnostics
+    info = result.kernels[0]
+    # A 64x32 and B 32x64 f32: 512 vectors each, 4 a thread
+    assert result.ptx.count("ld.global.v4.b32") == 8
+    for sa, vectors in ((132, 2), (130, 1)):
+        rng = np.random.default_rng(sa)
+        a = rng.integers(-3, 4, (64, sa)).astype(np.float32)
+        b = rng.integers(-3, 4, (64, 64)).astype(np.float32)
+        c = np.full((64, 64), np.nan, np.float32)
+        stats = emu.run(result.ptx, info.name, [p for p, _ in info.params], [a, b, c, 64, 64, 64, sa, 64, 2],
+                        (1, 1, 1), info.threads, info.dynamic_smem, traffic=True)
+        np.testing.assert_array_equal(c, a[:, :64] @ b)
+        ran = [line for line, counts in stats.traffic.by_line.items() if "ld.global.v4.b32" in line and counts]
+        assert len(ran) == 4 * vectors, ran
