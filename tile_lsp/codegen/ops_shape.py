@@ -117,8 +117,9 @@ def _local_source(lw: KernelLowering, src: TileValue, out: TileValue, s: int, so
     linear index to the source's (ints; the distribution of :mod:`tile_lsp.codegen.ptx`).
 
     Shapes and ``T`` are powers of two, so the thread bits are the low bits of the result index and
-    ``source_of`` (broadcast, permute) only moves or drops bit fields: every index map here is linear
-    over the bits of ``t``, and thread 0 with the threads ``2**k`` decide for all ``T``."""
+    ``source_of`` (broadcast, permute; extract, insert and cat at constant places, within one slot)
+    only moves, drops or sets bit fields: every index map here is affine over the bits of ``t``,
+    and thread 0 with the threads ``2**k`` decide for all ``T``."""
     T = lw.threads
     ts = [0] + [1 << k for k in range(T.bit_length() - 1)]
     srcs = [source_of(s * T + t if out.n >= T else t % out.n) for t in ts]
@@ -270,7 +271,7 @@ def _insert(lw: KernelLowering, op: Operation) -> None:
     sst = row_major_strides(src.shape)
     cls = reg_class(out.elem)
     known = [_constant_index(v) for v in op.operands[2:]]
-    local: list[tuple[str, int] | None] = [None] * len(out.regs)
+    local: list[tuple[TileValue, int] | None] = [None] * len(out.regs)
     if None not in known:
         block = [(k * n, k * n + n - 1) for k, n in zip(known, src.shape)]
 
