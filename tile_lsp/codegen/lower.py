@@ -490,14 +490,14 @@ class KernelLowering:
         esz = _reg_bytes(cls)
         own = self.owner(tv.n)
         guard = f"@{own} " if own else ""
+        if swizzle and cls != "pred":
+            for r, (a, off) in zip(tv.regs, self.swizzled_slots(tv.n, esz, offset, len(tv.regs))):
+                f.emit(guard + st_shared(cls, a, off, r, f))
+            return
         for s, r in enumerate(tv.regs):
             a = f.reg("b32")
             f.emit(f"mad.lo.s32 {a}, {self.lin(tv.n, s)}, {esz}, {base}")
-            if swizzle:  # one swizzle a slot: sharing one between slots, as read_staged does, made ptxas
-                # keep more values live in K loops (matmul_tiled_bf16_128x256x64: 200 bytes spilled, not 8)
-                f.emit(guard + st_shared(cls, self.swizzled(a, offset), 0, r, f))
-            else:
-                f.emit(guard + st_shared(cls, a, offset, r, f))
+            f.emit(guard + st_shared(cls, self.swizzled(a, offset) if swizzle else a, 0 if swizzle else offset, r, f))
 
     def read_staged(self, out: TileValue, offset: int, swizzle: bool = False) -> None:
         """Load each slot of ``out`` from its linear index of a row-major buffer at byte ``offset``
