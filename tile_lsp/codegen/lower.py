@@ -25,6 +25,7 @@ from tile_lsp.codegen.ptx import (
     LoweringError,
     SourceLoc,
     TileValue,
+    num_elements,
     reg_class,
     storage_bytes,
 )
@@ -120,11 +121,8 @@ class KernelLowering:
         if not isinstance(ty, T.TileType):
             raise LoweringError(f"expected a tile type, got {ty}")
         shape = tuple(int(d) for d in ty.shape)
-        n = 1
-        for d in shape:
-            n *= d
         cls = reg_class(ty.element)
-        return TileValue(shape, ty.element, [self.f.reg(cls) for _ in range(self.slots(n))])
+        return TileValue(shape, ty.element, [self.f.reg(cls) for _ in range(self.slots(num_elements(shape)))])
 
     # -- thread-index arithmetic (slot 0 hoisted to the prologue) ------------
     def lin(self, n: int, s: int) -> str:
@@ -155,9 +153,7 @@ class KernelLowering:
         element ``s * T + t`` of slot ``s`` has the bits of ``s * T`` and of ``t`` apart: each index of
         slot ``s`` is slot 0's plus the constant ``((s * T) >> shift) & (d - 1)``, added in the body
         where it is used (one ``add`` a moved dimension; the unmoved ones are slot 0's registers)."""
-        n = 1
-        for d in shape:
-            n *= d
+        n = num_elements(shape)
         if s and n >= self.threads:
             out: list[str | int] = []
             inner = n

@@ -304,10 +304,7 @@ def slot_offsets(shape: tuple[int, ...], threads: int, s: int) -> list[int]:
     ``s * T + t`` (``t < T``); with power-of-two dimensions each coordinate is a bit field of that
     index, and the bits of ``s * T`` and of ``t`` do not overlap, so every coordinate of slot ``s``
     is the thread's slot-0 coordinate plus this constant: no carry from one dimension to another."""
-    n = 1
-    for d in shape:
-        n *= d
-    if n < threads or not s:
+    if num_elements(shape) < threads or not s:
         return [0] * len(shape)
     return unravel(s * threads, shape)
 
@@ -588,9 +585,7 @@ def _copy_vectors(lw: KernelLowering, tile: GlobalTile, buf: StagedTile) -> None
     strides = row_major_strides(shape)
     strides[last] = per  # buffer elements between neighbouring vectors of a row
     count = lw.slots(num_elements(vshape))
-    c0 = lw.coords(vshape, 0)
-    base = f.reg("b32")
-    f.emit(f"mad.lo.s32 {base}, {lw.linear([(c, strides[i]) for i, c in enumerate(c0)])}, {esz}, {lw.smem_addr()}")
+    place = _buffer_places(lw, buf, vshape, strides, esz)
     own = lw.owner(num_elements(vshape))
     pad = _pad_bits(tile.elem, view.padding)
     word = pad | pad << 16 if esz == 2 else pad
@@ -602,9 +597,25 @@ def _copy_vectors(lw: KernelLowering, tile: GlobalTile, buf: StagedTile) -> None
         vec = "{" + ", ".join(regs) + "}"
         g = _and(lw, inb, own)
         f.emit((f"@{g} " if g else "") + f"ld.global.v4.b32 {vec}, [{addr}]")
-        at = buf.offset + esz * sum(k * strides[i] for i, k in enumerate(slot_offsets(vshape, lw.threads, s)))
-        to, at = (lw.swizzled(base, at), 0) if buf.swizzled else (base, at)
+        to, at = place(s)
         f.emit((f"@{own} " if own else "") + f"st.shared.v4.b32 [{to}+{at}], {vec}")
+
+
+def _buffer_places(lw: KernelLowering, buf: StagedTile, shape: tuple[int, ...], strides: list[int], esz: int):
+    """Where :func:`copy_to_staged` puts each slot of a tile of ``shape`` (in the copy's order) in
+    ``buf``, a step along its dimension ``i`` being ``strides[i]`` elements of ``esz`` bytes there:
+    slot 0's shared address is computed here, once; the function returned maps a slot to its
+    ``(register, byte offset)``, a constant (:func:`slot_offsets`) from slot 0's, the address
+    swizzled where ``buf`` is."""
+    f = lw.f
+    index = lw.linear([(c, strides[i]) for i, c in enumerate(lw.coords(shape, 0))])
+    base = f.reg("b32")
+    f.emit(f"mad.lo.s32 {base}, {index}, {esz}, {lw.smem_addr()}")
+
+    def place(s: int) -> tuple[str, int]:
+        at = buf.offset + esz * sum(k * strides[i] for i, k in enumerate(slot_offsets(shape, lw.threads, s)))
+        return (lw.swizzled(base, at), 0) if buf.swizzled else (base, at)
+    return place
 
 
 def _copy_elements(lw: KernelLowering, tile: GlobalTile, buf: StagedTile) -> None:
@@ -627,10 +638,7 @@ def _copy_elements(lw: KernelLowering, tile: GlobalTile, buf: StagedTile) -> Non
     count = lw.slots(tile.n)
     esz = staged_bytes(tile.elem)
     cls = reg_class(tile.elem)
-    c0 = lw.coords(moved_shape, 0)
-    index = lw.linear([(c, strides[order[i]]) for i, c in enumerate(c0)])
-    base = f.reg("b32")
-    f.emit(f"mad.lo.s32 {base}, {index}, {esz}, {lw.smem_addr()}")
+    place = _buffer_places(lw, buf, moved_shape, [strides[i] for i in order], esz)
     own = lw.owner(tile.n)
     pad = _pad_bits(tile.elem, view.padding)
     accesses = _affine_accesses(lw, moved_view, [bases[i] for i in order], moved_shape, count)
@@ -638,9 +646,7 @@ def _copy_elements(lw: KernelLowering, tile: GlobalTile, buf: StagedTile) -> Non
         r = f.reg(cls)
         lw.mov(cls, r, lw.const_reg(tile.elem, pad))
         load_element(lw, tile.elem, r, addr, _and(lw, inb, own), tile.sem, ".global")
-        moves = slot_offsets(moved_shape, lw.threads, s)
-        at = buf.offset + esz * sum(k * strides[order[i]] for i, k in enumerate(moves))
-        to, at = (lw.swizzled(base, at), 0) if buf.swizzled else (base, at)
+        to, at = place(s)
         f.emit((f"@{own} " if own else "") + st_shared(cls, to, at, r, f))
 
 

@@ -269,27 +269,37 @@ class _Rewriter:
         that nothing staged in the loop overwrites them; 16-bit ones at 128-byte aligned offsets and
         sizes are swizzled like the other MMA operands."""
         loop = None
-        p = op.parent.parent_op if op.parent is not None else None
-        while p is not None and p is not self.entry:
+        for p in self.enclosing(op):
             if p.name in LOOPS and not _inside(value, p):
                 loop = p
-            p = p.parent.parent_op if p.parent is not None else None
         if loop is None:
             return None
         key = (id(value), id(loop))
         if key not in self.hoisted:
-            t = value.type
-            size = t.num_elements * staged_bytes(t.element)
-            at = (self.pinned_bytes + 127) // 128 * 128 if size % 128 == 0 else self.pinned_bytes
-            ops, buf, end = self.stage(value, at, op, mma_operand=True)
+            ops, self.hoisted[key] = self.pin(value, op)
             block = loop.parent
             block.operations[block.operations.index(loop):block.operations.index(loop)] = ops
             for new in ops:
                 new.parent = block
-            self.pinned.append((ops[0], at))
-            self.pinned_bytes = end
-            self.hoisted[key] = buf
         return self.hoisted[key]
+
+    def pin(self, value: Value, op: Operation) -> tuple[list[Operation], Value]:
+        """(staging ops, buffer) of MMA operand ``value`` of ``op`` in a new pinned buffer, after the
+        ones so far (128-byte aligned where its size is a multiple of 128, so that it may be swizzled);
+        the caller places the ops.  :meth:`run` turns the offsets into negative ones."""
+        t = value.type
+        size = t.num_elements * staged_bytes(t.element)
+        at = (self.pinned_bytes + 127) // 128 * 128 if size % 128 == 0 else self.pinned_bytes
+        ops, buf, self.pinned_bytes = self.stage(value, at, op, mma_operand=True)
+        self.pinned.append((ops[0], at))
+        return ops, buf
+
+    def enclosing(self, op: Operation):
+        """The ops whose regions hold ``op``, innermost first, up to the entry (left out)."""
+        p = op.parent.parent_op if op.parent is not None else None
+        while p is not None and p is not self.entry:
+            yield p
+            p = p.parent.parent_op if p.parent is not None else None
 
     def shared(self, value: Value, op: Operation) -> tuple[list[Operation], Value | None]:
         """(staging ops, pinned buffer) of MMA operand ``value`` of ``op`` when ``value`` is an operand of
@@ -299,25 +309,16 @@ class _Rewriter:
         MMAs of one A in 128 threads: ptxas spilled them).  ``([], None)`` where this does not apply."""
         key = id(value)
         if key not in self.shared_users:
-            users = {id(u.owner): u.owner for u in value.uses
+            users = {id(u.owner) for u in value.uses
                      if u.owner.name in MMAS and u.index < 2 and u.owner.parent is op.parent}
-            p, in_loop = op.parent.parent_op if op.parent is not None else None, False
-            while p is not None and p is not self.entry:
-                in_loop = in_loop or p.name in LOOPS
-                p = p.parent.parent_op if p.parent is not None else None
-            self.shared_users[key] = set() if in_loop or len(users) < 2 else set(users)
+            in_loop = any(p.name in LOOPS for p in self.enclosing(op))
+            self.shared_users[key] = set() if in_loop or len(users) < 2 else users
         if id(op) not in self.shared_users[key]:
             return [], None
         if key in self.hoisted:
             return [], self.hoisted[key]
-        t = value.type
-        size = t.num_elements * staged_bytes(t.element)
-        at = (self.pinned_bytes + 127) // 128 * 128 if size % 128 == 0 else self.pinned_bytes
-        ops, buf, end = self.stage(value, at, op, mma_operand=True)
-        self.pinned.append((ops[0], at))
-        self.pinned_bytes = end
-        self.hoisted[key] = buf
-        return ops, buf
+        ops, self.hoisted[key] = self.pin(value, op)
+        return ops, self.hoisted[key]
 
     def dot(self, op: Operation) -> bool:
         a, b, c = op.operands[:3]
