@@ -65,6 +65,11 @@ def enum_case(op: Operation, name: str, default: str | None = None) -> str | Non
 #: accumulator held in MMA fragments for the ops that need the distribution.
 OPERAND_HOOKS: list[Callable] = []
 
+#: Run before an op's handler, as ``hook(lowering, op, handler)``: ``True`` where the hook lowered the
+#: op itself (``codegen/fragment_layouts.py`` runs element-wise handlers on registers in MMA
+#: fragments), and the handler is not called.
+OP_HOOKS: list[Callable] = []
+
 
 class KernelLowering:
     """State of the lowering of one entry: registers of each IR value, the PTX function, the target.
@@ -90,6 +95,10 @@ class KernelLowering:
         self.loop_stack: list[dict] = []
         self.yield_stack: list[list[TileValue]] = []
         self.tid = "%r_tid"
+        #: registers a new tile gets instead of :meth:`slots` (a handler run on another layout's registers)
+        self.forced_slots: int | None = None
+        #: values helpers computed once per block: (``id`` of the block, key) -> value
+        self.block_memo: dict[tuple, object] = {}
 
     # -- values -------------------------------------------------------------
     def get(self, v: Value):
@@ -122,7 +131,16 @@ class KernelLowering:
             raise LoweringError(f"expected a tile type, got {ty}")
         shape = tuple(int(d) for d in ty.shape)
         cls = reg_class(ty.element)
-        return TileValue(shape, ty.element, [self.f.reg(cls) for _ in range(self.slots(num_elements(shape)))])
+        count = self.slots(num_elements(shape)) if self.forced_slots is None else self.forced_slots
+        return TileValue(shape, ty.element, [self.f.reg(cls) for _ in range(count)])
+
+    def once_in_block(self, key: tuple, build: Callable[[], object]) -> object:
+        """``build()``, once per ``key`` in the block of ops being lowered (the block of :attr:`op`): the
+        instructions it emits there dominate the rest of that block, and nothing outside it."""
+        k = (id(self.op.parent) if self.op is not None else None,) + tuple(key)
+        if k not in self.block_memo:
+            self.block_memo[k] = build()
+        return self.block_memo[k]
 
     # -- thread-index arithmetic (slot 0 hoisted to the prologue) ------------
     def lin(self, n: int, s: int) -> str:
@@ -569,6 +587,13 @@ class KernelLowering:
         self.op = op
         if "token" in op.operand_segments and any(after_access(t) for t in op.operand_group("token")):
             self.f.emit("bar.sync 0")
+        try:
+            if any(hook(self, op, h) for hook in OP_HOOKS):
+                return
+        except LoweringError as e:
+            if e.op is None:
+                e.op = op
+            raise
         converted = {}
         for hook in OPERAND_HOOKS:
             for i, v in enumerate(op.operands):
@@ -674,5 +699,5 @@ def load_pred_byte(f: Function, dst: str, load: str, address: str, zero_first: b
     emit(f"setp.ne.u16 {dst}, {t}, 0")
 
 
-__all__ = ["HANDLERS", "KernelLowering", "OPERAND_HOOKS", "f32_imm", "f64_imm", "handler", "load_pred_byte", "pred_byte",
+__all__ = ["HANDLERS", "KernelLowering", "OP_HOOKS", "OPERAND_HOOKS", "f32_imm", "f64_imm", "handler", "load_pred_byte", "pred_byte",
            "st_shared", "storage_bytes"]

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.ir.core import Block, BlockArgument, Operation, Value
 from tile_lsp.codegen.lower import OPERAND_HOOKS, KernelLowering
-from tile_lsp.codegen.ptx import StagedTile, TileValue, reg_class, staged_bytes
+from tile_lsp.codegen.ptx import REG_BYTES, LoweringError, StagedTile, TileValue, reg_class, staged_bytes
 from tile_lsp.dialect import nv_tileas_types as NT
 from tile_lsp.dialect import types as T
 
@@ -228,7 +228,8 @@ def takes_fragments(op: Operation, index: int) -> bool:
     values (the loop's registers take them as they are), a ``for``'s initial values, the
     accumulator of a product by a broadcast row vector (:func:`row_scale`)."""
     if op.name in MMA_OPS:
-        return index == 2
+        a = op.attr("tile_lsp.operand_a")  # A from registers (codegen/fragment_layouts.py)
+        return index == 2 or (index == 0 and isinstance(a, A.StringAttr) and a.value == "fragments")
     if op.name == "cuda_tile.mulf":
         hit = row_scale(op)
         return hit is not None and hit[0] == index
@@ -331,7 +332,7 @@ def ldmatrix_lane(lw: KernelLowering) -> tuple[str, str]:
     return f.once(("ldmatrix_lane",), build)
 
 
-def _tile_origin(lw: KernelLowering, frag: FragmentTile, j: int) -> tuple[str, str]:
+def tile_origin(lw: KernelLowering, frag: FragmentTile, j: int) -> tuple[str, str]:
     """(row, col) b32 registers of element 0 of this thread in its warp's ``j``-th tile:
     ``16 * tm + g`` (a row of all the batches) and ``8 * tn + 2q`` (the prologue keeps them)."""
     f = lw.f
@@ -356,7 +357,7 @@ def _element_index(lw: KernelLowering, frag: FragmentTile, j: int) -> str:
     f = lw.f
 
     def build() -> str:
-        row, col = _tile_origin(lw, frag, j)
+        row, col = tile_origin(lw, frag, j)
         r = f.reg("b32")
         f.pro(f"mad.lo.s32 {r}, {row}, {frag.n}, {col}")
         return r
@@ -440,25 +441,152 @@ def store_fragments(lw: KernelLowering, frag: FragmentTile, offset: int) -> None
         lw.f.emit(f"st.shared.b32 {addr}, {frag.regs[r]}")
 
 
-def to_fragments(lw: KernelLowering, tile: TileValue) -> FragmentTile:
-    """``tile`` (the distribution of :mod:`tile_lsp.codegen.ptx`) in fragments, through a swizzled
-    buffer of the staging scratch (barriers before and after the stores, as :meth:`KernelLowering.stage`)."""
-    out = new_fragments(lw, tile.shape, tile.elem)
-    (off,) = lw.stage([tile], swizzle=True)
-    load_fragments(lw, out, off)
+def _element_places(frag: FragmentTile):
+    """Yield ``(register index, tile j, element offset)`` of every register of ``frag``: the element
+    is ``offset`` past element 0 of tile ``j`` (:func:`_element_index`) in the row-major tile."""
+    for j in range(frag.per_warp):
+        for i in range(4):
+            yield 4 * j + i, j, (i >> 1) * 8 * frag.n + (i & 1)
+
+
+def to_fragments(lw: KernelLowering, tile: TileValue, blocked: bool = False) -> FragmentTile:
+    """``tile`` (the distribution of :mod:`tile_lsp.codegen.ptx`) in fragments, the warps' tiles
+    ``blocked`` or strided, through the staging scratch (barriers before and after the stores, as
+    :meth:`KernelLowering.stage`): a swizzled buffer for 32-bit elements, else a plain row-major one."""
+    out = new_fragments(lw, tile.shape, tile.elem, blocked)
+    if out.cls in ("f32", "b32"):
+        (off,) = lw.stage([tile], swizzle=True)
+        load_fragments(lw, out, off)
+        return out
+    (off,) = lw.stage([tile])
+    esz = REG_BYTES[out.cls]
+    for r, j, e in _element_places(out):
+        lw.mov(out.cls, out.regs[r], lw.smem_read(tile.elem, off + e * esz, _element_index(lw, out, j)))
     return out
 
 
 def from_fragments(lw: KernelLowering, frag: FragmentTile) -> TileValue:
-    """``frag`` in the distribution of :mod:`tile_lsp.codegen.ptx`, through a swizzled buffer of the
-    staging scratch."""
+    """``frag`` in the distribution of :mod:`tile_lsp.codegen.ptx`, through the staging scratch (a
+    swizzled buffer for 32-bit elements, else a plain row-major one)."""
     f = lw.f
-    lw.reserve(frag.rows * frag.n * staged_bytes(frag.elem))
+    esz = REG_BYTES[frag.cls]
+    swizzle = frag.cls in ("f32", "b32")
+    lw.reserve(frag.rows * frag.n * (staged_bytes(frag.elem) if swizzle else esz))
     f.emit("bar.sync 0")
-    store_fragments(lw, frag, 0)
+    if swizzle:
+        store_fragments(lw, frag, 0)
+    else:
+        for r, j, e in _element_places(frag):
+            lw.smem_write(frag.elem, e * esz, _element_index(lw, frag, j), frag.regs[r])
     f.emit("bar.sync 0")
     out = lw.new_tile(T.TileType(list(frag.shape), frag.elem))
-    lw.read_staged(out, 0, swizzle=True)
+    lw.read_staged(out, 0, swizzle=swizzle)
+    return out
+
+
+def relayout(lw: KernelLowering, frag: FragmentTile, blocked: bool) -> FragmentTile:
+    """``frag`` with its warps' tiles ``blocked`` or strided (itself where it already is)."""
+    return frag if frag.blocked == blocked else to_fragments(lw, from_fragments(lw, frag), blocked)
+
+
+# ------------------------------------------------------------------ row vectors
+
+
+@dataclass
+class RowFragments:
+    """An ``M`` or ``M x 1`` tile held as the rows of row-blocked fragments (``codegen/fragment_layouts.py``):
+    the ``M / 16`` blocks of 16 rows split evenly over the ``warps`` warps, ``regs[2 * a + h]`` is row
+    ``16 * (w * B + a) + g + 8 * h`` (``B`` blocks a warp) in every lane ``4g + q`` of warp ``w``: the
+    rows of the C/D registers ``2h`` and ``2h + 1`` of the warp's tiles in its ``a``-th block."""
+
+    shape: tuple[int, ...]
+    elem: T.Type
+    regs: list[str]
+    warps: int
+
+    @property
+    def blocks(self) -> int:
+        """Blocks of 16 rows a warp."""
+        return len(self.regs) // 2
+
+    @property
+    def geometry(self) -> FragmentTile:
+        """A blocked ``M x 8`` fragment tile with the same rows, for :func:`tile_origin` (its tile ``a`` is block ``a``)."""
+        return FragmentTile((self.shape[0], 8), self.elem, [""] * (4 * self.blocks), self.warps, True)
+
+
+@dataclass
+class RowBroadcast:
+    """A ``broadcast`` of :class:`RowFragments` ``rows`` to an ``M x N`` tile, not computed: an element-wise
+    op in row-blocked fragments reads each register's row from ``rows``."""
+
+    rows: RowFragments
+    shape: tuple[int, ...]
+
+
+def new_rows(lw: KernelLowering, shape: tuple[int, ...], elem: T.Type) -> RowFragments:
+    """Fresh registers for an ``M`` or ``M x 1`` tile as :class:`RowFragments` in this CTA."""
+    warps = lw.threads // 32
+    return RowFragments(tuple(shape), elem, [lw.f.reg(reg_class(elem)) for _ in range(2 * (shape[0] // 16 // warps))],
+                        warps)
+
+
+def row_register(lw: KernelLowering, geometry: FragmentTile, j: int, half: int) -> str:
+    """b32 register: the row of this thread's C/D registers ``2 * half`` and ``2 * half + 1`` in tile ``j``
+    of ``geometry`` (a row of all the batches)."""
+    row = tile_origin(lw, geometry, j)[0]
+    return lw.once_in_block(("row", row, half), lambda: _plus(lw, row, 8 * half)) if half else row
+
+
+def column_register(lw: KernelLowering, geometry: FragmentTile, j: int, odd: int) -> str:
+    """b32 register: the column of this thread's C/D registers ``odd``, ``2 + odd`` in tile ``j`` of ``geometry``."""
+    col = tile_origin(lw, geometry, j)[1]
+    return lw.once_in_block(("col", col, odd), lambda: _plus(lw, col, odd)) if odd else col
+
+
+def _plus(lw: KernelLowering, reg: str, k: int) -> str:
+    r = lw.f.reg("b32")
+    lw.f.emit(f"add.s32 {r}, {reg}, {k}")
+    return r
+
+
+def from_rows(lw: KernelLowering, rows: RowFragments) -> TileValue:
+    """``rows`` in the distribution: lane ``4g`` of each warp writes its rows to the staging scratch,
+    and after a barrier each thread reads its slots (barriers before and after the stores)."""
+    f = lw.f
+    esz = REG_BYTES[reg_class(rows.elem)]
+    lw.reserve(rows.shape[0] * esz)
+    f.emit("bar.sync 0")
+    _, _, q2 = lane_coordinates(lw)
+    first = f.reg("pred")
+    f.emit(f"setp.eq.u32 {first}, {q2}, 0")
+    for a in range(rows.blocks):
+        for h in (0, 1):
+            lw.smem_write(rows.elem, 0, row_register(lw, rows.geometry, a, h), rows.regs[2 * a + h], first)
+    f.emit("bar.sync 0")
+    out = lw.new_tile(T.TileType(list(rows.shape), rows.elem))
+    lw.read_staged(out, 0)
+    return out
+
+
+def to_rows(lw: KernelLowering, tile: TileValue) -> RowFragments:
+    """An ``M`` or ``M x 1`` ``tile`` of the distribution as :class:`RowFragments`, through the staging scratch."""
+    out = new_rows(lw, tile.shape, tile.elem)
+    (off,) = lw.stage([tile])
+    cls = reg_class(tile.elem)
+    for a in range(out.blocks):
+        for h in (0, 1):
+            lw.mov(cls, out.regs[2 * a + h], lw.smem_read(tile.elem, off, row_register(lw, out.geometry, a, h)))
+    return out
+
+
+def broadcast_rows(lw: KernelLowering, rb: RowBroadcast) -> TileValue:
+    """A :class:`RowBroadcast` computed in the distribution (for an op that does not read it in fragments)."""
+    vec = from_rows(lw, rb.rows)
+    (off,) = lw.stage([vec])
+    out = lw.new_tile(T.TileType(list(rb.shape), vec.elem))
+    for s, r in enumerate(out.regs):
+        lw.mov(reg_class(vec.elem), r, lw.smem_read(vec.elem, off, lw.coords(rb.shape, s)[0]))
     return out
 
 
@@ -475,11 +603,11 @@ class ScaledFragments:
     ``instruction``: the multiplication, e.g. ``mul.rn.f32``."""
 
     frag: FragmentTile
-    scale: TileValue
+    scale: TileValue | RowFragments
     instruction: str
 
 
-def scale_rows(lw: KernelLowering, frag: FragmentTile, scale: TileValue, instruction: str,
+def scale_rows(lw: KernelLowering, frag: FragmentTile, scale: TileValue | RowFragments, instruction: str,
                offset: int | None = None) -> FragmentTile:
     """``frag`` times ``scale`` broadcast along the rows (:func:`row_scale`), in fragments: each
     register ``instruction dst, x, s`` (e.g. ``mul.rn.f32``) with ``s`` the scale of its row.
@@ -491,7 +619,11 @@ def scale_rows(lw: KernelLowering, frag: FragmentTile, scale: TileValue, instruc
     its tile rows (``g`` and ``g + 8`` of the tile's 16)."""
     f = lw.f
     out = fresh_like(lw, frag)
-    if scale.n == 1:
+    if isinstance(scale, RowFragments):  # row-blocked: the rows of a warp's a-th block are registers 2a, 2a + 1
+        if not frag.blocked or frag.per_warp // frag.tiles_n != scale.blocks:
+            raise LoweringError("internal: row vector and fragments of different rows")
+        rows = [scale.regs[2 * (j // frag.tiles_n):2 * (j // frag.tiles_n) + 2] for j in range(frag.per_warp)]
+    elif scale.n == 1:
         rows = [[scale.regs[0]] * 2 for _ in range(frag.per_warp)]
     else:
         off = lw.stage([scale])[0] if offset is None else offset
@@ -500,7 +632,7 @@ def scale_rows(lw: KernelLowering, frag: FragmentTile, scale: TileValue, instruc
         for j in range(frag.per_warp):
             key = operand_keys(frag, j)[0]
             if key not in by_row:
-                row, _ = _tile_origin(lw, frag, j)
+                row, _ = tile_origin(lw, frag, j)
                 by_row[key] = [lw.smem_read(scale.elem, off + half * 8 * esz, row) for half in (0, 1)]
         rows = [by_row[operand_keys(frag, j)[0]] for j in range(frag.per_warp)]
     for j, (top, bottom) in enumerate(rows):
@@ -606,7 +738,25 @@ class _SwizzledOperand:
         return f"[{r}+{big}]" if big else f"[{r}]"
 
 
-def mma_into_fragments(lw: KernelLowering, a: TileValue | StagedTile, b: TileValue | StagedTile,
+def a_registers(lw: KernelLowering, a: FragmentTile, block: int, k0: int) -> list[str]:
+    """The four A registers of an m16n8k16 step at column ``k0`` of the warp's ``block``-th row block,
+    from ``a``, a 16-bit tile in row-blocked fragments: C/D registers ``(0, 1)`` and ``(2, 3)`` of its
+    tiles ``k0 / 8`` and ``k0 / 8 + 1`` of that block, each pair packed low half first.  (A register
+    ``i`` holds row ``g + 8 (i & 1)``, columns ``2q + 8 (i >> 1)`` and the next; C/D registers ``2h``
+    and ``2h + 1`` row ``g + 8 h``, columns ``2q`` and ``2q + 1``: PTX ISA "Matrix Fragments for
+    mma.m16n8k16".)"""
+    f = lw.f
+    out = []
+    for tile in (k0 // 8, k0 // 8 + 1):
+        j = block * a.tiles_n + tile
+        for h in (0, 1):
+            r = f.reg("b32")
+            f.emit(f"mov.b32 {r}, {{{a.regs[4 * j + 2 * h]}, {a.regs[4 * j + 2 * h + 1]}}}")
+            out.append(r)
+    return out
+
+
+def mma_into_fragments(lw: KernelLowering, a: TileValue | StagedTile | FragmentTile, b: TileValue | StagedTile,
                        c: FragmentTile, offsets: list[int], mma: MmaShape) -> FragmentTile:
     """D = A x B + C with ``mma`` (:func:`mma_shape`), C and D in fragments.
 
@@ -640,9 +790,13 @@ def mma_into_fragments(lw: KernelLowering, a: TileValue | StagedTile, b: TileVal
     ldm = per == 2 and oa % 16 == 0 and ob % 16 == 0
     lr, lc = ldmatrix_lane(lw) if ldm else (g, qp)
     a_addr, b_addr = {}, {}
+    in_registers = isinstance(a, FragmentTile)  # P of attention: A fragments are its registers, paired
+    if in_registers and not (a.blocked and c.blocked and a.per_warp // a.tiles_n == c.per_warp // c.tiles_n
+                             and per == 2 and batch == 1):
+        raise LoweringError("internal: an A operand in fragments needs row-blocked A and C of the same rows")
     for j in range(c.per_warp):
-        row, col = _tile_origin(lw, c, j)
-        if a_key(j) not in a_addr:
+        row, col = tile_origin(lw, c, j)
+        if a_key(j) not in a_addr and not in_registers:
             r = f.reg("b32")  # element (row, p*q) of A (rows of all the batches); with ldmatrix (row0 + lr, lc)
             if ldm:
                 f.emit(f"sub.s32 {r}, {row}, {g}")
@@ -685,7 +839,9 @@ def mma_into_fragments(lw: KernelLowering, a: TileValue | StagedTile, b: TileVal
         for j in range(c.per_warp):
             key = b_key(j)
             if a_key(j) not in a_frag:
-                if ldm:
+                if in_registers:
+                    a_frag[a_key(j)] = a_registers(lw, a, a_key(j), k0)
+                elif ldm:
                     a_frag[a_key(j)] = [f.reg("b32") for _ in range(4)]
                     f.emit(f"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {regs(a_frag[a_key(j)])}, "
                            f"{a_at(a_addr[a_key(j)], oa + k0 * ea)}")
