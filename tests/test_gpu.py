@@ -104,6 +104,11 @@ CASES = [
     # tests/kernels: one A operand of two MMAs, staged once in a pinned buffer
     Case("shared_operand_mma_f16_64x64x32.sm_80", [((64, 32), F16, "normal"), ((32, 128), F16, "normal"),
                                                    ((128, 64), F32, "zeros")], (1, 1, 1), rtol=1e-4, atol=1e-4),
+    # tests/kernels: attention's rows in MMA fragments, two row blocks a warp, P stored from fragments
+    Case("custom_fragment_rows_f16_64x32.sm_80", [((64, 32), F16, "normal"), ((32, 64), F16, "normal"),
+                                                  ((64, 32), F16, "normal"), ((64, 32), F32, "zeros"),
+                                                  ((64, 1), F32, "zeros"), ((64, 64), F16, "zeros")], (1, 1, 1),
+         rtol=1e-2, atol=1e-2),
     Case("flash_attention_f16_causal_d64_128x64.sm_90", [((1, 1, 128, 64), F16, "normal")] * 3
          + [((1, 1, 128, 64), F16, "zeros")], (1, 1, 1), scalars=[0.125], rtol=1e-2, atol=1e-2),
 ]

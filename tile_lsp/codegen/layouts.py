@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.syntax.parse_rules.entry import optimization_hint_entries
 from tile_lsp.analysis.ir.core import Module, Operation
+from tile_lsp.codegen.fragment_layouts import plan_fragment_layouts
 from tile_lsp.codegen.mma_fragments import carried_in_fragments
 from tile_lsp.codegen.reductions import reduction_plan_of, runs_in_registers
 from tile_lsp.codegen.scans import scan_plan_of
@@ -149,4 +150,5 @@ def assign_layouts(module: Module, entries: list[Operation], target: Target) -> 
                     op.attributes["tile_lsp.scan"] = A.StringAttr(scan_plan_of(op, plan.threads).describe())
             elif short in STAGING_OPS:
                 op.attributes["tile_lsp.staging"] = A.StringAttr("smem")
+        plan_fragment_layouts(entry, plan.threads, target.sm, target.max_smem)
     return plans

@@ -17,7 +17,10 @@ import re
 from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.ir.core import Operation
 from tile_lsp.codegen.lower import KernelLowering, handler
-from tile_lsp.codegen.mma_fragments import FragmentTile, fresh_like, from_fragments, new_fragments, to_fragments
+from tile_lsp.codegen.fragment_layouts import is_uniform, loop_marks
+from tile_lsp.codegen.mma_fragments import (FragmentTile, RowBroadcast, RowFragments, broadcast_rows, fresh_like,
+                                            from_fragments, from_rows, new_fragments, new_rows, relayout,
+                                            to_fragments, to_rows)
 from tile_lsp.codegen.ptx import TOKEN, LoweringError, TileValue, reg_class
 from tile_lsp.dialect import types as T
 
@@ -28,17 +31,30 @@ def _fresh_like(lw: KernelLowering, x):
         return TileValue(x.shape, x.elem, [lw.f.reg(cls) for _ in x.regs])
     if isinstance(x, FragmentTile):
         return fresh_like(lw, x)
+    if isinstance(x, RowFragments):
+        return new_rows(lw, x.shape, x.elem)
+    if isinstance(x, RowBroadcast):
+        return _fresh_like(lw, broadcast_rows(lw, x))
     return x  # tokens, views: not carried in registers
 
 
 def _assign(lw: KernelLowering, dst, src) -> None:
-    """Move ``src``'s registers into ``dst``'s, converting between the distribution and MMA fragments
-    where the two differ (:mod:`tile_lsp.codegen.mma_fragments`)."""
+    """Move ``src``'s registers into ``dst``'s, converting between the distribution, MMA fragments
+    (strided or row-blocked) and fragment rows where the two differ
+    (:mod:`tile_lsp.codegen.mma_fragments`, :mod:`tile_lsp.codegen.fragment_layouts`)."""
+    if isinstance(src, RowBroadcast):
+        src = broadcast_rows(lw, src)
+    if isinstance(src, RowFragments) and not isinstance(dst, RowFragments):
+        src = from_rows(lw, src)
+    if isinstance(dst, RowFragments) and isinstance(src, TileValue):
+        src = to_rows(lw, src)
     if isinstance(dst, FragmentTile) and isinstance(src, TileValue):
-        src = to_fragments(lw, src)
+        src = to_fragments(lw, src, dst.blocked)
+    elif isinstance(dst, FragmentTile) and isinstance(src, FragmentTile):
+        src = relayout(lw, src, dst.blocked)
     elif isinstance(dst, TileValue) and isinstance(src, FragmentTile):
         src = from_fragments(lw, src)
-    if isinstance(dst, (TileValue, FragmentTile)):
+    if isinstance(dst, (TileValue, FragmentTile, RowFragments)):
         cls = reg_class(dst.elem)
         for d, s in zip(dst.regs, src.regs):
             lw.mov(cls, d, s)
@@ -67,13 +83,22 @@ def _for(lw: KernelLowering, op: Operation) -> None:
     inits = [lw.get(v) for v in op.operands[3:]]
     iters = [_fresh_like(lw, x) for x in inits]
     # the iteration values tile-assign-layouts put in MMA fragments (codegen/mma_fragments.py)
+    # and those codegen/fragment_layouts.py keeps row-blocked, or as fragment rows
     marked = op.attr("tile_lsp.fragments")
     in_fragments = {a.value for a in marked.elements} if isinstance(marked, A.ArrayAttr) else set()
+    blocked, rows = loop_marks(op, "tile_lsp.fragments_blocked"), loop_marks(op, "tile_lsp.fragment_rows")
     for i, x in enumerate(inits):
         if i in in_fragments and isinstance(x, TileValue):
-            iters[i] = new_fragments(lw, x.shape, x.elem)
+            iters[i] = new_fragments(lw, x.shape, x.elem, i in blocked)
+        elif i in rows and isinstance(x, (TileValue, RowFragments)):
+            iters[i] = new_rows(lw, x.shape, x.elem)
+            if isinstance(x, TileValue) and is_uniform(op.operands[3 + i]):  # every row the same value
+                for r in iters[i].regs:
+                    lw.mov(reg_class(x.elem), r, x.regs[0])
+                inits[i] = iters[i]
     for d, s in zip(iters, inits):
-        _assign(lw, d, s)
+        if d is not s:
+            _assign(lw, d, s)
     iv = f.reg("b64" if w64 else "b32")
     f.emit(f"mov.b{64 if w64 else 32} {iv}, {lb}")
     head, latch, done = f.label("for"), f.label("for_next"), f.label("for_end")

@@ -17,7 +17,7 @@ import math
 
 from tile_lsp.analysis.ir.core import Operation
 from tile_lsp.codegen.lower import KernelLowering, enum_case, f32_imm, f64_imm, handler
-from tile_lsp.codegen.mma_fragments import ScaledFragments, scaled_in_fragments
+from tile_lsp.codegen.mma_fragments import RowFragments, ScaledFragments, from_rows, scaled_in_fragments
 from tile_lsp.codegen.ptx import LoweringError, TileValue, reg_class
 from tile_lsp.dialect import types as T
 
@@ -44,8 +44,13 @@ def _float_binary(ptx: str, ftz_ok: bool = True, rounding: bool = True):
         if scaled is not None:  # an MMA accumulator in fragments times a broadcast row vector: the MMA
             i, bcast = scaled   # computes it, staging the row vector with its operands
             ftz = ".ftz" if op.attr("flush_to_zero") is not None else ""
-            lw.set(op.results[0], ScaledFragments(lw.get(op.operands[i]), lw.tile(bcast.operands[0]),
-                                                  f"mul.{rnd}{ftz}.f32"))
+            scale = lw.get(bcast.operands[0])  # in the distribution, or as fragment rows (fragment_layouts.py)
+            frag = lw.get(op.operands[i])
+            if isinstance(scale, RowFragments) and not frag.blocked:
+                scale = from_rows(lw, scale)
+            elif not isinstance(scale, RowFragments):
+                scale = lw.tile(bcast.operands[0])
+            lw.set(op.results[0], ScaledFragments(frag, scale, f"mul.{rnd}{ftz}.f32"))
             return
         a, b = _operands(lw, op)
         out = lw.new_result(op)

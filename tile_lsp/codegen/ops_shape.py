@@ -26,7 +26,8 @@ from tile_lsp.codegen.mma_fragments import (MMA_SYNC_SMEM_LIMIT, FragmentTile, b
                                             fragment_loads, fragment_shape_fits, lane_coordinates, ldmatrix_lane,
                                             load_fragments, mma_into_fragments, mma_shape, mma_shape_of,
                                             new_fragments, operand_at, operand_signs, scale_rows,
-                                            store_fragments, ScaledFragments)
+                                            store_fragments, RowFragments, ScaledFragments, from_fragments)
+from tile_lsp.codegen.fragment_layouts import TILE, mark, row_blocked_fits
 from tile_lsp.codegen.ptx import (GlobalTile, LoweringError, StagedTile, TileValue, reg_class, row_major_strides,
                                   staged_bytes, unravel)
 from tile_lsp.codegen.reductions import (emit_shuffle_reduce, identity_regs, lane_bit, marked_in_registers,
@@ -546,7 +547,7 @@ def splat_bits(v) -> int | None:
 
 
 def _mma_sync(lw: KernelLowering, a: TileValue | StagedTile, b: TileValue | StagedTile, c: TileValue,
-              out: TileValue, c_bits: int | None = None) -> None:
+              out: TileValue, c_bits: int | None = None, keep: bool = False) -> FragmentTile | None:
     """D = A x B + C on the tensor cores with ``mma.sync.aligned.m16n8k16.row.col.f32.T.T.f32``.
 
     A (M x K), B (K x N) and C (M x N) are in shared memory row-major (A and B staged by the
@@ -562,7 +563,8 @@ def _mma_sync(lw: KernelLowering, a: TileValue | StagedTile, b: TileValue | Stag
     element i (0..3) is row ``g + 8 * (i >> 1)``, column ``2q + (i & 1)``.  C and D share a swizzled
     buffer (:meth:`~tile_lsp.codegen.lower.KernelLowering.swizzled`) after A and B; with ``c_bits``
     (C is that f32 in every element, :func:`splat_bits`), C is not staged: the accumulators start
-    from it.
+    from it.  With ``keep`` (and every warp owning whole rows of tiles), D is not written back: the
+    row-blocked fragments are returned instead (``codegen/fragment_layouts.py``).
     """
     f = lw.f
     (M, K), N = a.shape, b.shape[-1]
@@ -581,16 +583,20 @@ def _mma_sync(lw: KernelLowering, a: TileValue | StagedTile, b: TileValue | Stag
         # the order of a warp's tiles that loads fewer fragment registers a k-step (one warp's tiles in
         # one tile row share their A fragment: attention's S = Q K^T, 8 tiles a warp, 20 registers, not 34)
         blocked = fragment_loads(M, N, lw.threads, True) < fragment_loads(M, N, lw.threads, False)
-        acc = new_fragments(lw, (M, N), c.elem, blocked)
+        keep = keep and row_blocked_fits(M, N, lw.threads)
+        acc = new_fragments(lw, (M, N), c.elem, blocked or keep)
         if c_bits is None:
             load_fragments(lw, acc, oc)
         else:
             for r in acc.regs:
                 f.emit(f"mov.b32 {r}, {c_bits}")
-        store_fragments(lw, mma_into_fragments(lw, a, b, acc, [oa, ob], shape), oc)
+        d = mma_into_fragments(lw, a, b, acc, [oa, ob], shape)
+        if keep:
+            return d
+        store_fragments(lw, d, oc)
         f.emit("bar.sync 0")
         lw.read_staged(out, oc, swizzle=True)
-        return
+        return None
     base = lw.smem_addr()
     kind = a.elem.name
     warps = max(1, lw.threads // 32)
@@ -672,11 +678,26 @@ def _mma_sync(lw: KernelLowering, a: TileValue | StagedTile, b: TileValue | Stag
     f.place(done)
     f.emit("bar.sync 0")
     lw.read_staged(out, oc, swizzle=True)
+    return None
 
 
 def _mma(lw: KernelLowering, op: Operation, scaled: bool) -> None:
-    a, b = (_operand(lw, v) for v in op.operands[:2])
+    a = lw.get(op.operands[0])
+    if not isinstance(a, FragmentTile):  # else A from registers (codegen/fragment_layouts.py)
+        a = _operand(lw, op.operands[0])
+    b = _operand(lw, op.operands[1])
     carried = lw.get(op.operands[2])
+    if isinstance(carried, ScaledFragments) and isinstance(carried.scale, RowFragments):
+        carried = scale_rows(lw, carried.frag, carried.scale, carried.instruction)  # no staging: rows in registers
+    shape = mma_shape_of(op, lw.target.sm)
+    if isinstance(carried, FragmentTile) and isinstance(a, FragmentTile) and shape is not None:
+        (ob,) = _in_smem(lw, [b])
+        lw.set(op.results[0], mma_into_fragments(lw, a, b, carried, [0, ob], shape))
+        return
+    if isinstance(a, FragmentTile):  # not planned so: A through shared memory after all
+        a = from_fragments(lw, a)
+    if isinstance(carried, FragmentTile) and shape is None:
+        carried = from_fragments(lw, carried)  # C in fragments of an MMA the tensor cores do not run
     if isinstance(carried, ScaledFragments) and carried.scale.n > 1:
         # C = the loop's accumulator times a row vector: the vector is staged after A and B, under the
         # one barrier that makes them visible, and applied to the fragments before the MMAs
@@ -690,9 +711,11 @@ def _mma(lw: KernelLowering, op: Operation, scaled: bool) -> None:
         lw.set(op.results[0], mma_into_fragments(lw, a, b, carried, _in_smem(lw, [a, b]),
                                                  mma_shape_of(op, lw.target.sm)))
         return
-    c = lw.tile(op.operands[2])
+    c = carried if isinstance(carried, TileValue) else lw.tile(op.operands[2])
     if not scaled and mma_sync_applies(lw, a, b, c, op.results[0].type):
-        _mma_sync(lw, a, b, c, lw.new_result(op), splat_bits(op.operands[2]))
+        kept = _mma_sync(lw, a, b, c, lw.new_result(op), splat_bits(op.operands[2]), keep=mark(op) == TILE)
+        if kept is not None:  # D stays in row-blocked fragments (codegen/fragment_layouts.py)
+            lw.set(op.results[0], kept)
         return
     sa = sb = None
     if scaled:

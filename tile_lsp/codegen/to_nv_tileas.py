@@ -333,7 +333,9 @@ class _Rewriter:
                 attrs[f"{side}_signed"] = A.BoolAttr(op.enum_case(name, "signed") != "unsigned")
         attrs.update(self.layout_attrs(op))
         new_ops: list[Operation] = []
-        sa, sb, offset = self.hoist(a, op), self.hoist(b, op), 0
+        a_attr = op.attr("tile_lsp.operand_a")  # A from registers, in fragments (codegen/fragment_layouts.py)
+        in_registers = isinstance(a_attr, A.StringAttr) and a_attr.value == "fragments"
+        sa, sb, offset = a if in_registers else self.hoist(a, op), self.hoist(b, op), 0
         if sa is None:
             first, sa = self.shared(a, op)
             new_ops += first

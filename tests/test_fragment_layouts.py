@@ -1,0 +1,136 @@
+"""Attention's S, P and row statistics in MMA fragments (``codegen/fragment_layouts.py``).
+
+What the plan marks, what the nv_tileas stage then stages, what the PTX of attention's loop does
+without shared memory, and the printed layouts against the PTX ISA's fragment definition.  The
+results on the emulator against the interpreter are ``tests/test_ptx_emulator.py``'s cases
+``custom_fragment_rows_f16_64x32.sm_80`` and ``flash_attention_f16_causal_d64_128x64.sm_90``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import require_corpus
+from tile_lsp.codegen import lower_text
+from tile_lsp.codegen.fragment_layouts import fragment_layout_text, row_blocked_fits
+
+ROOT = Path(__file__).resolve().parents[1]
+CUSTOM = ROOT / "tests" / "kernels" / "custom_fragment_rows_f16_64x32.sm_80.mlir"
+
+
+def _marks(stage: str) -> dict[str, str]:
+    """SSA name of each op's first result -> its ``tile_lsp.fragment`` mark."""
+    out = {}
+    for line in stage.splitlines():
+        m = re.match(r"\s*(%[\w#:]+)(?:, %\w+)* = .*tile_lsp\.fragment = \"(\w+)\"", line)
+        if m:
+            out[m.group(1).split(":")[0]] = m.group(2)
+    return out
+
+
+def _loop_body(ptx: str) -> str:
+    """The PTX from the first loop's head label to its end label."""
+    start = re.search(r"^\$L_for_\d+:", ptx, re.M)
+    end = re.search(r"^\$L_for_end_\d+:", ptx, re.M)
+    return ptx[start.start():end.start()]
+
+
+def test_the_plan_of_the_custom_kernel():
+    r = lower_text(CUSTOM.read_text(), "sm_80", file_name=CUSTOM.name)
+    assert r.ok, r.diagnostics
+    marks = _marks(r.stages["layout"])
+    # S and what the softmax makes of it; the mask is recomputed where select reads it
+    assert {k: marks[k] for k in ("%7", "%11", "%12", "%14", "%15", "%19", "%22")} == dict.fromkeys(
+        ("%7", "%11", "%12", "%14", "%15", "%19", "%22"), "tile")
+    assert {marks[k] for k in ("%1", "%2", "%3", "%9", "%10", "%bcast_23", "%bcast_32")} == {"remat"}
+    # the row statistics: reductions, their reshapes and arithmetic, and the broadcasts of them
+    assert {marks[k] for k in ("%reduce", "%reshape_33", "%13", "%16", "%17", "%reduce_35", "%18")} == {"rows"}
+    assert marks["%bcast_34"] == marks["%bcast_39"] == "row_broadcast"
+    # the final O / l only goes back to the distribution to be stored: not in fragments
+    assert "%23" not in marks and "%bcast_40" not in marks
+    layout = r.stages["layout"]
+    assert 'tile_lsp.operand_a = "fragments"' in layout
+    assert "tile_lsp.fragment_rows = [1 : i32, 2 : i32]" in layout
+    assert "tile_lsp.fragments_blocked = [0 : i32]" in layout
+    # 2 warps, 64 rows: two 16-row blocks a warp
+    assert 'tile_lsp.layout = "((4,8,2),(2,2,4,2)):((2,32,1024),(1,256,8,512))"' in layout
+    assert 'tile_lsp.layout = "((4,8,2),(2,2)):((0,1,32),(8,16))"' in layout
+
+
+def test_p_is_not_staged_and_the_loop_has_no_cross_warp_step():
+    r = lower_text(CUSTOM.read_text(), "sm_80", file_name=CUSTOM.name)
+    nv = r.stages["nv_tileas"]
+    dots = [line for line in nv.splitlines() if "nv_tileas.dot" in line]
+    assert len(dots) == 2
+    # S = Q K reads two staged buffers; P V reads P as a register tile and V's buffer
+    assert re.search(r"nv_tileas.dot %\w+, %\w+, %\w+ .*: !nv_tileas.tiled_view<64x32xf16, SMEM>", dots[0])
+    assert ": !cuda_tile.tile<64x32xf16>, !nv_tileas.tiled_view<32x32xf16, SMEM>" in dots[1]
+    body = _loop_body(r.ptx)
+    # two reductions, two rows of two blocks a thread, two butterfly steps each
+    assert body.count("shfl.sync.bfly") == 2 * 4 * 2
+    assert "ldmatrix.sync.aligned.m8n8.x4" in body  # Q's A fragments; P's are its registers
+    assert body.count("ldmatrix.sync.aligned.m8n8.x4") == 2 * 2  # 2 blocks x 2 k-steps of S only
+
+
+def _corpus(name: str):
+    """The lowering of corpus kernel ``name`` (``NAME.sm_XX``) for its target (``require_corpus``)."""
+    path = require_corpus() / "kernels" / f"{name}.mlir"
+    r = lower_text(path.read_text(), name.rsplit(".", 1)[1], file_name=path.name)
+    assert r.ok, r.diagnostics
+    return r
+
+
+def test_flash_attention_keeps_s_p_and_the_statistics_in_registers():
+    r = _corpus("flash_attention_f16_causal_d64_128x64.sm_90")
+    body = _loop_body(r.ptx)
+    # per iteration: K^T staged (2 barriers around its copy), V staged (2); S, the softmax and P none
+    assert body.count("bar.sync") == 4
+    assert body.count("shfl.sync.bfly") == 2 * 2 * 2
+    marks = _marks(r.stages["layout"])
+    assert marks["%21"] == "tile" and marks["%reduce"] == "rows" and marks["%bcast_71"] == "row_broadcast"
+
+
+@pytest.mark.parametrize("m,n,warps,rows", [(64, 32, 2, False), (128, 64, 8, False), (64, 32, 2, True),
+                                            (128, 64, 8, True), (128, 128, 4, False)])
+def test_printed_layouts_are_the_fragment_definition(m, n, warps, rows):
+    """Evaluate the CuTe layout text at every (thread, register) against PTX ISA "Matrix Fragments for
+    mma.m16n8k16": C/D element i of a 16x8 tile in lane 4g + q at row g + 8 (i >> 1), column
+    2q + (i & 1); warp w holding row blocks w B .. w B + B - 1 whole."""
+    threads = 32 * warps
+    assert row_blocked_fits(m, n, threads)
+    text = fragment_layout_text((m, n) if not rows else (m, 1), threads, rows)
+    shapes, strides = [re.findall(r"\d+", part) for part in text.split(":")]
+    shapes, strides = [int(x) for x in shapes], [int(x) for x in strides]
+    thread_modes = 3
+    blocks = m // 16 // warps
+    tn = n // 8
+
+    def evaluate(index: int, modes: list[int], steps: list[int]) -> int:
+        out = 0
+        for size, step in zip(modes, steps):
+            out += (index % size) * step
+            index //= size
+        return out
+    regs = 2 * blocks if rows else 4 * tn * blocks
+    for t in range(threads):
+        w, g, q = t // 32, (t % 32) // 4, t % 4
+        for v in range(regs):
+            got = evaluate(t, shapes[:thread_modes], strides[:thread_modes]) \
+                + evaluate(v, shapes[thread_modes:], strides[thread_modes:])
+            if rows:
+                a, h = v // 2, v % 2
+                assert got == 16 * (w * blocks + a) + g + 8 * h
+            else:
+                j, i = v // 4, v % 4
+                a, col_tile = j // tn, j % tn
+                row, col = 16 * (w * blocks + a) + g + 8 * (i >> 1), 8 * col_tile + 2 * q + (i & 1)
+                assert got == row * n + col
+
+
+def test_plain_k_loops_keep_their_layout():
+    """A K loop whose accumulator nothing reads in fragments is not made row-blocked."""
+    r = _corpus("matmul_tiled_f16_128x128x32.sm_90")
+    assert "tile_lsp.fragment" not in r.stages["layout"].replace("tile_lsp.fragments = ", "")
