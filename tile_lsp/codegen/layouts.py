@@ -20,7 +20,9 @@ warps through smem"``) on a ``reduce`` that runs in registers and warp
 shuffles, or ``tile_lsp.scan`` (:mod:`tile_lsp.codegen.scans`, e.g.
 ``"shfl.up 1 2 4 8 16, 4 warps through smem"``) on a ``scan``; ``tile_lsp.fragments = [i, ...]`` on a ``for`` whose iteration
 values ``i`` the loop carries in MMA fragments
-(:mod:`tile_lsp.codegen.mma_fragments`).
+(:mod:`tile_lsp.codegen.mma_fragments`).  Last, per entry, the plan of the tiles that stay in MMA
+fragments between tensor-core MMAs (attention's S, P and row statistics), ``tile_lsp.fragment`` on
+their ops (:mod:`tile_lsp.codegen.fragment_layouts`).
 """
 
 from __future__ import annotations
