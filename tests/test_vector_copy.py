@@ -6,6 +6,8 @@ with tiles that cut the tensors (the padding), and which path ran."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tile_lsp.analysis.api import analyze_text
@@ -47,13 +49,30 @@ def _lowered():
 
 
 def test_both_operands_get_the_vector_copy_and_the_element_copy():
-    """128 threads; A (64x32) and B (32x64) are 256 vectors of 8 f16 each: two a thread."""
+    """128 threads; A (64x32) and B (32x64) are 256 vectors of 8 f16 each: two a thread, loaded before
+    the loop for its first iteration and in the body for the next one (ops_memory.prefetch_loads)."""
     result = _lowered()
     assert result.kernels[0].threads == 128
     ptx = result.ptx
-    assert ptx.count("ld.global.v4.b32") == 4 and ptx.count("st.shared.v4.b32") == 4
-    assert ptx.count("bra.uni $L_copy_elements_") == 2
+    assert ptx.count("ld.global.v4.b32") == 2 * 4 and ptx.count("st.shared.v4.b32") == 4
+    assert ptx.count("bra.uni $L_copy_elements_") == 2  # prefetched vectors, or elements copied then
+    assert "bra.uni $L_load_elements_" not in ptx  # the prefetch loads vectors under the alignment test
     assert "ld.global.b16" in ptx  # the element copies
+
+
+def test_the_loop_loads_the_next_iteration_after_storing_this_one():
+    """In the body, each operand's shared stores come first, then the loads of the next iteration,
+    under ``iv + step < ub``; the first iteration's loads stand before the loop."""
+    ptx = _lowered().ptx
+    head = ptx.index("$L_for_")
+    body = ptx[ptx.index("\n$L_for_") + 1:ptx.index("\n$L_for_end_")]
+    assert ptx[:head].count("ld.global.v4.b32") == 4
+    assert body.count("ld.global.v4.b32") == 4
+    first_store, first_load = body.index("st.shared.v4.b32"), body.index("ld.global.v4.b32")
+    assert first_store < first_load
+    guard = re.search(r"@(%p\d+) ld.global.v4.b32", body[first_load - 200:]).group(1)
+    assert re.search(rf"and.pred {guard}, %p\d+, (%p\d+);", body) or guard  # bounds and the next iteration
+    assert re.search(r"add.s32 (%r\d+), %r\d+, %r\d+;\n\tsetp.lt.s32 %p\d+, \1, %r\d+;", body)
 
 
 @pytest.mark.parametrize("m, n, k, sa, sb, vectors", [  # vectors: the operands copied in vectors
@@ -61,6 +80,8 @@ def test_both_operands_get_the_vector_copy_and_the_element_copy():
     (80, 72, 88, 88, 72, 2),     # tiles cut in rows and in whole vectors: the padding, in vectors
     (64, 64, 64, 68, 66, 0),     # rows of 136 and 132 bytes: vectors would be misaligned
     (64, 64, 60, 64, 64, 1),     # A's rows end inside a vector (60 columns): A by elements, B in vectors
+    (64, 64, 32, 32, 64, 2),     # one iteration: the body's loads for a next one do not run
+    (64, 64, 0, 32, 64, 0),      # no iteration: nor do the loads before the loop
 ])
 def test_the_copy_path_and_the_product_on_the_emulator(m, n, k, sa, sb, vectors):
     np = pytest.importorskip("numpy")
@@ -76,7 +97,8 @@ def test_the_copy_path_and_the_product_on_the_emulator(m, n, k, sa, sb, vectors)
                     grid, info.threads, info.dynamic_smem, traffic=True)
     np.testing.assert_array_equal(c, a[:, :k].astype(np.float32) @ b[:, :n].astype(np.float32))
     ran = [line for line, counts in stats.traffic.by_line.items() if "ld.global.v4.b32" in line and counts]
-    assert len(ran) == 2 * vectors, ran  # two vectors a thread an operand
+    # two vectors a thread an operand, loaded before the loop, and in it where a next iteration comes
+    assert len(ran) == (2 if k <= 32 else 4) * vectors, ran
 
 
 # A's last stride given at run time (cuTile passes every stride): the test also checks that it is 1
@@ -98,7 +120,7 @@ def test_a_run_time_last_stride_takes_vectors_only_when_it_is_1(ua, vectors):
     assert analyze_text(DYNAMIC).diagnostics == []
     result = lower_text(DYNAMIC, "sm_90", file_name="k.mlir")
     assert result.ok, result.diagnostics
-    assert result.ptx.count("ld.global.v4.b32") == 4
+    assert result.ptx.count("ld.global.v4.b32") == 2 * 4  # before the loop, and for the next iteration
     info = result.kernels[0]
     rng = np.random.default_rng(ua)
     a = rng.integers(-3, 4, (64, 128)).astype(np.float16)
@@ -108,7 +130,7 @@ def test_a_run_time_last_stride_takes_vectors_only_when_it_is_1(ua, vectors):
                     (1, 1, 1), info.threads, info.dynamic_smem, traffic=True)
     np.testing.assert_array_equal(c, a[:, :64 * ua:ua].astype(np.float32) @ b.astype(np.float32))
     ran = [line for line, counts in stats.traffic.by_line.items() if "ld.global.v4.b32" in line and counts]
-    assert len(ran) == 2 * vectors, ran
+    assert len(ran) == 2 * 2 * vectors, ran  # two iterations: the second's loads in the first
 
 
 def test_which_accesses_may_take_vectors():
@@ -142,7 +164,7 @@ def test_tiles_of_fewer_vectors_than_threads():
     result = lower_text(text, "sm_90", file_name="k.mlir")
     assert result.ok, result.diagnostics
     info = result.kernels[0]
-    assert info.threads == 128 and result.ptx.count("ld.global.v4.b32") == 2
+    assert info.threads == 128 and result.ptx.count("ld.global.v4.b32") == 2 * 2  # and the next iteration's
     m, n, k = 20, 24, 40
     rng = np.random.default_rng(3)
     a = rng.integers(-3, 4, (m, k)).astype(np.float16)
@@ -164,8 +186,10 @@ def test_f32_operands_move_four_elements_a_vector():
     result = lower_text(text, "sm_90", file_name="k.mlir")
     assert result.ok, result.diagnostics
     info = result.kernels[0]
-    # A 64x32 and B 32x64 f32: 512 vectors each, 4 a thread
-    assert result.ptx.count("ld.global.v4.b32") == 8
+    # A 64x32 and B 32x64 f32: 512 vectors each, 4 a thread.  A's 16 registers are prefetched (before
+    # the loop and for the next iteration); B's 16 more would pass the budget of 31 (128 threads):
+    # copied in their iteration
+    assert result.ptx.count("ld.global.v4.b32") == 2 * 4 + 4
     for sa, vectors in ((132, 2), (130, 1)):
         rng = np.random.default_rng(sa)
         a = rng.integers(-3, 4, (64, sa)).astype(np.float32)
@@ -175,4 +199,4 @@ def test_f32_operands_move_four_elements_a_vector():
                         (1, 1, 1), info.threads, info.dynamic_smem, traffic=True)
         np.testing.assert_array_equal(c, a[:, :64] @ b)
         ran = [line for line, counts in stats.traffic.by_line.items() if "ld.global.v4.b32" in line and counts]
-        assert len(ran) == 4 * vectors, ran
+        assert len(ran) == (2 * 4 if vectors == 2 else 0) + 4, ran  # A's lines in vectors, if aligned; B's

@@ -99,6 +99,8 @@ class KernelLowering:
         self.forced_slots: int | None = None
         #: values helpers computed once per block: (``id`` of the block, key) -> value
         self.block_memo: dict[tuple, object] = {}
+        #: staging stores whose loads an enclosing loop issues an iteration ahead (``ops_memory.Prefetch``)
+        self.prefetched: dict[int, object] = {}
 
     # -- values -------------------------------------------------------------
     def get(self, v: Value):

@@ -18,6 +18,7 @@ from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.ir.core import Operation
 from tile_lsp.codegen.lower import KernelLowering, handler
 from tile_lsp.codegen.fragment_layouts import is_uniform, loop_marks
+from tile_lsp.codegen.ops_memory import prefetch_loads
 from tile_lsp.codegen.mma_fragments import (FragmentTile, RowBroadcast, RowFragments, broadcast_rows, fresh_like,
                                             from_fragments, from_rows, new_fragments, new_rows, relayout,
                                             to_fragments, to_rows)
@@ -105,11 +106,13 @@ def _for(lw: KernelLowering, op: Operation) -> None:
     ivt = TileValue((), op.operands[0].type.element, [iv])
     ops = lw.bind_block(op.regions[0], [ivt] + iters)
     cmp = "u" if op.attr("unsignedCmp") is not None else "s"
+    prefetch_loads(lw, op, lb, ub)  # the first iteration's staged copies, loaded before the loop
     p = f.reg("pred")
     f.place(head)
     f.emit(f"setp.ge.{cmp}{64 if w64 else 32} {p}, {iv}, {ub}")
     f.emit(f"@{p} bra.uni {done}")
-    lw.loop_stack.append({"iters": iters, "results": iters, "head": latch, "end": done})
+    lw.loop_stack.append({"iters": iters, "results": iters, "head": latch, "end": done,
+                          "iv": iv, "step": step, "ub": ub, "cmp": cmp})
     lw.run_ops(ops)
     lw.loop_stack.pop()
     f.loc = lw.loc_of(op)

@@ -18,8 +18,8 @@ holding replicas.  Semantics: NVIDIA cuda-tile ``Types.td``
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable
-from dataclasses import replace
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, replace
 
 from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.ir.core import Operation
@@ -533,37 +533,90 @@ def _vectors_aligned(lw: KernelLowering, view: TileViewValue, esz: int) -> str |
     return p
 
 
+@dataclass
+class LoadedCopy:
+    """The registers of a :func:`copy_to_staged` between its two phases (:func:`load_for_staged`, then
+    :func:`store_loaded`): ``vectors`` (four b32 registers a slot) where a uniform test picks 16-byte
+    vectors at run time (``aligned``, its predicate), and ``elements`` (one register a slot)."""
+
+    vectors: list[list[str]] | None
+    elements: list[str]
+    aligned: str | None
+
+
 def copy_to_staged(lw: KernelLowering, tile: GlobalTile, buf: StagedTile) -> None:
     """Copy ``tile`` from global memory into the staged buffer ``buf`` (row-major in the loaded
     tile's order, swizzled as ``buf`` says), without a register tile in the distribution.  No barrier.
 
     Where :func:`vector_copy_applies`, a uniform branch picks at run time between 16-byte vectors
-    (:func:`_copy_vectors`, when :func:`_vectors_aligned`) and single elements
-    (:func:`_copy_elements`)."""
+    (:func:`_load_vectors`, when :func:`_vectors_aligned`) and single elements
+    (:func:`_load_elements`).  Each slot's load is followed by its store, so that few registers are
+    live at once; a loop that prefetches a copy splits it in two phases instead
+    (:func:`load_for_staged`, :func:`store_loaded`)."""
     f = lw.f
     esz = storage_bytes(tile.elem)
     aligned = _vectors_aligned(lw, tile.view, esz) if vector_copy_applies(tile.view, tile.shape, tile.elem,
                                                                           tile.sem) else None
     if aligned is None:
-        _copy_elements(lw, tile, buf)
+        _store_elements(lw, tile, buf, _load_elements(lw, tile, None, None))
         return
     scalar, done = f.label("copy_elements"), f.label("copy_done")
     f.emit(f"@!{aligned} bra.uni {scalar}")
-    _copy_vectors(lw, tile, buf)
+    _store_vectors(lw, tile, buf, _load_vectors(lw, tile, None, None))
     f.emit(f"bra.uni {done}")
     f.place(scalar)
-    _copy_elements(lw, tile, buf)
+    _store_elements(lw, tile, buf, _load_elements(lw, tile, None, None))
     f.place(done)
 
 
-def _copy_vectors(lw: KernelLowering, tile: GlobalTile, buf: StagedTile) -> None:
-    """:func:`copy_to_staged` in 16-byte vectors, ``V = 16 / element bytes`` elements of a row each:
-    the access of a view over the tensor seen as vectors (last extent and tile size / V, the other
-    strides and the view's steps in elements as they are, the last stride V), so that its slots'
-    addresses and bounds come from :func:`_affine_accesses` and a thread's vectors are
-    ``s * T + t`` of the tile's vectors.  A vector out of bounds is the padding (the predicate of
-    its ``ld.global.v4.b32``); ``st.shared.v4.b32`` puts it whole at its place in ``buf`` (a swizzle
-    keeps 16-byte chunks whole)."""
+def load_for_staged(lw: KernelLowering, tile: GlobalTile, into: LoadedCopy | None = None,
+                    guard: str | None = None, prefetch: bool = False) -> LoadedCopy:
+    """The load phase of :func:`copy_to_staged`: ``tile``'s elements into registers (``into``'s, else
+    new ones), in the copy's order, out-of-bounds ones the padding; every load also under the
+    predicate ``guard`` where given (a prefetch for an iteration that may not come).  A ``prefetch``
+    of a copy that may take vectors loads only those, under the alignment test (no branch); where
+    the test fails, :func:`store_loaded` copies the elements itself."""
+    f = lw.f
+    esz = storage_bytes(tile.elem)
+    if into is not None:
+        aligned = into.aligned
+    else:
+        aligned = _vectors_aligned(lw, tile.view, esz) if vector_copy_applies(tile.view, tile.shape, tile.elem,
+                                                                              tile.sem) else None
+    if aligned is None:
+        return LoadedCopy(None, list(_load_elements(lw, tile, into.elements if into else None, guard)), None)
+    if prefetch:
+        return LoadedCopy(list(_load_vectors(lw, tile, into.vectors if into else None, _and(lw, guard, aligned))),
+                          None, aligned)
+    scalar, done = f.label("load_elements"), f.label("load_done")
+    f.emit(f"@!{aligned} bra.uni {scalar}")
+    vectors = list(_load_vectors(lw, tile, into.vectors if into else None, guard))
+    f.emit(f"bra.uni {done}")
+    f.place(scalar)
+    elements = list(_load_elements(lw, tile, into.elements if into else None, guard))
+    f.place(done)
+    return LoadedCopy(vectors, elements, aligned)
+
+
+def store_loaded(lw: KernelLowering, tile: GlobalTile, buf: StagedTile, loaded: LoadedCopy) -> None:
+    """The store phase of :func:`copy_to_staged`: ``loaded``'s registers into ``buf`` (elements a
+    prefetch did not load, loaded here first).  No barrier."""
+    f = lw.f
+    if loaded.aligned is None:
+        _store_elements(lw, tile, buf, loaded.elements)
+        return
+    scalar, done = f.label("copy_elements"), f.label("copy_done")
+    f.emit(f"@!{loaded.aligned} bra.uni {scalar}")
+    _store_vectors(lw, tile, buf, loaded.vectors)
+    f.emit(f"bra.uni {done}")
+    f.place(scalar)
+    _store_elements(lw, tile, buf, loaded.elements if loaded.elements is not None
+                    else _load_elements(lw, tile, None, None))
+    f.place(done)
+
+
+def _vector_access(lw: KernelLowering, tile: GlobalTile):
+    """(view over the tensor seen as 16-byte vectors, the tile's shape in vectors, elements a vector)."""
     f = lw.f
     view, shape = tile.view, tile.shape
     esz = storage_bytes(tile.elem)
@@ -582,23 +635,48 @@ def _copy_vectors(lw: KernelLowering, tile: GlobalTile, buf: StagedTile) -> None
     vshape = shape[:last] + (shape[last] // per,)
     vview = replace(view, tensor=tensor, tile_shape=vshape,
                     steps=tuple(k // per if i == last else k for i, k in enumerate(view.steps)))
-    strides = row_major_strides(shape)
-    strides[last] = per  # buffer elements between neighbouring vectors of a row
+    return vview, vshape, per
+
+
+def _load_vectors(lw: KernelLowering, tile: GlobalTile, into: list[list[str]] | None,
+                  guard: str | None) -> Iterator[list[str]]:
+    """:func:`copy_to_staged`'s loads in 16-byte vectors, ``V = 16 / element bytes`` elements of a row
+    each: the access of a view over the tensor seen as vectors (last extent and tile size / V, the
+    other strides and the view's steps in elements as they are, the last stride V), so that its
+    slots' addresses and bounds come from :func:`_affine_accesses` and a thread's vectors are ``s * T
+    + t`` of the tile's vectors.  A vector out of bounds is the padding (the predicate of its
+    ``ld.global.v4.b32``).  A generator: each slot's load is emitted when it is taken."""
+    f = lw.f
+    vview, vshape, _ = _vector_access(lw, tile)
+    esz = storage_bytes(tile.elem)
     count = lw.slots(num_elements(vshape))
-    place = _buffer_places(lw, buf, vshape, strides, esz)
     own = lw.owner(num_elements(vshape))
-    pad = _pad_bits(tile.elem, view.padding)
+    pad = _pad_bits(tile.elem, tile.view.padding)
     word = pad | pad << 16 if esz == 2 else pad
     accesses = _affine_accesses(lw, vview, _index_bases(lw, vview, tile.index), vshape, count)
     for s, (addr, inb) in enumerate(accesses):
-        regs = [f.reg("b32") for _ in range(4)]
+        regs = into[s] if into else [f.reg("b32") for _ in range(4)]
         for r in regs:
             f.emit(f"mov.b32 {r}, {word}")
-        vec = "{" + ", ".join(regs) + "}"
-        g = _and(lw, inb, own)
-        f.emit((f"@{g} " if g else "") + f"ld.global.v4.b32 {vec}, [{addr}]")
+        g = _and(lw, _and(lw, inb, own), guard)
+        f.emit((f"@{g} " if g else "") + f"ld.global.v4.b32 {{{', '.join(regs)}}}, [{addr}]")
+        yield regs
+
+
+def _store_vectors(lw: KernelLowering, tile: GlobalTile, buf: StagedTile, loaded: Iterable[list[str]]) -> None:
+    """:func:`copy_to_staged`'s stores of :func:`_load_vectors`' registers: ``st.shared.v4.b32`` puts a
+    vector whole at its place in ``buf`` (a swizzle keeps 16-byte chunks whole)."""
+    f = lw.f
+    shape = tile.shape
+    per = VECTOR_BYTES // storage_bytes(tile.elem)
+    vshape = shape[:-1] + (shape[-1] // per,)
+    strides = row_major_strides(shape)
+    strides[len(shape) - 1] = per  # buffer elements between neighbouring vectors of a row
+    place = _buffer_places(lw, buf, vshape, strides, storage_bytes(tile.elem))
+    own = lw.owner(num_elements(vshape))
+    for s, regs in enumerate(loaded):
         to, at = place(s)
-        f.emit((f"@{own} " if own else "") + f"st.shared.v4.b32 [{to}+{at}], {vec}")
+        f.emit((f"@{own} " if own else "") + f"st.shared.v4.b32 [{to}+{at}], {{{', '.join(regs)}}}")
 
 
 def _buffer_places(lw: KernelLowering, buf: StagedTile, shape: tuple[int, ...], strides: list[int], esz: int):
@@ -618,36 +696,52 @@ def _buffer_places(lw: KernelLowering, buf: StagedTile, shape: tuple[int, ...], 
     return place
 
 
-def _copy_elements(lw: KernelLowering, tile: GlobalTile, buf: StagedTile) -> None:
-    """:func:`copy_to_staged` one element at a time.
-
-    The copy gives the threads its elements in an order of its own: the tile dimension that
-    ``dim_map`` puts on the tensor's last dimension (in a row-major tensor the contiguous one) varies
-    fastest, so consecutive lanes read consecutive addresses even where the view transposes the
-    tensor (attention's K^T); the distribution's order would put each lane in another row there, a
-    32-byte sector a lane.  Each slot's address and bounds come as in :func:`_affine_accesses`, its
-    place in ``buf`` is slot 0's plus a constant; out-of-bounds elements take the view's padding."""
-    f = lw.f
+def _element_order(tile: GlobalTile):
+    """(tile dimensions in the copy's order, the view with its dimensions so, the moved shape)."""
     view, shape = tile.view, tile.shape
     order = copy_order(view)
     moved_shape = tuple(shape[i] for i in order)
     moved_view = replace(view, tile_shape=moved_shape, dim_map=tuple(view.dim_map[i] for i in order),
                          steps=tuple(view.steps[i] for i in order))
-    bases = _index_bases(lw, view, tile.index)
-    strides = row_major_strides(shape)  # the buffer's order: the loaded tile's
+    return order, moved_view, moved_shape
+
+
+def _load_elements(lw: KernelLowering, tile: GlobalTile, into: list[str] | None,
+                   guard: str | None) -> Iterator[str]:
+    """:func:`copy_to_staged`'s loads one element at a time.
+
+    The copy gives the threads its elements in an order of its own: the tile dimension that
+    ``dim_map`` puts on the tensor's last dimension (in a row-major tensor the contiguous one) varies
+    fastest, so consecutive lanes read consecutive addresses even where the view transposes the
+    tensor (attention's K^T); the distribution's order would put each lane in another row there, a
+    32-byte sector a lane.  Each slot's address and bounds come as in :func:`_affine_accesses`;
+    out-of-bounds elements take the view's padding.  A generator: each slot's load is emitted when
+    it is taken."""
+    order, moved_view, moved_shape = _element_order(tile)
+    bases = _index_bases(lw, tile.view, tile.index)
     count = lw.slots(tile.n)
-    esz = staged_bytes(tile.elem)
     cls = reg_class(tile.elem)
-    place = _buffer_places(lw, buf, moved_shape, [strides[i] for i in order], esz)
     own = lw.owner(tile.n)
-    pad = _pad_bits(tile.elem, view.padding)
+    pad = _pad_bits(tile.elem, tile.view.padding)
     accesses = _affine_accesses(lw, moved_view, [bases[i] for i in order], moved_shape, count)
     for s, (addr, inb) in enumerate(accesses):
-        r = f.reg(cls)
+        r = into[s] if into else lw.f.reg(cls)
         lw.mov(cls, r, lw.const_reg(tile.elem, pad))
-        load_element(lw, tile.elem, r, addr, _and(lw, inb, own), tile.sem, ".global")
+        load_element(lw, tile.elem, r, addr, _and(lw, _and(lw, inb, own), guard), tile.sem, ".global")
+        yield r
+
+
+def _store_elements(lw: KernelLowering, tile: GlobalTile, buf: StagedTile, loaded: Iterable[str]) -> None:
+    """:func:`copy_to_staged`'s stores of :func:`_load_elements`' registers: each at its place in
+    ``buf`` (row-major in the loaded tile's order), slot 0's plus a constant."""
+    order, _, moved_shape = _element_order(tile)
+    strides = row_major_strides(tile.shape)  # the buffer's order: the loaded tile's
+    cls = reg_class(tile.elem)
+    place = _buffer_places(lw, buf, moved_shape, [strides[i] for i in order], staged_bytes(tile.elem))
+    own = lw.owner(tile.n)
+    for s, r in enumerate(loaded):
         to, at = place(s)
-        f.emit((f"@{own} " if own else "") + st_shared(cls, to, at, r, f))
+        lw.f.emit((f"@{own} " if own else "") + st_shared(cls, to, at, r, lw.f))
 
 
 @handler("nv_tileas.tiled_load")
@@ -661,7 +755,19 @@ def _tiled_load(lw: KernelLowering, op: Operation) -> None:
     for r in op.results[1:]:
         lw.set(r, TOKEN)
     view = lw.get(op.operand_group("view")[0])
-    coords = op.operand_group("coords")
+    deferred = deferred_copy(lw, op)
+    if deferred is not None:
+        lw.set(op.results[0], deferred)
+        return
+    _load_tile(lw, op, view, op.operand_group("coords"), _nv_sem(op))
+
+
+def deferred_copy(lw: KernelLowering, op: Operation) -> GlobalTile | None:
+    """The :class:`~tile_lsp.codegen.ptx.GlobalTile` of ``tiled_load`` op where the staging store copies
+    its tile (:func:`copy_to_staged`) instead of loading it into registers: a tile used only to be
+    staged (:func:`staged_buffer`) that the copy moves in 16-byte vectors (:func:`vector_copy_applies`)
+    or that the view transposes, into a swizzled buffer; ``None`` otherwise."""
+    view = lw.get(op.operand_group("view")[0])
     ty = op.results[0].type
     shape = tuple(int(d) for d in ty.shape)
     transposed = isinstance(view, TileViewValue) and view.kind != "gather" \
@@ -672,9 +778,141 @@ def _tiled_load(lw: KernelLowering, op: Operation) -> None:
     # 128 bytes apart, which the swizzle spreads over 4 or 8 banks; unswizzled (8-bit elements) they
     # would all fall in one bank, a 32-way conflict
     if buf is not None and (vectors or buf.attr("tile_lsp.swizzle") is not None):
-        lw.set(op.results[0], GlobalTile(view, tuple(coords), shape, ty.element, _nv_sem(op), lw.f.loc))
+        return GlobalTile(view, tuple(op.operand_group("coords")), shape, ty.element, _nv_sem(op), lw.f.loc)
+    return None
+
+
+#: registers a thread keeps for the rest of a loop before its copies are prefetched (:func:`prefetch_loads`):
+#: CTAs of 512 threads, 128 registers a thread at most, spilled with any (matmul_tiled_bf16_128x256x64)
+PREFETCH_FLOOR = 128
+#: short names of the ops that write memory (a loop with one does not prefetch: :func:`prefetch_loads`)
+WRITES = frozenset({"store_view_tko", "store_ptr_tko", "atomic_rmw_tko", "atomic_cas_tko", "atomic_red_view_tko"})
+
+
+def _writes_global(op: Operation) -> bool:
+    if op.short_name in WRITES:
+        return True
+    if op.name == "nv_tileas.tiled_store":
+        maker = op.operand_group("view")[0].defining_op
+        return maker is None or maker.name != "nv_tileas.alloc_tensor"
+    return False
+
+
+@dataclass
+class Prefetch:
+    """A staged copy that its ``for`` loop loads one iteration ahead (:func:`prefetch_loads`): the
+    registers (``loaded``) and the body's ``index_cast`` values of the induction variable, which the
+    next iteration's loads see as ``iv + step``."""
+
+    loaded: LoadedCopy
+    casts: list
+
+
+def prefetch_loads(lw: KernelLowering, loop: Operation, lb: str, ub: str) -> None:
+    """Issue, before ``loop``, the loads of its first iteration's staged copies, where they can run an
+    iteration early: a ``tiled_load`` in the body whose tile is copied by the staging store
+    (:func:`deferred_copy`), of a view made outside the loop, at coordinates made outside it or the
+    induction variable itself, with a token that orders it after nothing; and a body that writes no
+    memory (the loads then read what they would have read in their iteration).  The staging store
+    takes those registers, then loads the next iteration's (:func:`store_prefetched`): the global
+    load's latency overlaps an iteration's work instead of waiting at its MMA.  Under the predicate
+    ``lb < ub``.
+
+    The registers stay live through the whole loop, so the copies prefetched, in body order, take
+    at most a quarter of the registers a thread of this CTA size may have beyond
+    :data:`PREFETCH_FLOOR` (65,536 a CTA, 255 a thread: none in CTAs of 512 threads or more, 31 in
+    smaller ones); a copy that may take vectors prefetches only those (one register for 2 or 4
+    elements), its element fallback copying in its iteration."""
+    from tile_lsp.codegen.lower import after_access
+    block = loop.regions[0].blocks[0]
+    if loop.operands[0].type.element.width != 32 or any(_writes_global(o) for o in loop.walk()):
         return
-    _load_tile(lw, op, view, coords, _nv_sem(op))
+    iv = block.arguments[0]
+    budget = max(0, min(255, 65536 // lw.threads) - PREFETCH_FLOOR) // 4
+    first = None
+    for op in block.operations:
+        if op.name != "nv_tileas.tiled_load" or any(after_access(t) for t in op.operand_group("token")):
+            continue
+        view = op.operand_group("view")[0]
+        if _inside_loop(view, loop) or not isinstance(lw.values.get(id(view)), TileViewValue):
+            continue
+        casts = []
+        for c in op.operand_group("coords"):
+            d = c.defining_op
+            if d is not None and d.name == "arith.index_cast" and d.operands[0] is iv:
+                casts.append(c)
+            elif _inside_loop(c, loop):
+                break
+        else:
+            saved = {id(c): lw.values.get(id(c)) for c in casts}
+            for c in casts:
+                lw.set(c, TileValue((), T.IntegerType(32), [lb]))
+            try:
+                tile = deferred_copy(lw, op)
+                if tile is None:
+                    continue
+                if vector_copy_applies(tile.view, tile.shape, tile.elem, tile.sem):
+                    cost = lw.slots(tile.n * storage_bytes(tile.elem) // VECTOR_BYTES) * 4
+                else:
+                    cost = lw.slots(tile.n)
+                if cost > budget:
+                    continue
+                budget -= cost
+                if first is None:
+                    first = lw.f.reg("pred")
+                    lw.f.emit(f"setp.lt.{'u' if loop.attr('unsignedCmp') is not None else 's'}32 {first}, {lb}, {ub}")
+                store = _staging_store(op)
+                lw.prefetched[id(store)] = Prefetch(load_for_staged(lw, tile, guard=first, prefetch=True), casts)
+            finally:
+                for c in casts:
+                    if saved[id(c)] is None:
+                        lw.values.pop(id(c), None)
+                    else:
+                        lw.values[id(c)] = saved[id(c)]
+
+
+def _staging_store(op: Operation) -> Operation:
+    """The ``tiled_store`` that stages ``tiled_load`` op's tile (through reshapes: :func:`staged_buffer`)."""
+    v = op.results[0]
+    while v.uses[0].owner.name == "cuda_tile.reshape":
+        v = v.uses[0].owner.results[0]
+    return v.uses[0].owner
+
+
+def _inside_loop(v, loop: Operation) -> bool:
+    """Whether value ``v`` is defined inside ``loop``'s regions (an op there, or a block argument)."""
+    op = v.defining_op
+    block = op.parent if op is not None else getattr(v, "owner", None)
+    while block is not None:
+        parent = block.parent_op
+        if parent is loop:
+            return True
+        block = parent.parent if parent is not None else None
+    return False
+
+
+def store_prefetched(lw: KernelLowering, op: Operation, tile: GlobalTile, buf: StagedTile) -> bool:
+    """The staging store ``op`` of a copy its loop prefetched (:func:`prefetch_loads`): the registers
+    into ``buf``, then the next iteration's loads into them, under ``iv + step < ub``.  ``False``
+    where the loop did not prefetch it."""
+    pre = lw.prefetched.get(id(op))
+    if pre is None:
+        return False
+    f = lw.f
+    store_loaded(lw, tile, buf, pre.loaded)
+    loop = lw.loop_stack[-1]
+    nxt, more = f.reg("b32"), f.reg("pred")
+    f.emit(f"add.s32 {nxt}, {loop['iv']}, {loop['step']}")
+    f.emit(f"setp.lt.{loop['cmp']}32 {more}, {nxt}, {loop['ub']}")
+    saved = {id(c): lw.values.get(id(c)) for c in pre.casts}
+    for c in pre.casts:
+        lw.set(c, TileValue((), T.IntegerType(32), [nxt]))
+    try:
+        load_for_staged(lw, tile, into=pre.loaded, guard=more, prefetch=True)
+    finally:
+        for c in pre.casts:
+            lw.values[id(c)] = saved[id(c)]
+    return True
 
 
 @handler("nv_tileas.tiled_store")
@@ -736,7 +974,8 @@ def _store_staged(lw: KernelLowering, op: Operation, buf: StagedTile) -> None:
         if not _staged_store_before(op, lw):
             lw.f.emit("bar.sync 0")
         here, lw.f.loc = lw.f.loc, value.loc or lw.f.loc
-        copy_to_staged(lw, value, buf)
+        if not store_prefetched(lw, op, value, buf):
+            copy_to_staged(lw, value, buf)
         lw.f.loc = here
         return
     value = lw.tile(op.operand_group("value")[0])
