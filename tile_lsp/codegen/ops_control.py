@@ -18,7 +18,7 @@ from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.ir.core import Operation
 from tile_lsp.codegen.lower import KernelLowering, handler
 from tile_lsp.codegen.fragment_layouts import is_uniform, loop_marks
-from tile_lsp.codegen.ops_memory import prefetch_loads
+from tile_lsp.codegen.prefetch import prefetch_loads
 from tile_lsp.codegen.mma_fragments import (FragmentTile, RowBroadcast, RowFragments, broadcast_rows, fresh_like,
                                             from_fragments, from_rows, new_fragments, new_rows, relayout,
                                             to_fragments, to_rows)

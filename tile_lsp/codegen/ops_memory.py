@@ -782,137 +782,6 @@ def deferred_copy(lw: KernelLowering, op: Operation) -> GlobalTile | None:
     return None
 
 
-#: registers a thread keeps for the rest of a loop before its copies are prefetched (:func:`prefetch_loads`):
-#: CTAs of 512 threads, 128 registers a thread at most, spilled with any (matmul_tiled_bf16_128x256x64)
-PREFETCH_FLOOR = 128
-#: short names of the ops that write memory (a loop with one does not prefetch: :func:`prefetch_loads`)
-WRITES = frozenset({"store_view_tko", "store_ptr_tko", "atomic_rmw_tko", "atomic_cas_tko", "atomic_red_view_tko"})
-
-
-def _writes_global(op: Operation) -> bool:
-    if op.short_name in WRITES:
-        return True
-    if op.name == "nv_tileas.tiled_store":
-        maker = op.operand_group("view")[0].defining_op
-        return maker is None or maker.name != "nv_tileas.alloc_tensor"
-    return False
-
-
-@dataclass
-class Prefetch:
-    """A staged copy that its ``for`` loop loads one iteration ahead (:func:`prefetch_loads`): the
-    registers (``loaded``) and the body's ``index_cast`` values of the induction variable, which the
-    next iteration's loads see as ``iv + step``."""
-
-    loaded: LoadedCopy
-    casts: list
-
-
-def prefetch_loads(lw: KernelLowering, loop: Operation, lb: str, ub: str) -> None:
-    """Issue, before ``loop``, the loads of its first iteration's staged copies, where they can run an
-    iteration early: a ``tiled_load`` in the body whose tile is copied by the staging store
-    (:func:`deferred_copy`), of a view made outside the loop, at coordinates made outside it or the
-    induction variable itself, with a token that orders it after nothing; and a body that writes no
-    memory (the loads then read what they would have read in their iteration).  The staging store
-    takes those registers, then loads the next iteration's (:func:`store_prefetched`): the global
-    load's latency overlaps an iteration's work instead of waiting at its MMA.  Under the predicate
-    ``lb < ub``.
-
-    The registers stay live through the whole loop, so the copies prefetched, in body order, take
-    at most a quarter of the registers a thread of this CTA size may have beyond
-    :data:`PREFETCH_FLOOR` (65,536 a CTA, 255 a thread: none in CTAs of 512 threads or more, 31 in
-    smaller ones); a copy that may take vectors prefetches only those (one register for 2 or 4
-    elements), its element fallback copying in its iteration."""
-    from tile_lsp.codegen.lower import after_access
-    block = loop.regions[0].blocks[0]
-    if loop.operands[0].type.element.width != 32 or any(_writes_global(o) for o in loop.walk()):
-        return
-    iv = block.arguments[0]
-    budget = max(0, min(255, 65536 // lw.threads) - PREFETCH_FLOOR) // 4
-    first = None
-    for op in block.operations:
-        if op.name != "nv_tileas.tiled_load" or any(after_access(t) for t in op.operand_group("token")):
-            continue
-        view = op.operand_group("view")[0]
-        if _inside_loop(view, loop) or not isinstance(lw.values.get(id(view)), TileViewValue):
-            continue
-        casts = []
-        for c in op.operand_group("coords"):
-            d = c.defining_op
-            if d is not None and d.name == "arith.index_cast" and d.operands[0] is iv:
-                casts.append(c)
-            elif _inside_loop(c, loop):
-                break
-        else:
-            saved = {id(c): lw.values.get(id(c)) for c in casts}
-            for c in casts:
-                lw.set(c, TileValue((), T.IntegerType(32), [lb]))
-            try:
-                tile = deferred_copy(lw, op)
-                if tile is None:
-                    continue
-                if vector_copy_applies(tile.view, tile.shape, tile.elem, tile.sem):
-                    cost = lw.slots(tile.n * storage_bytes(tile.elem) // VECTOR_BYTES) * 4
-                else:
-                    cost = lw.slots(tile.n)
-                if cost > budget:
-                    continue
-                budget -= cost
-                if first is None:
-                    first = lw.f.reg("pred")
-                    lw.f.emit(f"setp.lt.{'u' if loop.attr('unsignedCmp') is not None else 's'}32 {first}, {lb}, {ub}")
-                store = _staging_store(op)
-                lw.prefetched[id(store)] = Prefetch(load_for_staged(lw, tile, guard=first, prefetch=True), casts)
-            finally:
-                for c in casts:
-                    if saved[id(c)] is None:
-                        lw.values.pop(id(c), None)
-                    else:
-                        lw.values[id(c)] = saved[id(c)]
-
-
-def _staging_store(op: Operation) -> Operation:
-    """The ``tiled_store`` that stages ``tiled_load`` op's tile (through reshapes: :func:`staged_buffer`)."""
-    v = op.results[0]
-    while v.uses[0].owner.name == "cuda_tile.reshape":
-        v = v.uses[0].owner.results[0]
-    return v.uses[0].owner
-
-
-def _inside_loop(v, loop: Operation) -> bool:
-    """Whether value ``v`` is defined inside ``loop``'s regions (an op there, or a block argument)."""
-    op = v.defining_op
-    block = op.parent if op is not None else getattr(v, "owner", None)
-    while block is not None:
-        parent = block.parent_op
-        if parent is loop:
-            return True
-        block = parent.parent if parent is not None else None
-    return False
-
-
-def store_prefetched(lw: KernelLowering, op: Operation, tile: GlobalTile, buf: StagedTile) -> bool:
-    """The staging store ``op`` of a copy its loop prefetched (:func:`prefetch_loads`): the registers
-    into ``buf``, then the next iteration's loads into them, under ``iv + step < ub``.  ``False``
-    where the loop did not prefetch it."""
-    pre = lw.prefetched.get(id(op))
-    if pre is None:
-        return False
-    f = lw.f
-    store_loaded(lw, tile, buf, pre.loaded)
-    loop = lw.loop_stack[-1]
-    nxt, more = f.reg("b32"), f.reg("pred")
-    f.emit(f"add.s32 {nxt}, {loop['iv']}, {loop['step']}")
-    f.emit(f"setp.lt.{loop['cmp']}32 {more}, {nxt}, {loop['ub']}")
-    saved = {id(c): lw.values.get(id(c)) for c in pre.casts}
-    for c in pre.casts:
-        lw.set(c, TileValue((), T.IntegerType(32), [nxt]))
-    try:
-        load_for_staged(lw, tile, into=pre.loaded, guard=more, prefetch=True)
-    finally:
-        for c in pre.casts:
-            lw.values[id(c)] = saved[id(c)]
-    return True
 
 
 @handler("nv_tileas.tiled_store")
@@ -974,7 +843,10 @@ def _store_staged(lw: KernelLowering, op: Operation, buf: StagedTile) -> None:
         if not _staged_store_before(op, lw):
             lw.f.emit("bar.sync 0")
         here, lw.f.loc = lw.f.loc, value.loc or lw.f.loc
-        if not store_prefetched(lw, op, value, buf):
+        prefetched = lw.prefetched.get(id(op))  # loaded an iteration ahead (codegen/prefetch.py)
+        if prefetched is not None:
+            prefetched.store(lw, value, buf)
+        else:
             copy_to_staged(lw, value, buf)
         lw.f.loc = here
         return
