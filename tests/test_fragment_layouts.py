@@ -134,3 +134,17 @@ def test_plain_k_loops_keep_their_layout():
     """A K loop whose accumulator nothing reads in fragments is not made row-blocked."""
     r = _corpus("matmul_tiled_f16_128x128x32.sm_90")
     assert "tile_lsp.fragment" not in r.stages["layout"].replace("tile_lsp.fragments = ", "")
+
+
+def test_a_64_row_attention_takes_the_warps_its_row_blocks_split_over():
+    """No hint sets the CTA size; 64 query rows are 4 row blocks, which 8 warps (the default for its
+    64x128 f32 accumulator) cannot share evenly: 4 warps, and S, P and the statistics in fragments."""
+    r = _corpus("flash_attention_bf16_d128_64x64.sm_90")
+    assert r.kernels[0].threads == 128
+    marks = _marks(r.stages["layout"])
+    assert list(marks.values()).count("rows") >= 4 and 'tile_lsp.operand_a = "fragments"' in r.stages["layout"]
+
+
+def test_kernels_without_such_tiles_keep_the_default_cta_size():
+    r = _corpus("matmul_tiled_f16_128x128x32.sm_90")
+    assert r.kernels[0].threads == 512

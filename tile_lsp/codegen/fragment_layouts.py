@@ -355,6 +355,15 @@ class _Planner:
         return only
 
 
+def fragments_apply(entry: Operation, threads: int, sm: int, max_smem: int) -> bool:
+    """Whether the plan keeps some MMA's D in fragments in a CTA of ``threads`` (nothing marked)."""
+    if sm < 80 or threads < 32:
+        return False
+    p = _Planner(entry, threads, sm, max_smem)
+    p.run()
+    return any(p.kind.get(id(op.results[0])) == TILE for op in entry.walk() if op.name in MMA_OPS and p.seed(op))
+
+
 def plan_fragment_layouts(entry: Operation, threads: int, sm: int, max_smem: int) -> int:
     """Plan ``entry`` (module docstring) and write its marks; returns the number of ops marked.
 

@@ -5,7 +5,8 @@ an ``N``-element tile in slot ``s`` of thread ``t`` when ``N >= T``, replicated
 otherwise.  ``T`` is 32 x the number of warps: ``num_worker_warps_per_cta``
 of the entry's ``optimization_hints`` for the target (or ``default``), else
 enough warps (4 to 16) that the largest tile has at most 32 elements per
-thread.  ``occupancy`` becomes ``.minnctapersm``, in CTAs of 4 warps
+thread (fewer where only fewer let the tiles between tensor-core MMAs stay in
+fragments: :func:`_fragment_warps`).  ``occupancy`` becomes ``.minnctapersm``, in CTAs of 4 warps
 (the frontend's CTA size) when no ``num_worker_warps_per_cta`` is given: a
 CTA of 8 warps for the tiles with ``occupancy = 2`` asks for one.  The pass records its
 decisions as discardable attributes, so the ``layout`` stage prints them
@@ -32,7 +33,7 @@ from dataclasses import dataclass
 from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.syntax.parse_rules.entry import optimization_hint_entries
 from tile_lsp.analysis.ir.core import Module, Operation
-from tile_lsp.codegen.fragment_layouts import plan_fragment_layouts
+from tile_lsp.codegen.fragment_layouts import fragments_apply, plan_fragment_layouts
 from tile_lsp.codegen.mma_fragments import carried_in_fragments
 from tile_lsp.codegen.reductions import reduction_plan_of, runs_in_registers
 from tile_lsp.codegen.scans import scan_plan_of
@@ -104,10 +105,27 @@ def tv_layout(n: int, threads: int) -> str:
     return f"(({n},{threads // n}),1):((1,0),0)"
 
 
+def _fragment_warps(entry: Operation, target: Target, warps: int) -> int:
+    """The default ``warps``, or fewer (down to :data:`DEFAULT_WARPS`) where only fewer let the tiles
+    between tensor-core MMAs stay in fragments (:func:`~tile_lsp.codegen.fragment_layouts.fragments_apply`:
+    attention's 64-row query blocks need M / 16 = 4 row blocks split evenly over the warps), as long as
+    the largest tile takes at most twice :data:`SLOTS_PER_THREAD` registers a thread."""
+    if entry.attr("nvvm.reqntid") is not None or fragments_apply(entry, 32 * warps, target.sm, target.max_smem):
+        return warps
+    largest = max((r.type.num_elements or 1 for op in entry.walk() for r in op.results
+                   if isinstance(r.type, T.TileType)), default=1)
+    fewer = warps // 2
+    while fewer >= DEFAULT_WARPS and largest <= fewer * 32 * 2 * SLOTS_PER_THREAD:
+        if fragments_apply(entry, 32 * fewer, target.sm, target.max_smem):
+            return fewer
+        fewer //= 2
+    return warps
+
+
 def plan_kernel(entry: Operation, target: Target) -> KernelPlan:
     """The :class:`KernelPlan` of ``entry`` on ``target`` (hints, ``nvvm.*``/``tt.*`` attributes)."""
     warps = _hint(entry, target, "num_worker_warps_per_cta") or _int_attr(entry, "tt.num_warps") \
-        or default_warps(entry)
+        or _fragment_warps(entry, target, default_warps(entry))
     threads = _int_attr(entry, "nvvm.reqntid") or 32 * warps
     if threads & (threads - 1) or not 32 <= threads <= 1024:
         threads = 32 * DEFAULT_WARPS
