@@ -148,3 +148,26 @@ def test_a_64_row_attention_takes_the_warps_its_row_blocks_split_over():
 def test_kernels_without_such_tiles_keep_the_default_cta_size():
     r = _corpus("matmul_tiled_f16_128x128x32.sm_90")
     assert r.kernels[0].threads == 512
+
+
+def test_a_transposed_b_is_staged_as_its_transpose():
+    """K given as keys x d through a view that transposes it: the S MMA's buffer is marked
+    ``tile_lsp.transposed`` and filled in whole tensor rows, 16 bytes a thread (prefetched: before the
+    loop and for the next iteration), and its B fragments are read by ``ldmatrix.x2`` without
+    ``.trans``; V, not transposed, keeps ``.x2.trans``.  The results on the emulator:
+    ``custom_fragment_rows_kt_f16_64x32.sm_80`` in tests/test_ptx_emulator.py."""
+    path = ROOT / "tests" / "kernels" / "custom_fragment_rows_kt_f16_64x32.sm_80.mlir"
+    r = lower_text(path.read_text(), "sm_80", file_name=path.name)
+    assert r.ok, r.diagnostics
+    allocs = [line for line in r.stages["nv_tileas"].splitlines() if "nv_tileas.alloc_tensor" in line]
+    assert sum("tile_lsp.transposed" in line for line in allocs) == 1
+    body = _loop_body(r.ptx)
+    # per 16-deep k-step of S (2) and tile column (4): one B fragment each
+    assert body.count("ldmatrix.sync.aligned.m8n8.x2.shared.b16") == 2 * 4
+    assert body.count("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16") == 2 * 4  # V's
+    # K and V: 32 x 32 f16 in 64 threads, two 16-byte vectors a thread each, for the next iteration
+    assert body.count("ld.global.v4.b32") == 2 + 2
+    assert "ld.global.b16" in body  # the element copies where the alignment test fails
+    straight = _loop_body(lower_text(CUSTOM.read_text(), "sm_80", file_name=CUSTOM.name).ptx)
+    assert "tile_lsp.transposed" not in lower_text(CUSTOM.read_text(), "sm_80").stages["nv_tileas"]
+    assert straight.count("ldmatrix.sync.aligned.m8n8.x2.shared.b16") == 0

@@ -109,6 +109,11 @@ CASES = [
                                                   ((64, 32), F16, "normal"), ((64, 32), F32, "zeros"),
                                                   ((64, 1), F32, "zeros"), ((64, 64), F16, "zeros")], (1, 1, 1),
          rtol=1e-2, atol=1e-2),
+    # the same with K through a view that transposes it (staged transposed) and 40 keys (cut tiles)
+    Case("custom_fragment_rows_kt_f16_64x32.sm_80", [((64, 32), F16, "normal"), ((40, 32), F16, "normal"),
+                                                     ((40, 32), F16, "normal"), ((64, 32), F32, "zeros"),
+                                                     ((64, 1), F32, "zeros"), ((64, 40), F16, "zeros")], (1, 1, 1),
+         rtol=1e-2, atol=1e-2),
     Case("flash_attention_f16_causal_d64_128x64.sm_90", [((1, 1, 128, 64), F16, "normal")] * 3
          + [((1, 1, 128, 64), F16, "zeros")], (1, 1, 1), scalars=[0.125], rtol=1e-2, atol=1e-2),
 ]

@@ -332,6 +332,21 @@ def ldmatrix_lane(lw: KernelLowering) -> tuple[str, str]:
     return f.once(("ldmatrix_lane",), build)
 
 
+def ldmatrix_lane_rows(lw: KernelLowering) -> tuple[str, str]:
+    """(r, c) b32 registers of this thread (prologue, once per kernel): ``lane & 7`` and ``8 * ((lane >> 3)
+    & 1)``, the row and column of an 8x16 tile whose address a lane gives to ``ldmatrix.x2`` (lanes
+    0-7 the rows of matrix 0, columns 0-7; lanes 8-15 those of matrix 1, columns 8-15): a B fragment
+    from a transposed B buffer (``N x K`` row-major), rows ``n``, columns ``k``."""
+    f = lw.f
+
+    def build() -> tuple[str, str]:
+        r, c = f.reg("b32"), f.reg("b32")
+        f.pro(f"and.b32 {r}, {lw.tid}, 7")
+        f.pro(f"and.b32 {c}, {lw.tid}, 8")
+        return r, c
+    return f.once(("ldmatrix_lane_rows",), build)
+
+
 def tile_origin(lw: KernelLowering, frag: FragmentTile, j: int) -> tuple[str, str]:
     """(row, col) b32 registers of element 0 of this thread in its warp's ``j``-th tile:
     ``16 * tm + g`` (a row of all the batches) and ``8 * tn + 2q`` (the prologue keeps them)."""
@@ -789,6 +804,10 @@ def mma_into_fragments(lw: KernelLowering, a: TileValue | StagedTile | FragmentT
     # give the addresses of the rows (ldmatrix_lane) instead of the elements of their own fragment
     ldm = per == 2 and oa % 16 == 0 and ob % 16 == 0
     lr, lc = ldmatrix_lane(lw) if ldm else (g, qp)
+    # B held as its transpose (N x K row-major: ops_memory.in_tensor_order): ldmatrix.x2 without .trans
+    b_rows = getattr(b, "transposed", False)
+    if b_rows and not (ldm and batch == 1):
+        raise LoweringError("internal: a transposed B buffer needs ldmatrix (16-bit operands at 16-byte offsets)")
     a_addr, b_addr = {}, {}
     in_registers = isinstance(a, FragmentTile)  # P of attention: A fragments are its registers, paired
     if in_registers and not (a.blocked and c.blocked and a.per_warp // a.tiles_n == c.per_warp // c.tiles_n
@@ -807,6 +826,14 @@ def mma_into_fragments(lw: KernelLowering, a: TileValue | StagedTile | FragmentT
             f.emit(f"mad.lo.s32 {r}, {r}, {ea}, {base}")
             a_addr[a_key(j)] = r
         key = b_key(j)
+        if key not in b_addr and b_rows:  # row (tile's first column + lane & 7), column 8 (lane >> 3 & 1)
+            rr, rc = ldmatrix_lane_rows(lw)
+            r = f.reg("b32")
+            f.emit(f"sub.s32 {r}, {col}, {q2}")
+            f.emit(f"add.s32 {r}, {r}, {rr}")
+            f.emit(f"mad.lo.s32 {r}, {r}, {k}, {rc}")
+            f.emit(f"mad.lo.s32 {r}, {r}, {eb}, {base}")
+            b_addr[key] = r
         if key not in b_addr:
             bcol = f.reg("b32")  # column g of the tile: col - 2q + g; with ldmatrix the tile's first column
             f.emit(f"sub.s32 {bcol}, {col}, {q2}")
@@ -830,7 +857,7 @@ def mma_into_fragments(lw: KernelLowering, a: TileValue | StagedTile | FragmentT
             bits |= v % 128
         return bits
     a_bits = low_bits(k * ea, [8 * ea] if ldm else [q * per * ea for q in range(4)])
-    b_bits = low_bits(n * eb, [c * eb for c in range(min(n, 128))])
+    b_bits = low_bits(k * eb, [0, 8 * eb]) if b_rows else low_bits(n * eb, [c * eb for c in range(min(n, 128))])
     a_at, b_at = _SwizzledOperand(lw, a, a_bits), _SwizzledOperand(lw, b, b_bits)
 
     for k0 in range(0, k, mma.k):
@@ -850,7 +877,12 @@ def mma_into_fragments(lw: KernelLowering, a: TileValue | StagedTile | FragmentT
                                                                                   + (i >> 1) * half) * ea), ea, per)
                                         for i in range(4)]
             ra = a_frag[a_key(j)]
-            if ldm:
+            if ldm and b_rows:
+                if key not in b_frag:
+                    b_frag[key] = [f.reg("b32") for _ in range(2)]
+                    f.emit(f"ldmatrix.sync.aligned.m8n8.x2.shared.b16 {regs(b_frag[key])}, "
+                           f"{b_at(b_addr[key], ob + k0 * eb)}")
+            elif ldm:
                 if key not in b_frag:
                     b_frag[key] = [f.reg("b32") for _ in range(2)]
                     f.emit(f"ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {regs(b_frag[key])}, "

@@ -778,8 +778,21 @@ def deferred_copy(lw: KernelLowering, op: Operation) -> GlobalTile | None:
     # 128 bytes apart, which the swizzle spreads over 4 or 8 banks; unswizzled (8-bit elements) they
     # would all fall in one bank, a 32-way conflict
     if buf is not None and (vectors or buf.attr("tile_lsp.swizzle") is not None):
-        return GlobalTile(view, tuple(op.operand_group("coords")), shape, ty.element, _nv_sem(op), lw.f.loc)
+        tile = GlobalTile(view, tuple(op.operand_group("coords")), shape, ty.element, _nv_sem(op), lw.f.loc)
+        return in_tensor_order(tile) if buf.attr("tile_lsp.transposed") is not None else tile
     return None
+
+
+def in_tensor_order(tile: GlobalTile) -> GlobalTile:
+    """``tile`` with its dimensions in :func:`copy_order` (the one on the tensor's last dimension
+    last), as a buffer marked ``tile_lsp.transposed`` holds it: copied so, it moves whole tensor
+    rows, in 16-byte vectors where :func:`vector_copy_applies`."""
+    order = copy_order(tile.view)
+    view = replace(tile.view, tile_shape=tuple(tile.shape[i] for i in order),
+                   dim_map=tuple(tile.view.dim_map[i] for i in order),
+                   steps=tuple(tile.view.steps[i] for i in order))
+    return replace(tile, view=view, index=tuple(tile.index[i] for i in order),
+                   shape=tuple(tile.shape[i] for i in order))
 
 
 
@@ -810,7 +823,8 @@ def _alloc_tensor(lw: KernelLowering, op: Operation) -> None:
             and isinstance(offset, A.IntegerAttr)):
         raise LoweringError("the PTX lowering supports 'nv_tileas.alloc_tensor' only for a static SMEM "
                             "tiled_view with a 'tile_lsp.smem_offset'", op)
-    buf = StagedTile(tuple(view.shape), view.element, offset.value, op.attr("tile_lsp.swizzle") is not None)
+    buf = StagedTile(tuple(view.shape), view.element, offset.value, op.attr("tile_lsp.swizzle") is not None,
+                     op.attr("tile_lsp.transposed") is not None)
     lw.reserve(buf.end)
     lw.set(op.results[0], buf)
 
@@ -855,6 +869,8 @@ def _store_staged(lw: KernelLowering, op: Operation, buf: StagedTile) -> None:
         raise LoweringError("the stored tile does not match the shared-memory buffer", op)
     if not _staged_store_before(op, lw):
         lw.f.emit("bar.sync 0")
+    if buf.transposed:  # to_nv_tileas.transposes_b marks only the buffers of copies deferred_copy makes
+        raise LoweringError("internal: a transposed MMA operand buffer takes a register tile", op)
     lw.write_staged(value, buf.offset, buf.swizzled)
 
 

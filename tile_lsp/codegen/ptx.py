@@ -139,12 +139,15 @@ class StagedTile:
     """A tile buffer in the shared-memory staging scratch (``nv_tileas.alloc_tensor`` with SMEM
     residency): ``shape``, element type, byte ``offset`` into the scratch; elements row-major,
     :func:`staged_bytes` each.  ``swizzled``: every access XORs the address's 16-byte chunk with its
-    bits 7-9 (:meth:`~tile_lsp.codegen.lower.KernelLowering.swizzled`)."""
+    bits 7-9 (:meth:`~tile_lsp.codegen.lower.KernelLowering.swizzled`).  ``transposed``: a 2-d ``K x
+    N`` MMA B operand held as its transpose, ``N x K`` row-major (``tile_lsp.transposed``: its load's
+    view transposes the tensor, so the copy keeps the tensor's rows whole)."""
 
     shape: tuple[int, ...]
     elem: T.Type
     offset: int
     swizzled: bool = False
+    transposed: bool = False
 
     @property
     def n(self) -> int:

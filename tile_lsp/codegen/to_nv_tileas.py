@@ -347,6 +347,8 @@ class _Rewriter:
             new_ops += stage_a
         if sb is None:
             stage_b, sb, _ = self.stage(b, offset, op, mma_operand=True)
+            if "tile_lsp.swizzle" in stage_b[0].attributes and transposes_b(op, b):
+                stage_b[0].attributes["tile_lsp.transposed"] = A.UnitAttr()
             new_ops += stage_b
         if widen:
             wide = T.TileType(c.type.shape, F32)
@@ -399,6 +401,37 @@ class _Rewriter:
             for alloc, at in self.pinned:
                 alloc.attributes["tile_lsp.smem_offset"] = A.IntegerAttr(at - total, I32)
         return done
+
+
+def transposes_b(op: Operation, b: Value) -> bool:
+    """Whether B of MMA ``op`` is staged as its transpose (``tile_lsp.transposed`` on its buffer,
+    ``N x K`` row-major): the MMA runs in fragments (``tile_lsp.fragment = "tile"``, whose B fragments
+    ``ldmatrix`` then reads without ``.trans``); B is a ``K x N`` 16-bit tile loaded, through reshapes
+    used once, by a ``tiled_load`` of a view that puts the tensor's last dimension on K (attention's
+    K^T): copied in the tensor's order (``ops_memory.in_tensor_order``), it moves whole tensor rows,
+    16 bytes a thread, instead of one element a lane down a column."""
+    mark = op.attr("tile_lsp.fragment")
+    t = b.type
+    if not (isinstance(mark, A.StringAttr) and mark.value == "tile") or not isinstance(t, T.TileType) \
+            or len(t.shape) != 2 or (T.bit_width(t.element) or 0) != 16:
+        return False
+    v = b  # used by this MMA and its staging store; each value before it once
+    while v.defining_op is not None and v.defining_op.name == "cuda_tile.reshape":
+        v = v.defining_op.operands[0]
+        if len(v.uses) != 1:
+            return False
+    load = v.defining_op
+    if load is None or load.name != "nv_tileas.tiled_load" or any(r.uses for r in load.results[1:]):
+        return False
+    maker = load.operand_group("view")[0].defining_op
+    view = maker.operands[0].type if maker is not None and maker.name == "nv_tileaa.block_tile" else None
+    if not isinstance(view, TILED_VIEWS):
+        return False
+    dims = [i for i, d in enumerate(view.tile_shape) if d != 1]
+    rank = len(getattr(view.tensor_view, "shape", ()) or ())
+    dim_map = view.dim_map if view.dim_map is not None else tuple(range(len(view.tile_shape)))
+    return len(dims) == 2 and rank > 0 and dim_map[dims[0]] == rank - 1 \
+        and tuple(view.tile_shape[i] for i in dims) == tuple(t.shape)
 
 
 #: the loops whose body an MMA operand defined outside them is staged before (:meth:`_Rewriter.hoist`)
