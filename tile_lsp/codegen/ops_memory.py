@@ -854,7 +854,7 @@ def _store_staged(lw: KernelLowering, op: Operation, buf: StagedTile) -> None:
     if isinstance(value, GlobalTile):
         if value.n != buf.n or value.elem != buf.elem:
             raise LoweringError("the stored tile does not match the shared-memory buffer", op)
-        if not _staged_store_before(op, lw):
+        if not _staged_store_before(op, lw) and op.attr("tile_lsp.readers_done") is None:
             lw.f.emit("bar.sync 0")
         here, lw.f.loc = lw.f.loc, value.loc or lw.f.loc
         prefetched = lw.prefetched.get(id(op))  # loaded an iteration ahead (codegen/prefetch.py)
@@ -867,7 +867,7 @@ def _store_staged(lw: KernelLowering, op: Operation, buf: StagedTile) -> None:
     value = lw.tile(op.operand_group("value")[0])
     if value.shape != buf.shape or value.elem != buf.elem:
         raise LoweringError("the stored tile does not match the shared-memory buffer", op)
-    if not _staged_store_before(op, lw):
+    if not _staged_store_before(op, lw) and op.attr("tile_lsp.readers_done") is None:
         lw.f.emit("bar.sync 0")
     if buf.transposed:  # to_nv_tileas.transposes_b marks only the buffers of copies deferred_copy makes
         raise LoweringError("internal: a transposed MMA operand buffer takes a register tile", op)

@@ -320,6 +320,20 @@ class _Rewriter:
         ops, self.hoisted[key] = self.pin(value, op)
         return ops, self.hoisted[key]
 
+    def own_buffers(self, op: Operation) -> bool:
+        """Whether MMA ``op``'s operands staged at it get buffers of their own (pinned, :meth:`pin`), whose
+        stores need no barrier before them (``tile_lsp.readers_done``): ``op`` lies in the body of a
+        ``for`` with another MMA.  Each MMA starts with a barrier that makes its operands visible, so
+        between an MMA's reads of its buffer and the next iteration's store into it lies the other
+        MMA's barrier, which every thread reaches only after its reads: attention's K/V loop has two
+        barriers an iteration instead of four.  A buffer of the scratch could not: anything staged
+        between them may use its bytes."""
+        block = op.parent
+        loop = block.parent_op if block is not None else None
+        if loop is None or loop.name != "cuda_tile.for":
+            return False
+        return sum(1 for o in block.operations if o.name in MMAS or o.name == "nv_tileas.dot") >= 2
+
     def dot(self, op: Operation) -> bool:
         a, b, c = op.operands[:3]
         acc = c.type.element
@@ -342,14 +356,18 @@ class _Rewriter:
         if sb is None:
             first, sb = self.shared(b, op)
             new_ops += first
+        own = self.own_buffers(op)
         if sa is None:
-            stage_a, sa, offset = self.stage(a, 0, op, mma_operand=True)
+            stage_a, sa, offset = self.stage(a, 0, op, mma_operand=True) if not own else (*self.pin(a, op), 0)
             new_ops += stage_a
         if sb is None:
-            stage_b, sb, _ = self.stage(b, offset, op, mma_operand=True)
+            stage_b, sb, _ = self.stage(b, offset, op, mma_operand=True) if not own else (*self.pin(b, op), 0)
             if "tile_lsp.swizzle" in stage_b[0].attributes and transposes_b(op, b):
                 stage_b[0].attributes["tile_lsp.transposed"] = A.UnitAttr()
             new_ops += stage_b
+        for staged in new_ops:
+            if own and staged.name == "nv_tileas.tiled_store":
+                staged.attributes["tile_lsp.readers_done"] = A.UnitAttr()
         if widen:
             wide = T.TileType(c.type.shape, F32)
             widen = self.make("cuda_tile.ftof", [c], [wide], op, self.layout_attrs(op))
