@@ -174,3 +174,31 @@ def test_a_transposed_b_is_staged_as_its_transpose():
     straight = _loop_body(lower_text(CUSTOM.read_text(), "sm_80", file_name=CUSTOM.name).ptx)
     assert "tile_lsp.transposed" not in lower_text(CUSTOM.read_text(), "sm_80").stages["nv_tileas"]
     assert straight.count("ldmatrix.sync.aligned.m8n8.x2.shared.b16") == 0
+
+
+@pytest.mark.parametrize("warps, marked", [(1, True), (4, True), (8, False)])
+def test_the_custom_kernel_in_other_cta_sizes_on_the_emulator(warps, marked, monkeypatch, tmp_path):
+    """``custom_fragment_rows_kt`` with its hint at 1 warp (four row blocks a warp), 4 (one) and 8 (64
+    rows are 4 blocks: no plan, the distribution), against the interpreter, CTAs interleaved."""
+    import numpy as np
+
+    from tests import ptx_emulator as emu
+    from tests import test_gpu
+    name = "custom_fragment_rows_kt_f16_64x32.sm_80"
+    text = (ROOT / "tests" / "kernels" / f"{name}.mlir").read_text()
+    variant = text.replace("num_worker_warps_per_cta = 2", f"num_worker_warps_per_cta = {warps}")
+    assert variant != text
+    path = tmp_path / f"{name}.mlir"
+    path.write_text(variant)
+    monkeypatch.setattr(test_gpu, "kernel_path", lambda kernel: path)
+    case = next(c for c in test_gpu.CASES if c.kernel == name)
+    result, ours, refs, args = test_gpu.lower_and_reference(case)
+    info = result.kernels[0]
+    assert info.threads == 32 * warps
+    assert ('tile_lsp.fragment = "tile"' in result.stages["layout"]) is marked
+    which = {j: next(i for i, o in enumerate(ours) if o is a) for j, a in enumerate(args) if isinstance(a, np.ndarray)}
+    run_args = [ours[which[j]] if j in which else a for j, a in enumerate(args)]
+    emu.run(result.ptx, info.name, [p for p, _ in info.params], run_args, case.grid, info.threads,
+            info.dynamic_smem, schedule=1)
+    for i, got in enumerate(ours):
+        test_gpu._compare(f"{name} in {warps} warps, array #{i}", got, [r[i] for r in refs], case)

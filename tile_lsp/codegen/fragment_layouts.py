@@ -253,7 +253,8 @@ class _Planner:
             return None
         v = op.results[0]
         if short == "iota":
-            return INDEX if len(_shape(v) or ()) == 1 and isinstance(v.type.element, T.IntegerType) else None
+            # i32: remat takes the coordinate registers (b32) as its elements
+            return INDEX if len(_shape(v) or ()) == 1 and v.type.element == I32 else None
         if short in ("broadcast", "reshape"):
             src = self.of(op.operands[0])
             shape, src_shape = _shape(v), _shape(op.operands[0])
@@ -300,7 +301,8 @@ class _Planner:
         return k in (TILE, ROWS, ROW_BROADCAST, _SCALED) and user.name not in MMA_OPS
 
     def run(self) -> None:
-        seeds = {id(op) for op in self.entry.walk() if self.seed(op)}
+        by_id = {id(op): op for op in self.entry.walk()}
+        seeds = {key for key, op in by_id.items() if self.seed(op)}
         loops = self.loops()
         carried = {id(lp): set(self.carried_tiles(lp)) for lp in loops}
         rows = {id(lp): set(self.rows_candidates(lp)) for lp in loops}
@@ -308,7 +310,7 @@ class _Planner:
             self.forward(seeds, carried, rows)
             changed = False
             for s in list(seeds):
-                op = self._op_by_id(s)
+                op = by_id[s]
                 if not any(self.reads_in_fragments(u.owner) for u in op.results[0].uses):
                     seeds.discard(s)
                     changed = True
@@ -335,24 +337,22 @@ class _Planner:
                 break
         self.carried, self.rows = carried, rows
 
-    def _op_by_id(self, key: int) -> Operation:
-        for op in self.entry.walk():
-            if id(op) == key:
-                return op
-        raise KeyError(key)
-
-    def remat_only(self) -> set[int]:
-        """Index-expression ops that nothing reads in the distribution: each user is an element-wise
-        op in fragments (which recomputes what it reads) or such an index op itself."""
+    def index_uses(self) -> tuple[set[int], set[int]]:
+        """Index-expression ops read in fragments (by an element-wise op in fragments, which recomputes
+        what it reads, or by such an index op), and those of them that nothing else reads."""
+        read: set[int] = set()
         only: set[int] = set()
         for op in reversed(list(self.entry.walk())):
             if not op.results or self.kind.get(id(op.results[0])) != INDEX:
                 continue
             users = [u.owner for r in op.results for u in r.uses]
-            if users and all(id(u) in only or (u.results and self.kind.get(id(u.results[0])) == TILE
-                                               and u.short_name in SLOT_LOCAL) for u in users):
-                only.add(id(op))
-        return only
+            remats = [id(u) in read or (bool(u.results) and self.kind.get(id(u.results[0])) == TILE
+                                        and u.short_name in SLOT_LOCAL) for u in users]
+            if any(remats):
+                read.add(id(op))
+                if all(id(u) in only or (r and id(u) not in read) for u, r in zip(users, remats)):
+                    only.add(id(op))
+        return read, only
 
 
 def fragments_apply(entry: Operation, threads: int, sm: int, max_smem: int) -> bool:
@@ -375,7 +375,7 @@ def plan_fragment_layouts(entry: Operation, threads: int, sm: int, max_smem: int
         return 0
     p = _Planner(entry, threads, sm, max_smem)
     p.run()
-    only = p.remat_only()
+    read, only = p.index_uses()
     marked = 0
     for op in entry.walk():
         if op is entry:
@@ -391,6 +391,8 @@ def plan_fragment_layouts(entry: Operation, threads: int, sm: int, max_smem: int
         if not op.results:
             continue
         k = p.kind.get(id(op.results[0]))
+        if k == INDEX and id(op) not in read:
+            continue
         if k == INDEX and id(op) in only:
             k = REMAT
         if k not in (TILE, ROWS, ROW_BROADCAST, INDEX, REMAT):
