@@ -2097,6 +2097,8 @@ class _Machine:
         ``j`` is rows ``p * q + e + (k / 2) * j`` of column ``g``; C/D element ``i`` (0..3) is row
         ``g + 8 * (i >> 1)``, column ``2q + (i & 1)`` (``g = lane >> 2``, ``q = lane & 3``)."""
         shape = s.mods[2] if len(s.mods) > 2 else ""
+        if s.mods == ["sync", "aligned", "m8n8k4", "row", "col", "f64", "f64", "f64", "f64"]:
+            return self._dmma(s)
         if s.mods[:2] != ["sync", "aligned"] or s.mods[3:5] != ["row", "col"] or len(s.mods) != 9 \
                 or shape not in self._MMA_TYPES:
             raise EmulatorError("only mma.sync.aligned.m16n8k{8,16,32}.row.col.<d>.<a>.<b>.<c> is supported")
@@ -2157,6 +2159,36 @@ class _Machine:
             D = D.astype(np.uint64).astype(np.uint32).view(np.int32) if ints else D.astype(np.float32)
             for i in range(4):
                 wd[i](idx, D[wi, group + (8 if i >= 2 else 0), tig * 2 + (i & 1)])
+        return mma
+
+    def _dmma(self, s):
+        """``mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {d0, d1}, {a}, {b}, {c0, c1}`` (sm_80): the PTX
+        ISA's "Matrix Fragments for mma.m8n8k4 with .f64 floating point type": A's register is row ``g``,
+        column ``q``; B's row ``q``, column ``g``; C/D register ``i`` row ``g``, column ``2q + i``
+        (``g = lane >> 2``, ``q = lane & 3``).  Each element of D is its dot product and C in f64."""
+        dv, av, bv, cv = (self.vec(x) for x in s.operands)
+        if (len(dv), len(av), len(bv), len(cv)) != (2, 1, 1, 2):
+            raise EmulatorError("m8n8k4 .f64 takes 2 D, 1 A, 1 B and 2 C registers")
+        ra, rb = self.rd(av[0], "f64"), self.rd(bv[0], "f64")
+        rc = [self.rd(x, "f64") for x in cv]
+        wd = [self.wr(x, "f64") for x in dv]
+
+        def mma(idx):
+            lanes = self._whole_warps(idx, s, "mma.sync")
+            lane = lanes % 32
+            group, tig = lane >> 2, lane % 4
+            wi = np.arange(len(lanes)) // 32
+            nw = len(lanes) // 32
+            A = np.zeros((nw, 8, 4))
+            B = np.zeros((nw, 4, 8))
+            C = np.zeros((nw, 8, 8))
+            A[wi, group, tig] = np.asarray(ra(idx), np.float64)
+            B[wi, tig, group] = np.asarray(rb(idx), np.float64)
+            for i in range(2):
+                C[wi, group, 2 * tig + i] = np.asarray(rc[i](idx), np.float64)
+            D = A @ B + C
+            for i in range(2):
+                wd[i](idx, D[wi, group, 2 * tig + i])
         return mma
 
 

@@ -66,6 +66,8 @@ CASES = [
     Case("prefix_scans_i32_32x64.sm_90", [((64, 64), I32, "small")] + [((64, 64), I32, "zeros")] * 3, (2, 1, 1)),
     Case("matmul_tiled_f16_128x128x32.sm_90", [((256, 64), F16, "normal"), ((64, 256), F16, "normal"),
                                                ((256, 256), F16, "zeros")], (4, 1, 1), rtol=2e-3, atol=2e-3),
+    # f64 on the tensor cores (DMMA, m8n8k4): a K loop of 32x32x16 tiles on a 2 x 2 grid
+    Case("matmul_tiled_f64_32x32x16.sm_80", None, (2, 2, 1), rtol=1e-12, atol=1e-12),
     Case("matmul_int8_i8_128x128x64.sm_90", [((128, 128), "int8", "int8"), ((128, 128), "int8", "int8"),
                                              ((128, 128), I32, "zeros")], (1, 1, 1)),
     Case("permute_reshape_3d_f32_4x8x16.sm_90", [((8, 8, 16), F32, "normal"), ((16, 8, 8), F32, "zeros"),

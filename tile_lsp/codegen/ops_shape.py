@@ -681,6 +681,77 @@ def _mma_sync(lw: KernelLowering, a: TileValue | StagedTile, b: TileValue | Stag
     return None
 
 
+#: the f64 MMA of the tensor cores (DMMA, sm_80): PTX ISA "Matrix Fragments for mma.m8n8k4 with .f64
+#: floating point type"
+DMMA = "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64"
+
+
+def dmma_applies(lw: KernelLowering, a: TileValue | StagedTile, b: TileValue | StagedTile, c: TileValue,
+                 out: T.Type) -> bool:
+    """Whether :data:`DMMA` computes this MMA (:func:`_mma_f64`): sm_80 or newer, f64 A, B and C, a 2-d
+    problem with M % 8 == N % 8 == K % 4 == 0, N / 8 a power of two, A, B and C together within
+    :data:`MMA_SYNC_SMEM_LIMIT`."""
+    f64 = T.FloatType("f64")
+    if lw.target.sm < 80 or len(a.shape) != 2 or not (a.elem == b.elem == c.elem == f64 == T.element_of(out)):
+        return False
+    (M, K), N = a.shape, b.shape[-1]
+    if M % 8 or N % 8 or K % 4 or (N // 8) & (N // 8 - 1):
+        return False
+    return (M * K + K * N + M * N) * 8 + 16 <= MMA_SYNC_SMEM_LIMIT
+
+
+def _mma_f64(lw: KernelLowering, a: TileValue | StagedTile, b: TileValue | StagedTile, c: TileValue,
+             out: TileValue) -> None:
+    """D = A x B + C in f64 on the tensor cores: A, B and C staged together (one barrier), warp ``w``
+    computes the 8x8 output tiles ``w, w + warps, ...`` (row-major over the (M/8) x (N/8) tiles): its
+    C fragment, one :data:`DMMA` per 4-deep step of K, D written over C; after a barrier each thread
+    reads its result slots.  Fragments, with ``g = lane >> 2`` and ``q = lane & 3``: A's register is
+    row ``g``, column ``q``; B's row ``q``, column ``g``; C/D register ``i`` row ``g``, column ``2q +
+    i`` (PTX ISA "Matrix Fragments for mma.m8n8k4 with .f64 floating point type")."""
+    f = lw.f
+    (M, K), N = a.shape, b.shape[-1]
+    oa, ob, oc = _in_smem(lw, [a, b, c])
+    base = lw.smem_addr()
+    warp, g, q2 = lane_coordinates(lw)
+    tiles_n = N // 8
+    tile, p = f.reg("b32"), f.reg("pred")
+    f.emit(f"mov.b32 {tile}, {warp}")
+    head, done = f.label("dmma_tile"), f.label("dmma_tile_end")
+    f.place(head)
+    f.emit(f"setp.ge.u32 {p}, {tile}, {(M // 8) * tiles_n}")
+    f.emit(f"@{p} bra.uni {done}")
+    row, tn, q = f.reg("b32"), f.reg("b32"), f.reg("b32")
+    f.emit(f"shr.u32 {row}, {tile}, {tiles_n.bit_length() - 1}")
+    f.emit(f"mad.lo.s32 {row}, {row}, 8, {g}")  # g + 8 * tile row
+    f.emit(f"and.b32 {tn}, {tile}, {tiles_n - 1}")
+    f.emit(f"shr.u32 {q}, {q2}, 1")
+    caddr, aaddr, baddr = f.reg("b32"), f.reg("b32"), f.reg("b32")
+    f.emit(f"mad.lo.s32 {caddr}, {tn}, 8, {q2}")  # C/D: row, column 8 tn + 2q
+    f.emit(f"mad.lo.s32 {caddr}, {row}, {N}, {caddr}")
+    f.emit(f"mad.lo.s32 {caddr}, {caddr}, 8, {base}")
+    f.emit(f"mad.lo.s32 {aaddr}, {row}, {K}, {q}")  # A: row, column q (+ k0)
+    f.emit(f"mad.lo.s32 {aaddr}, {aaddr}, 8, {base}")
+    f.emit(f"mad.lo.s32 {baddr}, {tn}, 8, {g}")  # B: row q (+ k0), column 8 tn + g
+    f.emit(f"mad.lo.s32 {baddr}, {q}, {N}, {baddr}")
+    f.emit(f"mad.lo.s32 {baddr}, {baddr}, 8, {base}")
+    acc = [f.reg("f64") for _ in range(2)]
+    for i, r in enumerate(acc):
+        f.emit(f"ld.shared.f64 {r}, [{caddr}+{oc + 8 * i}]")
+    regs = "{" + ", ".join(acc) + "}"
+    for k0 in range(0, K, 4):
+        ra, rb = f.reg("f64"), f.reg("f64")
+        f.emit(f"ld.shared.f64 {ra}, [{aaddr}+{oa + 8 * k0}]")
+        f.emit(f"ld.shared.f64 {rb}, [{baddr}+{ob + 8 * k0 * N}]")
+        f.emit(f"{DMMA} {regs}, {{{ra}}}, {{{rb}}}, {regs}")
+    for i, r in enumerate(acc):
+        f.emit(f"st.shared.f64 [{caddr}+{oc + 8 * i}], {r}")
+    f.emit(f"add.s32 {tile}, {tile}, {lw.threads // 32}")
+    f.emit(f"bra.uni {head}")
+    f.place(done)
+    f.emit("bar.sync 0")
+    lw.read_staged(out, oc)
+
+
 def _mma(lw: KernelLowering, op: Operation, scaled: bool) -> None:
     a = lw.get(op.operands[0])
     if not isinstance(a, FragmentTile):  # else A from registers (codegen/fragment_layouts.py)
@@ -716,6 +787,9 @@ def _mma(lw: KernelLowering, op: Operation, scaled: bool) -> None:
         kept = _mma_sync(lw, a, b, c, lw.new_result(op), splat_bits(op.operands[2]), keep=mark(op) == TILE)
         if kept is not None:  # D stays in row-blocked fragments (codegen/fragment_layouts.py)
             lw.set(op.results[0], kept)
+        return
+    if not scaled and dmma_applies(lw, a, b, c, op.results[0].type):
+        _mma_f64(lw, a, b, c, lw.new_result(op))
         return
     sa = sb = None
     if scaled:
