@@ -292,7 +292,8 @@ def test_the_nv_tileas_stage_expresses_memops_mma_and_reductions_as_nv_tileas_op
 
 def test_mma_runs_on_tensor_cores_where_shapes_and_types_allow():
     """f16/bf16 x f16/bf16 + f32 (an f16 accumulator is widened by the nv_tileas stage) -> mma.sync
-    m16n8k16 from sm_80; i8 and f64 MMA keep the CUDA-core loop."""
+    m16n8k16 from sm_80; f64 -> mma.sync m8n8k4 (DMMA, one per 4-deep step of K); i8 outside a K
+    loop keeps the CUDA-core loop."""
     bf16 = MMA_KERNEL.replace("f16", "bf16").replace(  # mmaf has no bf16 accumulator
         "%dh = mmaf %h, %h, %h : tile<16x16xbf16>, tile<16x16xbf16>, tile<16x16xbf16>",
         "%z = constant <f32: 0.000000e+00> : tile<16x16xf32>\n"
@@ -303,10 +304,13 @@ def test_mma_runs_on_tensor_cores_where_shapes_and_types_allow():
         for gpu in ("sm_80", "sm_90", "sm_120"):
             result = lower_text(text, gpu)
             assert result.ok, result.diagnostics
-            mma = [line.strip() for line in result.ptx.splitlines() if "mma.sync" in line]
+            mma = [line.strip() for line in result.ptx.splitlines() if "mma.sync.aligned.m16n8k16" in line]
             assert len(mma) == 1 and mma[0].startswith(
                 f"mma.sync.aligned.m16n8k16.row.col.f32.{kind}.{kind}.f32 {{%f"), mma
-            assert "fma.rn.f64" in result.ptx  # the f64 MMA on the CUDA cores
+            dmma = [line.strip() for line in result.ptx.splitlines() if "mma.sync.aligned.m8n8k4" in line]
+            assert len(dmma) == 16 // 4 and all(d.startswith(
+                "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%fd") for d in dmma), dmma
+            assert "fma.rn.f64" not in result.ptx  # the f64 MMA no longer on the CUDA cores
             exe = find_ptxas()
             if exe is not None:
                 ok, log = run_ptxas(result.ptx, gpu)
