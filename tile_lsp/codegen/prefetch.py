@@ -18,6 +18,7 @@ from tile_lsp.codegen.lower import KernelLowering, after_access
 from tile_lsp.codegen.ops_memory import (VECTOR_BYTES, LoadedCopy, deferred_copy, load_for_staged, store_loaded,
                                          vector_copy_applies)
 from tile_lsp.codegen.ptx import GlobalTile, StagedTile, TileValue, TileViewValue, storage_bytes
+from tile_lsp.codegen.to_nv_tileas import defined_inside
 from tile_lsp.dialect import types as T
 
 #: registers a thread keeps for the rest of a loop before its copies are prefetched (:func:`prefetch_loads`):
@@ -89,14 +90,14 @@ def prefetch_loads(lw: KernelLowering, loop: Operation, lb: str, ub: str) -> Non
         if op.name != "nv_tileas.tiled_load" or any(after_access(t) for t in op.operand_group("token")):
             continue
         view = op.operand_group("view")[0]
-        if _inside_loop(view, loop) or not isinstance(lw.values.get(id(view)), TileViewValue):
+        if defined_inside(view, loop) or not isinstance(lw.values.get(id(view)), TileViewValue):
             continue
         casts = []
         for c in op.operand_group("coords"):
             d = c.defining_op
             if d is not None and d.name == "arith.index_cast" and d.operands[0] is iv:
                 casts.append(c)
-            elif _inside_loop(c, loop):
+            elif defined_inside(c, loop):
                 break
         else:
             saved = {id(c): lw.values.get(id(c)) for c in casts}
@@ -127,22 +128,9 @@ def prefetch_loads(lw: KernelLowering, loop: Operation, lb: str, ub: str) -> Non
 
 
 def _staging_store(op: Operation) -> Operation:
-    """The ``tiled_store`` that stages ``tiled_load`` op's tile (through reshapes: :func:`staged_buffer`)."""
+    """The ``tiled_store`` that stages ``tiled_load`` op's tile (through reshapes:
+    :func:`~tile_lsp.codegen.ops_memory.staged_buffer`)."""
     v = op.results[0]
     while v.uses[0].owner.name == "cuda_tile.reshape":
         v = v.uses[0].owner.results[0]
     return v.uses[0].owner
-
-
-def _inside_loop(v, loop: Operation) -> bool:
-    """Whether value ``v`` is defined inside ``loop``'s regions (an op there, or a block argument)."""
-    op = v.defining_op
-    block = op.parent if op is not None else getattr(v, "owner", None)
-    while block is not None:
-        parent = block.parent_op
-        if parent is loop:
-            return True
-        block = parent.parent if parent is not None else None
-    return False
-
-

@@ -270,7 +270,7 @@ class _Rewriter:
         sizes are swizzled like the other MMA operands."""
         loop = None
         for p in self.enclosing(op):
-            if p.name in LOOPS and not _inside(value, p):
+            if p.name in LOOPS and not defined_inside(value, p):
                 loop = p
         if loop is None:
             return None
@@ -458,7 +458,7 @@ LOOPS = ("cuda_tile.for", "cuda_tile.loop")
 MMAS = ("cuda_tile.mmaf", "cuda_tile.mmai")
 
 
-def _inside(value: Value, op: Operation) -> bool:
+def defined_inside(value: Value, op: Operation) -> bool:
     """Whether ``value`` is defined inside ``op``'s regions (by an op in them, or as a block argument)."""
     owner = value.defining_op
     p = owner.parent.parent_op if owner is not None and owner.parent is not None else None
