@@ -59,3 +59,21 @@ def test_thread_dependent_and_run_time_sources_still_go_through_shared_memory():
     for name in ("%cols", "%e1", "%e2", "%i1", "%i2", "%si"):
         assert any(i.startswith("bar.sync") for i in ops[name]), (name, ops[name])
         assert any(i.startswith("ld.shared") for i in ops[name]), (name, ops[name])
+
+
+def test_an_extract_index_out_of_the_tile_lowers_without_a_move():
+    """A constant extract index past the tile (found by ``bench/fuzz.py --mode lower``: a traceback
+    from the register moves) is undefined at run time, and the verifier warns as cuda-tile-opt does;
+    the lowering reads it through the staging buffer, as a run-time index."""
+    from conftest import require_corpus
+
+    from tile_lsp.analysis.api import analyze_text
+    text = (require_corpus() / "kernels" / "cat_extract_insert_f32_t16.sm_90.mlir").read_text()
+    line = "  %cst_1_i32_23 = constant <i32: 1> : tile<i32>\n"
+    assert text.count(line) == 1
+    text = text.replace(line, "  %cst_1_i32_23 = constant <i32: 11> : tile<i32>\n")
+    warnings = [d.message for d in analyze_text(text).diagnostics]
+    assert "extract index 0 value 11 may be out of bounds (max valid index: 1)" in warnings
+    result = lower_text(text, "sm_90", file_name="k.mlir")
+    assert result.ok, result.diagnostics
+    assert "ld.shared" in result.ptx

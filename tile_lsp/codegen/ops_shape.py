@@ -254,7 +254,10 @@ def _extract(lw: KernelLowering, op: Operation) -> None:
         for t in starts:
             f.emit(f"add.s32 {base}, {base}, {t}")
         return base
-    known = [_constant_index(v) for v in op.operands[1:]]
+    # constant indices the tile holds (the verifier warns of the others, "may be out of bounds": read
+    # through the staging buffer like a run-time index, undefined as there)
+    known = [k if k is not None and 0 <= k < src.shape[d] // out.shape[d] else None
+             for d, k in enumerate(_constant_index(v) for v in op.operands[1:])]
 
     def source_of(e):
         return sum((c + k * out.shape[d]) * sst[d] for d, (c, k) in enumerate(zip(unravel(e, out.shape), known)))
