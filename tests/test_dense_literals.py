@@ -182,6 +182,16 @@ def test_bool_for_float():
     assert msg == "expected floating point literal"
 
 
+@pytest.mark.parametrize("literal, shape", [("inf", "f32"), ("nan", "f32"), ("inf", "f16"),
+                                             ("[1.0, inf]", "2xf32")])
+def test_inf_and_nan_are_no_float_literal(literal, shape):
+    """cuda-tile-opt: "expected floating point literal" at the keyword (a hex pattern such as
+    0x7F800000 writes infinity); the lowering crashed on the literal accepted before."""
+    msg, pos, text = one_error(f"%0 = constant <{shape.split('x')[-1]}: {literal}> : tile<{shape}>")
+    assert msg == "expected floating point literal"
+    assert pos == at(text, "inf" if "inf" in literal else "nan")
+
+
 def test_element_type_mismatch():
     msg, pos, text = one_error("%0 = constant <f16: 42.0> : !cuda_tile.tile<f32>")
     assert msg == PREFIX + "mismatch between the element type: 'f16' and the tile element type 'f32'"

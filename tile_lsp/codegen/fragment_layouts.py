@@ -132,7 +132,10 @@ def _splat(v: Value) -> bool:
     w = T.bit_width(v.type.element) or 0
     if w % 8:
         return False
-    raw = dense_raw_data(op.attr("value"), v.type)
+    try:
+        raw = dense_raw_data(op.attr("value"), v.type)
+    except (ValueError, TypeError):  # a literal the verifier reports (the lowering does not run then)
+        return False
     esz = w // 8
     return len({raw[i:i + esz] for i in range(0, len(raw), esz)}) <= 1
 
