@@ -209,7 +209,8 @@ class _Planner:
         mma = mma_shape(ea, eb, ec, self.sm)
         if mma is None or mma.k != 16 or ec != F32 or not row_blocked_fits(m, n, self.threads):
             return False
-        return fragment_shape_fits(m, n, k, self.threads) and (m * k + k * n) * 2 + m * n * 4 + 16 <= MMA_SYNC_SMEM_LIMIT
+        return fragment_shape_fits(m, n, k, self.threads) \
+            and (m * k + k * n) * 2 + m * n * 4 + 16 <= MMA_SYNC_SMEM_LIMIT
 
     # -- kinds ----------------------------------------------------------------------------------
     def uniform(self, v: Value) -> bool:

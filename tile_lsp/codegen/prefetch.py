@@ -68,9 +68,10 @@ class Prefetch:
 def prefetch_loads(lw: KernelLowering, loop: Operation, lb: str, ub: str) -> None:
     """Issue, before ``loop``, the loads of its first iteration's staged copies, where they can run an
     iteration early: a ``tiled_load`` in the body whose tile is copied by the staging store
-    (:func:`~tile_lsp.codegen.ops_memory.deferred_copy`), of a view made outside the loop, at coordinates made outside it or the
-    induction variable itself, with a token that orders it after nothing; and a body that writes no
-    memory (the loads then read what they would have read in their iteration).  The staging store
+    (:func:`~tile_lsp.codegen.ops_memory.deferred_copy`), of a view made outside the loop, at
+    coordinates made outside it or the induction variable itself, with a token that orders it after
+    nothing; and a body that writes no memory (the loads then read what they would have read in their
+    iteration).  The loads count for the ``tiled_load`` (``.loc``, Show PTX's counts).  The staging store
     takes those registers, then loads the next iteration's (:meth:`Prefetch.store`): the global
     load's latency overlaps an iteration's work instead of waiting at its MMA.  Under the predicate
     ``lb < ub``.
@@ -103,6 +104,7 @@ def prefetch_loads(lw: KernelLowering, loop: Operation, lb: str, ub: str) -> Non
             saved = {id(c): lw.values.get(id(c)) for c in casts}
             for c in casts:
                 lw.set(c, TileValue((), T.IntegerType(32), [lb]))
+            here, lw.f.loc = lw.f.loc, lw.loc_of(op)
             try:
                 tile = deferred_copy(lw, op)
                 if tile is None:
@@ -116,10 +118,12 @@ def prefetch_loads(lw: KernelLowering, loop: Operation, lb: str, ub: str) -> Non
                 budget -= cost
                 if first is None:
                     first = lw.f.reg("pred")
-                    lw.f.emit(f"setp.lt.{'u' if loop.attr('unsignedCmp') is not None else 's'}32 {first}, {lb}, {ub}")
+                    cmp = "u" if loop.attr("unsignedCmp") is not None else "s"
+                    lw.f.emit(f"setp.lt.{cmp}32 {first}, {lb}, {ub}")
                 store = _staging_store(op)
                 lw.prefetched[id(store)] = Prefetch(load_for_staged(lw, tile, guard=first, prefetch=True), casts)
             finally:
+                lw.f.loc = here
                 for c in casts:
                     if saved[id(c)] is None:
                         lw.values.pop(id(c), None)
