@@ -192,6 +192,19 @@ def test_inf_and_nan_are_no_float_literal(literal, shape):
     assert pos == at(text, "inf" if "inf" in literal else "nan")
 
 
+@pytest.mark.parametrize("line, errors", [
+    ("%0 = constant <f32: -inf> : tile<f32>", [("expected floating point literal", "inf")]),
+    ("%0 = constant <f32: [1.0, -x]> : tile<2xf32>", [("expected floating point literal", "x]")]),
+    ("%0 = constant <i32: -foo> : tile<i32>", [("expected integer value", "foo")]),
+])
+def test_a_minus_before_no_number(line, errors):
+    """cuda-tile-opt takes the minus, then wants a literal right after it (the lexer makes a lone
+    ``-`` a token of its own): the first error and column it prints, not "expected '>'" (for an
+    integer it adds "custom op 'cuda_tile.constant' expected integer value" at the minus)."""
+    text = wrap(line)
+    assert diags(text)[:1] == [("error", msg, *at(text, where)) for msg, where in errors]
+
+
 def test_element_type_mismatch():
     msg, pos, text = one_error("%0 = constant <f16: 42.0> : !cuda_tile.tile<f32>")
     assert msg == PREFIX + "mismatch between the element type: 'f16' and the tile element type 'f32'"

@@ -381,6 +381,41 @@ def _dense_element_issue(err: UnexpectedToken, text: str, eof: bool) -> list[Syn
     """
     if not eof:
         return None
+    found = _dense_element_context(err)
+    if found is None:
+        return None
+    word, op = found
+    at = len(text)
+    if re.fullmatch(r"i[0-9]+", word):
+        message = f"custom op '{op}' expected integer value"
+        return [SyntaxIssue(message, at, at), SyntaxIssue(message, at, at)]
+    if re.fullmatch(r"(?:bf|tf|f)[0-9]+[A-Za-z0-9]*", word):
+        return [SyntaxIssue("expected floating point literal", at, at)]
+    return None
+
+
+def _dense_minus_issue(err: UnexpectedToken, text: str, pos: int) -> list[SyntaxIssue] | None:
+    """MLIR's errors for a ``-`` followed by no number where a dense literal's element is expected
+    (``<f32: -inf>``), or ``None``: the literal parser takes the minus, then wants a float ("expected
+    floating point literal") or an integer ("expected integer value", then the op's "custom op '<op>'
+    expected integer value" at the minus) right after it, as cuda-tile-opt reports."""
+    found = _dense_element_context(err)
+    if found is None:
+        return None
+    word, op = found
+    after = pos + 1
+    end = after + len(re.match(r"[A-Za-z0-9_$.]*", text[after:]).group(0))
+    if re.fullmatch(r"i[0-9]+", word):
+        return [SyntaxIssue("expected integer value", after, end),
+                SyntaxIssue(f"custom op '{op}' expected integer value", pos, after)]
+    if re.fullmatch(r"(?:bf|tf|f)[0-9]+[A-Za-z0-9]*", word):
+        return [SyntaxIssue("expected floating point literal", after, end)]
+    return None
+
+
+def _dense_element_context(err: UnexpectedToken) -> tuple[str, str] | None:
+    """(element type word, op name) where ``err`` stands at an element of the literal of a
+    ``constant`` or ``global`` (``dense_typed``: after ``<T:``, ``[`` or ``,``), else ``None``."""
     values = value_stack(err)
     if not values or not (isinstance(values[-1], Token) and values[-1].type in ("COLON", "LSQB", "COMMA")):
         return None
@@ -399,15 +434,7 @@ def _dense_element_issue(err: UnexpectedToken, text: str, eof: bool) -> list[Syn
     word = str(element) if isinstance(element, Token) else (
         str(element.children[0]) if isinstance(element, Tree) and element.data == "scalar_type" else "")
     current = current_op(err)
-    at = len(text)
-    if current is None:
-        return None
-    if re.fullmatch(r"i[0-9]+", word):
-        message = f"custom op '{current[0]}' expected integer value"
-        return [SyntaxIssue(message, at, at), SyntaxIssue(message, at, at)]
-    if re.fullmatch(r"(?:bf|tf|f)[0-9]+[A-Za-z0-9]*", word):
-        return [SyntaxIssue("expected floating point literal", at, at)]
-    return None
+    return None if current is None else (word, current[0])
 
 
 _DIMENSION = re.compile(r"[ \t\r\n]*(?:\?|[0-9]+)")
@@ -1084,7 +1111,7 @@ def _minus_token(err: UnexpectedCharacters, text: str, pos: int, outer_ops: tupl
     line, column = getattr(err, "line", 0), getattr(err, "column", 0)
     token = Token("MINUS", "-", pos, line, column, line, column + 1, pos + 1)
     as_token = UnexpectedToken(token, ip.accepts(), state=getattr(err, "state", None), interactive_parser=ip)
-    return describe_error(as_token, text, outer_ops)
+    return _dense_minus_issue(as_token, text, pos) or describe_error(as_token, text, outer_ops)
 
 
 #: MLIR's lexer errors for a ``#``, ``%``, ``^`` or ``!`` not followed by a name (``lexPrefixedIdentifier``).
