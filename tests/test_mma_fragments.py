@@ -325,7 +325,7 @@ def test_a_zero_accumulator_outside_a_loop_is_not_staged():
     through shared memory (4 stores for each of the 8 16x8 tiles of a thread's warp), not the 32
     slots a thread holds of C.  A warp's tiles are computed at once, unrolled, in the order that
     loads fewer fragments: 64x64 in 4 warps, one tile row a warp, one A and 8 B fragments a step."""
-    from tile_lsp.codegen.ops_shape import splat_bits
+    from tile_lsp.codegen.fragment_layouts import splat_bits
     text = LOOP.replace("USE", "").replace(
         "%acc = for %i in (%c0 to %c4, step %c1) : tile<i32> iter_values(%x = %z) -> (tile<64x64xf32>) {",
         "%acc0 = for %i in (%c0 to %c1, step %c1) : tile<i32> iter_values(%x = %z) -> (tile<64x64xf32>) {"

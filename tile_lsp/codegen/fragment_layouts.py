@@ -123,21 +123,33 @@ def fragment_layout_text(shape: tuple[int, ...], threads: int, rows: bool) -> st
 # ------------------------------------------------------------------ the plan
 
 
-def _splat(v: Value) -> bool:
-    """Whether a ``constant`` op defines ``v`` with one value throughout."""
+def splat_bits(v: Value, widths: tuple[int, ...] = (16, 32, 64)) -> int | None:
+    """The bits of every element of ``v`` when a ``constant`` op defines it with one value throughout
+    (an MMA's zero accumulator), for elements of one of ``widths`` bits; else ``None`` (also for a
+    literal the verifier reports: the lowering does not run then)."""
     from tile_lsp.analysis.ir.numbers import dense_raw_data
     op = v.defining_op
     if op is None or op.short_name != "constant" or not isinstance(v.type, T.TileType):
-        return False
+        return None
     w = T.bit_width(v.type.element) or 0
-    if w % 8:
-        return False
+    if w not in widths:
+        return None
     try:
         raw = dense_raw_data(op.attr("value"), v.type)
-    except (ValueError, TypeError):  # a literal the verifier reports (the lowering does not run then)
-        return False
+    except (ValueError, TypeError):
+        return None
     esz = w // 8
-    return len({raw[i:i + esz] for i in range(0, len(raw), esz)}) <= 1
+    values = {raw[i:i + esz] for i in range(0, len(raw), esz)}
+    return int.from_bytes(values.pop(), "little") if len(values) == 1 else None
+
+
+#: element widths whose splat constants the plan takes for uniform tiles
+SPLAT_WIDTHS = (8, 16, 32, 64)
+
+
+def _splat(v: Value) -> bool:
+    """Whether a ``constant`` op defines ``v`` with one value throughout."""
+    return splat_bits(v, SPLAT_WIDTHS) is not None
 
 
 def _unit_reshape(src: tuple[int, ...], dst: tuple[int, ...]) -> bool:
@@ -194,7 +206,7 @@ class _Planner:
     def rows_candidates(self, loop: Operation) -> list[int]:
         """Iteration values that may be carried as rows: an M or M x 1 tile with a uniform initial value."""
         return [i for i in range(len(loop.operands) - 3)
-                if _rows_shape_ok(loop.results[i], self.threads) and self.uniform(loop.operands[3 + i])]
+                if _rows_shape_ok(loop.results[i], self.threads) and is_uniform(loop.operands[3 + i])]
 
     def seed(self, op: Operation) -> bool:
         """An MMA outside a K loop whose D may stay in fragments: f16/bf16 A and B, a splat f32 C, the
@@ -213,12 +225,9 @@ class _Planner:
             and (m * k + k * n) * 2 + m * n * 4 + 16 <= MMA_SYNC_SMEM_LIMIT
 
     # -- kinds ----------------------------------------------------------------------------------
-    def uniform(self, v: Value) -> bool:
-        return is_uniform(v)
-
     def of(self, v: Value) -> str | None:
         k = self.kind.get(id(v))
-        if k is None and self.uniform(v):
+        if k is None and is_uniform(v):
             return _UNIFORM
         return k
 
@@ -359,9 +368,14 @@ class _Planner:
         return read, only
 
 
+def _has_mma(entry: Operation) -> bool:
+    """Whether ``entry`` has an MMA op: without one, the plan marks nothing (no tile in fragments)."""
+    return any(op.name in MMA_OPS for op in entry.walk())
+
+
 def fragments_apply(entry: Operation, threads: int, sm: int, max_smem: int) -> bool:
     """Whether the plan keeps some MMA's D in fragments in a CTA of ``threads`` (nothing marked)."""
-    if sm < 80 or threads < 32:
+    if sm < 80 or threads < 32 or not _has_mma(entry):
         return False
     p = _Planner(entry, threads, sm, max_smem)
     p.run()
@@ -375,7 +389,7 @@ def plan_fragment_layouts(entry: Operation, threads: int, sm: int, max_smem: int
     layout, :func:`fragment_layout_text`) for ``"tile"`` and ``"rows"``; ``tile_lsp.operand_a =
     "fragments"`` on MMAs that take A from registers; ``tile_lsp.fragment_rows`` and
     ``tile_lsp.fragments_blocked`` on ``for`` ops."""
-    if sm < 80 or threads < 32:
+    if sm < 80 or threads < 32 or not _has_mma(entry):
         return 0
     p = _Planner(entry, threads, sm, max_smem)
     p.run()

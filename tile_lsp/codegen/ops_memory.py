@@ -787,12 +787,8 @@ def in_tensor_order(tile: GlobalTile) -> GlobalTile:
     """``tile`` with its dimensions in :func:`copy_order` (the one on the tensor's last dimension
     last), as a buffer marked ``tile_lsp.transposed`` holds it: copied so, it moves whole tensor
     rows, in 16-byte vectors where :func:`vector_copy_applies`."""
-    order = copy_order(tile.view)
-    view = replace(tile.view, tile_shape=tuple(tile.shape[i] for i in order),
-                   dim_map=tuple(tile.view.dim_map[i] for i in order),
-                   steps=tuple(tile.view.steps[i] for i in order))
-    return replace(tile, view=view, index=tuple(tile.index[i] for i in order),
-                   shape=tuple(tile.shape[i] for i in order))
+    order, view, shape = _element_order(tile)
+    return replace(tile, view=view, index=tuple(tile.index[i] for i in order), shape=shape)
 
 
 
@@ -829,6 +825,14 @@ def _alloc_tensor(lw: KernelLowering, op: Operation) -> None:
     lw.set(op.results[0], buf)
 
 
+def _barrier_before_store(op: Operation, lw: KernelLowering) -> bool:
+    """Whether staging store ``op`` starts with ``bar.sync 0`` (earlier readers of the buffer are done):
+    not where the op before it (``alloc_tensor`` ops aside) is a store into a staged buffer, whose
+    barrier was emitted already, nor where ``tile_lsp.readers_done`` says another barrier follows
+    the buffer's readers (``to_nv_tileas._Rewriter.own_buffers``)."""
+    return op.attr("tile_lsp.readers_done") is None and not _staged_store_before(op, lw)
+
+
 def _staged_store_before(op: Operation, lw: KernelLowering) -> bool:
     """Whether the op before ``op`` (``alloc_tensor`` ops aside) is a store into a staged buffer: then
     the barrier that ended the scratch's earlier reads has been emitted already."""
@@ -854,7 +858,7 @@ def _store_staged(lw: KernelLowering, op: Operation, buf: StagedTile) -> None:
     if isinstance(value, GlobalTile):
         if value.n != buf.n or value.elem != buf.elem:
             raise LoweringError("the stored tile does not match the shared-memory buffer", op)
-        if not _staged_store_before(op, lw) and op.attr("tile_lsp.readers_done") is None:
+        if _barrier_before_store(op, lw):
             lw.f.emit("bar.sync 0")
         here, lw.f.loc = lw.f.loc, value.loc or lw.f.loc
         prefetched = lw.prefetched.get(id(op))  # loaded an iteration ahead (codegen/prefetch.py)
@@ -867,7 +871,7 @@ def _store_staged(lw: KernelLowering, op: Operation, buf: StagedTile) -> None:
     value = lw.tile(op.operand_group("value")[0])
     if value.shape != buf.shape or value.elem != buf.elem:
         raise LoweringError("the stored tile does not match the shared-memory buffer", op)
-    if not _staged_store_before(op, lw) and op.attr("tile_lsp.readers_done") is None:
+    if _barrier_before_store(op, lw):
         lw.f.emit("bar.sync 0")
     if buf.transposed:  # to_nv_tileas.transposes_b marks only the buffers of copies deferred_copy makes
         raise LoweringError("internal: a transposed MMA operand buffer takes a register tile", op)

@@ -27,7 +27,7 @@ from tile_lsp.codegen.mma_fragments import (MMA_SYNC_SMEM_LIMIT, FragmentTile, b
                                             load_fragments, mma_into_fragments, mma_shape, mma_shape_of,
                                             new_fragments, operand_at, operand_signs, scale_rows,
                                             store_fragments, RowFragments, ScaledFragments, from_fragments)
-from tile_lsp.codegen.fragment_layouts import TILE, mark, row_blocked_fits
+from tile_lsp.codegen.fragment_layouts import TILE, mark, row_blocked_fits, splat_bits
 from tile_lsp.codegen.ptx import (GlobalTile, LoweringError, StagedTile, TileValue, reg_class, row_major_strides,
                                   staged_bytes, unravel)
 from tile_lsp.codegen.reductions import (emit_shuffle_reduce, identity_regs, lane_bit, marked_in_registers,
@@ -531,22 +531,6 @@ def mma_sync_applies(lw: KernelLowering, a: TileValue | StagedTile, b: TileValue
     if M % 16 or N % 8 or K % 16 or (N // 8) & (N // 8 - 1):
         return False
     return (M * K + K * N) * 2 + M * N * 4 + 16 <= MMA_SYNC_SMEM_LIMIT
-
-
-def splat_bits(v) -> int | None:
-    """The bits of every element of ``v`` when a ``constant`` op defines it with one value throughout
-    (an MMA's zero accumulator), else ``None``."""
-    from tile_lsp.analysis.ir.numbers import dense_raw_data
-    owner = getattr(v, "owner", None)
-    if not isinstance(owner, Operation) or owner.short_name != "constant" or not isinstance(v.type, T.TileType):
-        return None
-    w = T.bit_width(v.type.element) or 0
-    if w not in (16, 32, 64):
-        return None
-    raw = dense_raw_data(owner.attr("value"), v.type)
-    esz = w // 8
-    values = {raw[i:i + esz] for i in range(0, len(raw), esz)}
-    return int.from_bytes(values.pop(), "little") if len(values) == 1 else None
 
 
 def _mma_sync(lw: KernelLowering, a: TileValue | StagedTile, b: TileValue | StagedTile, c: TileValue,

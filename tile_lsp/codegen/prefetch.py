@@ -11,6 +11,7 @@ prefetched registers need nothing else; their count is bounded (:data:`PREFETCH_
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from tile_lsp.analysis.ir.core import Operation
@@ -55,14 +56,8 @@ class Prefetch:
         nxt, more = f.reg("b32"), f.reg("pred")
         f.emit(f"add.s32 {nxt}, {loop['iv']}, {loop['step']}")
         f.emit(f"setp.lt.{loop['cmp']}32 {more}, {nxt}, {loop['ub']}")
-        saved = {id(c): lw.values.get(id(c)) for c in self.casts}
-        for c in self.casts:
-            lw.set(c, TileValue((), T.IntegerType(32), [nxt]))
-        try:
+        with _induction_at(lw, self.casts, nxt):
             load_for_staged(lw, tile, into=self.loaded, guard=more, prefetch=True)
-        finally:
-            for c in self.casts:
-                lw.values[id(c)] = saved[id(c)]
 
 
 def prefetch_loads(lw: KernelLowering, loop: Operation, lb: str, ub: str) -> None:
@@ -101,34 +96,44 @@ def prefetch_loads(lw: KernelLowering, loop: Operation, lb: str, ub: str) -> Non
             elif defined_inside(c, loop):
                 break
         else:
-            saved = {id(c): lw.values.get(id(c)) for c in casts}
-            for c in casts:
-                lw.set(c, TileValue((), T.IntegerType(32), [lb]))
             here, lw.f.loc = lw.f.loc, lw.loc_of(op)
             try:
-                tile = deferred_copy(lw, op)
-                if tile is None:
-                    continue
-                if vector_copy_applies(tile.view, tile.shape, tile.elem, tile.sem):
-                    cost = lw.slots(tile.n * storage_bytes(tile.elem) // VECTOR_BYTES) * 4
-                else:
-                    cost = lw.slots(tile.n)
-                if cost > budget:
-                    continue
-                budget -= cost
-                if first is None:
-                    first = lw.f.reg("pred")
-                    cmp = "u" if loop.attr("unsignedCmp") is not None else "s"
-                    lw.f.emit(f"setp.lt.{cmp}32 {first}, {lb}, {ub}")
-                store = _staging_store(op)
-                lw.prefetched[id(store)] = Prefetch(load_for_staged(lw, tile, guard=first, prefetch=True), casts)
+                with _induction_at(lw, casts, lb):
+                    tile = deferred_copy(lw, op)
+                    if tile is None:
+                        continue
+                    if vector_copy_applies(tile.view, tile.shape, tile.elem, tile.sem):
+                        cost = lw.slots(tile.n * storage_bytes(tile.elem) // VECTOR_BYTES) * 4
+                    else:
+                        cost = lw.slots(tile.n)
+                    if cost > budget:
+                        continue
+                    budget -= cost
+                    if first is None:
+                        first = lw.f.reg("pred")
+                        cmp = "u" if loop.attr("unsignedCmp") is not None else "s"
+                        lw.f.emit(f"setp.lt.{cmp}32 {first}, {lb}, {ub}")
+                    prefetched = load_for_staged(lw, tile, guard=first, prefetch=True)
+                    lw.prefetched[id(_staging_store(op))] = Prefetch(prefetched, casts)
             finally:
                 lw.f.loc = here
-                for c in casts:
-                    if saved[id(c)] is None:
-                        lw.values.pop(id(c), None)
-                    else:
-                        lw.values[id(c)] = saved[id(c)]
+
+
+@contextmanager
+def _induction_at(lw: KernelLowering, casts: list, reg: str):
+    """Bind the ``index_cast`` values ``casts`` of a loop's induction variable to b32 register ``reg``
+    (the first iteration's or the next one's) for the loads emitted in the block; restored after."""
+    saved = {id(c): lw.values.get(id(c)) for c in casts}
+    for c in casts:
+        lw.set(c, TileValue((), T.IntegerType(32), [reg]))
+    try:
+        yield
+    finally:
+        for c in casts:
+            if saved[id(c)] is None:
+                lw.values.pop(id(c), None)
+            else:
+                lw.values[id(c)] = saved[id(c)]
 
 
 def _staging_store(op: Operation) -> Operation:

@@ -368,6 +368,11 @@ def _structural_issue(err: UnexpectedToken, text: str, start: int, end: int, eof
 _DENSE_READ_TOKENS = frozenset({"LSQB", "COMMA", "INT", "FLOAT", "BOOL", "STRING", "BARE_ID"})
 
 
+#: element type words of a dense literal read by the op's integer parser / by MLIR's float parser
+_INTEGER_WORD = re.compile(r"i[0-9]+")
+_FLOAT_WORD = re.compile(r"(?:bf|tf|f)[0-9]+[A-Za-z0-9]*")
+
+
 def _dense_element_issue(err: UnexpectedToken, text: str, eof: bool) -> list[SyntaxIssue] | None:
     """MLIR's error when the text ends where a dense literal's element is expected, or ``None``.
 
@@ -386,10 +391,10 @@ def _dense_element_issue(err: UnexpectedToken, text: str, eof: bool) -> list[Syn
         return None
     word, op = found
     at = len(text)
-    if re.fullmatch(r"i[0-9]+", word):
+    if _INTEGER_WORD.fullmatch(word):
         message = f"custom op '{op}' expected integer value"
         return [SyntaxIssue(message, at, at), SyntaxIssue(message, at, at)]
-    if re.fullmatch(r"(?:bf|tf|f)[0-9]+[A-Za-z0-9]*", word):
+    if _FLOAT_WORD.fullmatch(word):
         return [SyntaxIssue("expected floating point literal", at, at)]
     return None
 
@@ -405,10 +410,10 @@ def _dense_minus_issue(err: UnexpectedToken, text: str, pos: int) -> list[Syntax
     word, op = found
     after = pos + 1
     end = after + len(re.match(r"[A-Za-z0-9_$.]*", text[after:]).group(0))
-    if re.fullmatch(r"i[0-9]+", word):
+    if _INTEGER_WORD.fullmatch(word):
         return [SyntaxIssue("expected integer value", after, end),
                 SyntaxIssue(f"custom op '{op}' expected integer value", pos, after)]
-    if re.fullmatch(r"(?:bf|tf|f)[0-9]+[A-Za-z0-9]*", word):
+    if _FLOAT_WORD.fullmatch(word):
         return [SyntaxIssue("expected floating point literal", after, end)]
     return None
 
