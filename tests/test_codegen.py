@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -171,6 +172,54 @@ def test_occupancy_counts_ctas_of_four_warps_where_the_lowering_chose_a_larger_c
     text = path.read_text().replace("{occupancy = 2}", "{occupancy = 2, num_worker_warps_per_cta = 8}")
     result = lower_text(text, "sm_90", file_name=path.name)
     assert ".reqntid 256, 1, 1" in result.ptx and ".minnctapersm 2" in result.ptx
+
+
+def test_live_registers_counts_tiles_from_definition_to_last_use():
+    """A 1024 x f32 tile over 128 threads is 8 registers a thread.  An operand dies at its last use
+    (``%i`` at ``%a``, ``%a`` at ``%c``), so the peak is ``%b`` and ``%c`` (16); the f16 ``%e`` packs
+    two elements a register (4), a replicated pointer takes two."""
+    from tile_lsp.codegen.layouts import live_registers
+
+    text = """cuda_tile.module @m {
+  entry @k(%p: tile<ptr<f32>>, %q: tile<ptr<f16>>) {
+    %i = iota : tile<1024xi32>
+    %a = itof %i signed : tile<1024xi32> -> tile<1024xf32>
+    %b = negf %a : tile<1024xf32>
+    %c = absf %a : tile<1024xf32>
+    %d = addf %b, %c : tile<1024xf32>
+    %e = ftof %d : tile<1024xf32> -> tile<1024xf16>
+    %ptrs = reshape %q : tile<ptr<f16>> -> tile<1xptr<f16>>
+    return
+  }
+}
+"""
+    analysis = analyze_text(text)
+    assert [d.message for d in analysis.diagnostics if d.severity == Severity.ERROR] == []
+    [entry] = [op for op in analysis.chunks[0].module.walk() if op.name == "cuda_tile.entry"]
+    # at %c: %b (8) and %c (8), %i dead since %a; at %d: %d (8) alone after %b, %c die there
+    assert live_registers(entry, 128) == 16
+    assert live_registers(entry, 256) == 8
+    assert live_registers(entry, 2048) == 2  # one element each (%b, %c), or the pointer %ptrs
+
+
+def test_a_hinted_cta_size_that_would_spill_gets_more_warps(corpus):
+    """layernorm_bwd_f16_16x1024 asks for 4 warps, where its 16 x 1024 f32 tiles (128 registers a
+    thread each, several live at once) spill about 1 KB a thread to local memory, as tileiras' cubin
+    does: 8 warps hold them in 229 registers or so, without spills."""
+    exe = _require_ptxas()
+    path = corpus / "kernels" / "layernorm_bwd_f16_16x1024.sm_90.mlir"
+    result = lower_text(path.read_text(), "sm_90", file_name=path.name)
+    assert result.ok and result.kernels[0].threads == 256
+    assert 'num_worker_warps_per_cta = 4' in path.read_text()
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "k.ptx"
+        src.write_text(result.ptx)
+        log = subprocess.run([exe, "-arch=sm_90", "-v", str(src), "-o", str(Path(tmp) / "k.cubin")],
+                             capture_output=True, text=True, check=True).stderr
+    assert "0 bytes spill stores, 0 bytes spill loads" in log, log
+    # a kernel whose tiles fit keeps its hint
+    path = corpus / "kernels" / "layernorm_bwd_bf16_32x256.sm_90.mlir"
+    assert lower_text(path.read_text(), "sm_90", file_name=path.name).kernels[0].threads == 128
 
 
 def test_mma_operands_are_swizzled_in_shared_memory(corpus):

@@ -42,6 +42,14 @@ from tile_lsp.dialect import types as T
 
 DEFAULT_WARPS = 4
 MAX_WARPS = 16
+#: registers a thread may have (PTX ISA: 255; 65,536 a CTA on sm_80 to sm_120)
+MAX_REGS = 255
+REGS_PER_CTA = 65536
+#: how far :func:`live_registers` may exceed a thread's registers before ptxas spills: the estimate
+#: counts each tile's registers from its definition to its last use, which ptxas shortens by
+#: rematerialising and fusing element-wise chains (layernorm_bwd_bf16_32x256: 326 estimated, 254 used,
+#: no spill; layernorm_bwd_f16_16x1024 in 4 warps: 646 estimated, 992 bytes spilled)
+SPILL_FACTOR = 2
 #: registers per thread the default CTA size aims at for the largest tile (code size and ptxas time)
 SLOTS_PER_THREAD = 32
 I32 = T.IntegerType(32)
@@ -122,10 +130,78 @@ def _fragment_warps(entry: Operation, target: Target, warps: int) -> int:
     return warps
 
 
+def _value_registers(ty, threads: int) -> int:
+    """32-bit registers a thread holds of a value of type ``ty`` in the distribution over ``threads``
+    threads (sub-word elements packed, as ptxas does; a replicated tile: its one element)."""
+    if not isinstance(ty, T.TileType):
+        return 0
+    width = getattr(ty.element, "width", None) or 64  # pointers
+    return max(1, -(-max(1, (ty.num_elements or 1) // threads) * width // 32))
+
+
+def live_registers(entry: Operation, threads: int) -> int:
+    """Estimated peak of the registers a thread holds in tile values of ``entry`` at once, with
+    ``threads`` threads: over the ops in program order, the sum of :func:`_value_registers` of the
+    values defined before an op and used by it or later.  A value used inside an op's region (a loop
+    body) but defined outside it is live through the whole op; an operand dies where it is last used
+    (element-wise ops reuse its registers).  An upper bound in practice (see :data:`SPILL_FACTOR`)."""
+    ops = [op for op in entry.walk() if op is not entry]
+    pos = {id(op): i for i, op in enumerate(ops)}
+    end: dict[int, int] = {}
+    for op in reversed(ops):
+        end[id(op)] = max([pos[id(op)]] + [end[id(inner)] for r in op.regions for b in r.blocks
+                                           for inner in b.operations])
+    delta = [0] * (len(ops) + 2)
+
+    def add(value, start: int, block) -> None:
+        cost = _value_registers(value.type, threads)
+        last = start + 1
+        for use in value.uses:
+            user, inside = use.owner, False
+            while user is not None and user.parent is not block:
+                user, inside = user.parent_op, True
+            if user is not None and id(user) in pos:
+                last = max(last, end[id(user)] + 1 if inside else pos[id(user)])
+        if cost:
+            delta[start] += cost
+            delta[max(last, start + 1)] -= cost
+
+    for op in ops:
+        for r in op.results:
+            add(r, pos[id(op)], op.parent)
+        for region in op.regions:
+            for b in region.blocks:
+                for a in b.arguments:
+                    add(a, pos[id(op)], b)
+    peak = live = 0
+    for d in delta:
+        live += d
+        peak = max(peak, live)
+    return peak
+
+
+def _spill_free_warps(entry: Operation, warps: int) -> int:
+    """``warps``, or more (up to :data:`MAX_WARPS`) where only more keep the tiles' registers within
+    what a thread may have (:func:`live_registers` over :data:`SPILL_FACTOR` times ``min(255, 65,536 /
+    threads)``): the tiles spread over more threads, fewer registers each.  Spilled registers go to
+    local memory, a round trip through L1 for each; a hint's CTA size that would spill is a hint
+    ptxas cannot honour well (tileiras spills there too)."""
+    def over(w: int) -> bool:
+        return live_registers(entry, 32 * w) > SPILL_FACTOR * min(MAX_REGS, REGS_PER_CTA // (32 * w))
+    more = warps
+    while more < MAX_WARPS and over(more):
+        more *= 2
+    return more if more != warps and not over(more) else warps
+
+
 def plan_kernel(entry: Operation, target: Target) -> KernelPlan:
-    """The :class:`KernelPlan` of ``entry`` on ``target`` (hints, ``nvvm.*``/``tt.*`` attributes)."""
+    """The :class:`KernelPlan` of ``entry`` on ``target`` (hints, ``nvvm.*``/``tt.*`` attributes).
+    The warps: ``num_worker_warps_per_cta`` (``tt.num_warps``), else :func:`default_warps` or
+    :func:`_fragment_warps`'; more where only more keep the tiles out of local memory
+    (:func:`_spill_free_warps`)."""
     warps = _hint(entry, target, "num_worker_warps_per_cta") or _int_attr(entry, "tt.num_warps") \
         or _fragment_warps(entry, target, default_warps(entry))
+    warps = _spill_free_warps(entry, warps)
     threads = _int_attr(entry, "nvvm.reqntid") or 32 * warps
     if threads & (threads - 1) or not 32 <= threads <= 1024:
         threads = 32 * DEFAULT_WARPS
