@@ -959,6 +959,8 @@ class _Machine:
         self.code: list[_Instr] = []  # decoded by run() once symbols and parameters are placed
         self.weak: _WeakGlobal | None = None  # set (as global_space too) for a concurrent run
         self.traffic: Traffic | None = None  # counted when run(traffic=True)
+        self.async_committed = np.zeros(0, np.int64)  # cp.async.commit_group count per register lane
+        self.async_copies: list[dict] = []  # issued cp.async copies not yet written (_op_cp)
 
     # -- registers ---------------------------------------------------------
     def _new_reg(self, name: str, width: int, rtype: str) -> tuple[int, int, str]:
@@ -992,6 +994,8 @@ class _Machine:
         n = n_ctas * self.T
         self.R[:] = [np.zeros(n, _STORE[w]) for _, (i, w, _) in sorted(self.regs.items(), key=lambda kv: kv[1][0])]
         self.tids = np.tile(np.arange(self.T), n_ctas)  # lane -> thread index in its CTA
+        self.async_committed = np.zeros(n, np.int64)
+        self.async_copies = []
 
     def set_specials(self, ctaid: tuple[int, int, int], grid: tuple[int, int, int], lanes=slice(None)) -> None:
         """The special registers (%tid, %ctaid, ...) of the CTA ``ctaid`` whose lanes are ``lanes``."""
@@ -1962,6 +1966,79 @@ class _Machine:
 
     _op_fence = _op_membar
 
+    def _op_cp(self, s, where):
+        """``cp.async`` (PTX ISA "Data Movement and Conversion Instructions: cp.async"): each thread's
+        copy reads global memory when it is issued and writes shared memory only when a
+        ``cp.async.wait_group N`` / ``cp.async.wait_all`` of that thread completes its group (all but
+        the ``N`` most recent committed groups; ``wait_all`` also the uncommitted copies), so a read
+        before the wait sees the old bytes and the race detector sees the write at the wait.
+        ``src-size`` < ``cp-size`` fills the rest with zeros; ``cp.async.commit_group`` closes the
+        thread's group.  A ``bar.sync`` does not complete a copy."""
+        mods = s.mods
+        if mods[:1] != ["async"]:
+            raise EmulatorError("only cp.async is supported")
+        if mods[1:] == ["commit_group"]:
+            def commit(idx):
+                self.async_committed[idx] += 1
+            return commit
+        if mods[1:] in (["wait_group"], ["wait_all"]):
+            keep = int(s.operands[0]) if mods[1] == "wait_group" else None
+
+            def wait(idx):
+                lanes = np.zeros(len(self.async_committed), bool)
+                lanes[idx] = True
+                for rec in self.async_copies:
+                    done = lanes[rec["idx"]] & rec["open"]
+                    if keep is None:
+                        done |= lanes[rec["idx"]]
+                    else:
+                        done &= rec["group"] < self.async_committed[rec["idx"]] - keep
+                    if done.any():
+                        self._complete_copy(rec, done)
+                self.async_copies = [r for r in self.async_copies if r["open"].any()]
+            return wait
+        if mods[1] not in ("ca", "cg") or mods[2:] != ["shared", "global"] and mods[2:] != ["shared::cta", "global"]:
+            raise EmulatorError("only cp.async.{ca,cg}.shared.global is supported")
+        dst, src, size = s.operands[:3]
+        nb = int(size, 0)
+        if nb not in (4, 8, 16) or (mods[1] == "cg" and nb != 16):
+            raise EmulatorError(f"cp-size {nb} is not allowed here")
+        get_dst, _ = self.addr(dst)
+        get_src, _ = self.addr(src)
+        src_size = self.rd(s.operands[3], "u32") if len(s.operands) > 3 else None
+
+        def issue(idx):
+            idx = np.asarray(np.arange(len(self.async_committed))[idx])
+            d, a = np.broadcast_to(get_dst(idx), idx.shape), np.broadcast_to(get_src(idx), idx.shape)
+            if np.any(d % nb) or np.any(a % nb):
+                raise EmulatorError(f"{where}: misaligned cp.async")
+            n = np.full(idx.shape, nb) if src_size is None else np.broadcast_to(
+                np.asarray(src_size(idx)).astype(np.int64), idx.shape)
+            if np.any(n > nb):
+                raise EmulatorError(f"{where}: src-size over cp-size")
+            data = np.zeros((len(idx), nb), np.uint8)
+            for k in range(nb):
+                live = k < n
+                if live.any():
+                    if self.traffic is not None and k == 0:
+                        self.count_access("global", a[live], nb, idx[live], True, where)
+                    data[live, k] = np.asarray(self.mem_load("global", a[live] + k, 1, where,
+                                                             self.tids[idx[live]])).view(np.uint8)
+            if self.traffic is not None:
+                self.count_access("shared", d, nb, idx, False, where)
+            self.async_copies.append({"idx": idx, "dst": d, "data": data, "where": where,
+                                      "group": self.async_committed[idx].copy(),
+                                      "open": np.ones(len(idx), bool)})
+        return issue
+
+    def _complete_copy(self, rec, done) -> None:
+        """Write the bytes of ``cp.async`` record ``rec``'s lanes ``done`` to shared memory (their wait)."""
+        idx, nb = rec["idx"][done], rec["data"].shape[1]
+        words = rec["data"][done].view(np.uint32)
+        for k in range(nb // 4):
+            self.mem_store("shared", rec["dst"][done] + 4 * k, 4, words[:, k], rec["where"], self.tids[idx])
+        rec["open"] &= ~done
+
     def _op_griddepcontrol(self, s, where):
         # Programmatic dependent launch: with one kernel launched at a time there is nothing to wait for.
         if s.mods not in (["wait"], ["launch_dependents"]):
@@ -2487,7 +2564,7 @@ def run(ptx_text: str, kernel_name: str, param_types: list[str], args: list, gri
 
 def _touches_global(s: _Stmt, m: _Machine) -> bool:
     """Whether ``s`` is a fence or an ld/st/atom/red whose address is global or generic (maybe global)."""
-    if s.opcode in ("membar", "fence"):
+    if s.opcode in ("membar", "fence") or s.opcode == "cp" and "global" in s.mods:
         return True
     if s.opcode not in ("ld", "st", "atom", "red") or not s.operands:
         return False

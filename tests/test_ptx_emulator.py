@@ -614,6 +614,72 @@ def test_shared_memory_race_without_barrier_is_reported():
     assert out[:63].tolist() == list(range(1, 64))
 
 
+STALE = 0xFFFFFFFF  # the emulator's shared memory before any write
+_CP_ASYNC = """
+    ld.param.u64 %rd0, [out];
+    ld.param.u64 %rd3, [src];
+    mov.u32 %r0, %laneid;
+    mul.wide.u32 %rd1, %r0, 16;
+    add.s64 %rd4, %rd3, %rd1;
+    mov.u32 %r5, smem;
+    mad.lo.s32 %r6, %r0, 16, %r5;
+    setp.lt.u32 %p1, %r0, 24;
+    selp.u32 %r9, 16, 4, %p1;
+    cp.async.cg.shared.global [%r6], [%rd4], 16, %r9;
+    cp.async.commit_group;
+    cp.async.ca.shared.global [%r6+512], [%rd4], 8;
+    cp.async.commit_group;
+    ld.shared.v4.b32 {%r1, %r2, %r3, %r4}, [%r6];
+    WAIT1
+    ld.shared.v4.b32 {%r10, %r11, %r12, %r13}, [%r6];
+    ld.shared.v2.b32 {%r14, %r15}, [%r6+512];
+    WAIT2
+    ld.shared.v2.b32 {%r16, %r17}, [%r6+512];
+    bar.sync 0;
+    xor.b32 %r7, %r0, 1;
+    mad.lo.s32 %r8, %r7, 16, %r5;
+    ld.shared.b32 %r18, [%r8];
+    mul.wide.u32 %rd5, %r0, 48;
+    add.s64 %rd6, %rd0, %rd5;
+    st.global.v4.b32 [%rd6], {%r1, %r2, %r3, %r4};
+    st.global.v4.b32 [%rd6+16], {%r10, %r11, %r12, %r13};
+    st.global.v4.b32 [%rd6+32], {%r14, %r15, %r16, %r17};
+    st.global.b32 [%rd6+44], %r18;
+    ret;
+"""
+
+
+def test_cp_async_writes_shared_memory_at_the_wait_of_its_group():
+    """A copy is in shared memory only once a wait of its thread completes its group: before
+    ``wait_group 1`` the bytes are the old ones (the emulator fills shared memory with 0xFF), after it the first group's are there but
+    not the second's, ``wait_all`` brings those.  ``src-size`` 4 of 16 zero-fills the rest; after a
+    barrier a thread sees its neighbour's copy."""
+    M = np.arange(1, 32 * 4 + 1, dtype=np.uint32).reshape(32, 4)
+    out = np.zeros((32, 12), np.uint32)
+    body = _CP_ASYNC.replace("WAIT1", "cp.async.wait_group 1;").replace("WAIT2", "cp.async.wait_all;")
+    ptx = _kernel(body, params=".param .u64 out, .param .u64 src", header=".shared .align 16 .b8 smem[1024];")
+    emu.run(ptx, "k", [".u64", ".u64"], [out, M], (1, 1, 1), 32)
+    got = [M[lane] if lane < 24 else np.array([M[lane, 0], 0, 0, 0]) for lane in range(32)]
+    for lane in range(32):
+        assert out[lane, :4].tolist() == [STALE] * 4
+        assert out[lane, 4:8].tolist() == got[lane].tolist()
+        assert out[lane, 8:10].tolist() == [STALE] * 2  # the second group: not written before its wait
+        # the 8-byte copy's words, then the neighbour's first word through the barrier (it overwrote
+        # the second word of the 8-byte copy's read: +44 is the last slot)
+        assert out[lane, 10].tolist() == M[lane, 0]
+        assert out[lane, 11].tolist() == got[lane ^ 1][0]
+
+
+def test_cp_async_without_its_wait_is_never_written():
+    """Without any wait the copy is never written: a barrier does not complete it."""
+    M = np.arange(1, 32 * 4 + 1, dtype=np.uint32).reshape(32, 4)
+    out = np.zeros((32, 12), np.uint32)
+    body = _CP_ASYNC.replace("WAIT1", "").replace("WAIT2", "")
+    ptx = _kernel(body, params=".param .u64 out, .param .u64 src", header=".shared .align 16 .b8 smem[1024];")
+    emu.run(ptx, "k", [".u64", ".u64"], [out, M], (1, 1, 1), 32)
+    assert (out == STALE).all()
+
+
 def test_cvt_rna_tf32_rounds_ties_away_from_zero():
     x = np.array([1 + 2**-11, -(1 + 2**-11), 1 + 2**-12, 1 + 3 * 2**-11], np.float32)
     out = _run_f32("    cvt.rna.tf32.f32 %r5, %f0;\n    st.global.b32 [%rd2], %r5;", len(x), x, np.uint32)
