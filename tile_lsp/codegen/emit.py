@@ -24,7 +24,7 @@ from tile_lsp.codegen.layouts import KernelPlan
 from tile_lsp.codegen.lower import KernelLowering, load_pred_byte
 from tile_lsp.codegen.ops_memory import global_decl
 from tile_lsp.codegen.passes import KernelInfo
-from tile_lsp.codegen.ptx import LoweringError, TileValue, reg_class
+from tile_lsp.codegen.ptx import STAGE_STRIDE, LoweringError, TileValue, reg_class
 from tile_lsp.codegen.target import Target
 from tile_lsp.dialect import types as T
 
@@ -51,9 +51,14 @@ def _entry_args(entry: Operation):
     return region.blocks[0].arguments
 
 
+class _NoRoomForStages(Exception):
+    """The two stages of a kernel's pipelined copies need more shared memory than the target has."""
+
+
 def _lower_entry(entry: Operation, plan: KernelPlan, target: Target, decls: dict[str, str],
-                 warnings: list) -> tuple[list[str], KernelInfo, dict[tuple[int, int], int]]:
+                 warnings: list, pipelines: bool = True) -> tuple[list[str], KernelInfo, dict[tuple[int, int], int]]:
     lw = KernelLowering(entry, target, plan.threads, decls, 1, warnings)
+    lw.pipelines = pipelines
     f = lw.f
     head: list[str] = []
 
@@ -80,6 +85,12 @@ def _lower_entry(entry: Operation, plan: KernelPlan, target: Target, decls: dict
         f.body.append("\tret;")
 
     smem = f.smem_bytes
+    if f.two_stages:  # the second stage of pipelined copies above the part of the first they use
+        stride = (f.stage_bytes + 1023) // 1024 * 1024
+        smem = max(smem, stride + f.stage_bytes)
+        if smem > target.max_smem:
+            raise _NoRoomForStages
+        f.prologue = [line.replace(STAGE_STRIDE, str(stride)) for line in f.prologue]
     if smem > target.max_smem:
         raise LoweringError(f"staging needs {smem} bytes of shared memory per CTA; {target.name} allows at most "
                             f"{target.max_smem} bytes ({target.max_smem // 1024} KB)", f.smem_op)
@@ -135,7 +146,13 @@ def emit_module(module: Module, entries: list[Operation], plans: dict[int, Kerne
     infos = []
     counts: dict[str, dict[tuple[int, int], int]] = {}
     for entry in entries:
-        lines, info, op_counts = _lower_entry(entry, plans[id(entry)], target, decls, warnings)
+        found: list = []
+        try:
+            lines, info, op_counts = _lower_entry(entry, plans[id(entry)], target, decls, found)
+        except _NoRoomForStages:  # copies not pipelined then (codegen/prefetch.py)
+            found = []
+            lines, info, op_counts = _lower_entry(entry, plans[id(entry)], target, decls, found, pipelines=False)
+        warnings.extend(found)
         bodies.append("\n".join(lines))
         infos.append(info)
         counts[info.name] = op_counts

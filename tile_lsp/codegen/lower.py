@@ -14,12 +14,15 @@ thread reads the elements its result slots need.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import struct
 from collections.abc import Callable
 
 from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.ir.core import Operation, Region, Value
 from tile_lsp.codegen.ptx import (
+    STAGE_STRIDE,
     Function,
     REG_BYTES,
     LoweringError,
@@ -101,6 +104,11 @@ class KernelLowering:
         self.block_memo: dict[tuple, object] = {}
         #: staging stores whose loads an enclosing loop issues an iteration ahead (``ops_memory.Prefetch``)
         self.prefetched: dict[int, object] = {}
+        #: what :meth:`smem_addr` gives inside a loop that pipelines copies (``codegen/prefetch.py``): the
+        #: base of this iteration's stage
+        self.shared_base: str | None = None
+        #: whether loops may pipeline their copies through two stages (the emitter retries without)
+        self.pipelines = True
 
     # -- values -------------------------------------------------------------
     def get(self, v: Value):
@@ -410,7 +418,12 @@ class KernelLowering:
     def smem_addr(self) -> str:
         """b32 register: the shared address of the staging scratch (prologue).  The entry's pinned
         buffers (``tile_lsp.smem_pinned`` bytes: loop-invariant MMA operands staged once,
-        :mod:`tile_lsp.codegen.to_nv_tileas`) lie just below it, at negative offsets."""
+        :mod:`tile_lsp.codegen.to_nv_tileas`) lie just below it, at negative offsets.  Inside a loop
+        that pipelines its copies, the base of the iteration's stage (:attr:`shared_base`)."""
+        return self.shared_base if self.shared_base is not None else self.first_stage_addr()
+
+    def first_stage_addr(self) -> str:
+        """b32 register: :meth:`smem_addr` outside pipelined loops (prologue)."""
 
         def build() -> str:
             r = self.f.reg("b32")
@@ -420,17 +433,42 @@ class KernelLowering:
             return r
         return self.f.once(("smem",), build)
 
+    def second_stage_addr(self) -> str:
+        """b32 register: :meth:`first_stage_addr` plus :data:`~tile_lsp.codegen.ptx.STAGE_STRIDE` bytes
+        (prologue): the same offsets there are the second stage of a loop's pipelined copies
+        (``codegen/prefetch.py``), a copy of the pinned buffers and the scratch the emitter places
+        above them (``codegen/emit.py``), 1024-byte aligned so that swizzled buffers read the same."""
+
+        def build() -> str:
+            r = self.f.reg("b32")
+            self.f.pro(f"add.u32 {r}, {self.first_stage_addr()}, {STAGE_STRIDE}")
+            self.f.two_stages = True
+            return r
+        return self.f.once(("smem1",), build)
+
     @property
     def pinned(self) -> int:
         """Bytes of the entry's pinned buffers, below the staging scratch (0 without any)."""
         a = self.entry.attr("tile_lsp.smem_pinned")
         return a.value if isinstance(a, A.IntegerAttr) else 0
 
+    @contextmanager
+    def in_stage(self, base: str | None):
+        """Take the shared-memory addresses of the ops lowered in the block from ``base`` (a stage of a
+        loop's pipelined copies, ``codegen/prefetch.py``; ``None``: the one layout); restored after."""
+        here, self.shared_base = self.shared_base, base
+        try:
+            yield
+        finally:
+            self.shared_base = here
+
     def reserve(self, nbytes: int) -> None:
         """Make the staging scratch at least ``nbytes`` long (the pinned buffers below it come on top);
         the op being lowered is remembered as the one that needs the most (for the shared-memory
         limit's diagnostic)."""
         nbytes += self.pinned
+        if self.shared_base is not None:  # in a loop with two stages: the part of each stage used
+            self.f.stage_bytes = max(self.f.stage_bytes, nbytes)
         if nbytes > self.f.smem_bytes:
             self.f.smem_bytes = nbytes
             self.f.smem_op = self.op
@@ -454,10 +492,10 @@ class KernelLowering:
             off += tv.n * _reg_bytes(reg_class(tv.elem))
         self.reserve(off)
         if sync_before:
-            self.f.emit("bar.sync 0")
+            self.f.barrier()
         for tv, o in zip(tiles, offsets):
             self.write_staged(tv, o, swizzle)
-        self.f.emit("bar.sync 0")
+        self.f.barrier()
         return offsets
 
     def swizzled(self, addr: str, offset: int = 0) -> str:
@@ -588,7 +626,7 @@ class KernelLowering:
         self.f.loc = self.loc_of(op)
         self.op = op
         if "token" in op.operand_segments and any(after_access(t) for t in op.operand_group("token")):
-            self.f.emit("bar.sync 0")
+            self.f.barrier()
         try:
             if any(hook(self, op, h) for hook in OP_HOOKS):
                 return

@@ -487,13 +487,13 @@ def from_fragments(lw: KernelLowering, frag: FragmentTile) -> TileValue:
     esz = REG_BYTES[frag.cls]
     swizzle = frag.cls in ("f32", "b32")
     lw.reserve(frag.rows * frag.n * (staged_bytes(frag.elem) if swizzle else esz))
-    f.emit("bar.sync 0")
+    f.barrier()
     if swizzle:
         store_fragments(lw, frag, 0)
     else:
         for r, j, e in _element_places(frag):
             lw.smem_write(frag.elem, e * esz, _element_index(lw, frag, j), frag.regs[r])
-    f.emit("bar.sync 0")
+    f.barrier()
     out = lw.new_tile(T.TileType(list(frag.shape), frag.elem))
     lw.read_staged(out, 0, swizzle=swizzle)
     return out
@@ -571,14 +571,14 @@ def from_rows(lw: KernelLowering, rows: RowFragments) -> TileValue:
     f = lw.f
     esz = REG_BYTES[reg_class(rows.elem)]
     lw.reserve(rows.shape[0] * esz)
-    f.emit("bar.sync 0")
+    f.barrier()
     _, _, q2 = lane_coordinates(lw)
     first = f.reg("pred")
     f.emit(f"setp.eq.u32 {first}, {q2}, 0")
     for a in range(rows.blocks):
         for h in (0, 1):
             lw.smem_write(rows.elem, 0, row_register(lw, rows.geometry, a, h), rows.regs[2 * a + h], first)
-    f.emit("bar.sync 0")
+    f.barrier()
     out = lw.new_tile(T.TileType(list(rows.shape), rows.elem))
     lw.read_staged(out, 0)
     return out

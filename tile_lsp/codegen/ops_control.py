@@ -106,18 +106,31 @@ def _for(lw: KernelLowering, op: Operation) -> None:
     ivt = TileValue((), op.operands[0].type.element, [iv])
     ops = lw.bind_block(op.regions[0], [ivt] + iters)
     cmp = "u" if op.attr("unsignedCmp") is not None else "s"
-    prefetch_loads(lw, op, lb, ub)  # the first iteration's staged copies, loaded before the loop
+    # the first iteration's staged copies, issued before the loop; with two stages (codegen/prefetch.py)
+    # the body's shared memory is the iteration's stage, swapped with the other at the back edge
+    stages = None
+    if prefetch_loads(lw, op, lb, ub):
+        stages = (f.reg("b32"), f.reg("b32"), f.reg("b32"))
+        f.emit(f"mov.b32 {stages[0]}, {lw.first_stage_addr()}")
+        f.emit(f"mov.b32 {stages[1]}, {lw.second_stage_addr()}")
+        f.emit(f"xor.b32 {stages[2]}, {stages[0]}, {stages[1]}")
     p = f.reg("pred")
     f.place(head)
     f.emit(f"setp.ge.{cmp}{64 if w64 else 32} {p}, {iv}, {ub}")
     f.emit(f"@{p} bra.uni {done}")
     lw.loop_stack.append({"iters": iters, "results": iters, "head": latch, "end": done,
-                          "iv": iv, "step": step, "ub": ub, "cmp": cmp})
-    lw.run_ops(ops)
+                          "iv": iv, "step": step, "ub": ub, "cmp": cmp,
+                          "other_stage": stages[1] if stages else None})
+    with lw.in_stage(stages[0] if stages else lw.shared_base):
+        lw.run_ops(ops)
     lw.loop_stack.pop()
     f.loc = lw.loc_of(op)
+    f.wait_async()
     f.place(latch)
     f.emit(f"add.s{64 if w64 else 32} {iv}, {iv}, {step}")
+    if stages:
+        f.emit(f"xor.b32 {stages[0]}, {stages[0]}, {stages[2]}")
+        f.emit(f"xor.b32 {stages[1]}, {stages[1]}, {stages[2]}")
     f.emit(f"bra.uni {head}")
     f.place(done)
     for r, x in zip(op.results, iters):
@@ -144,6 +157,7 @@ def _loop(lw: KernelLowering, op: Operation) -> None:
     lw.run_ops(ops)
     lw.loop_stack.pop()
     f.loc = lw.loc_of(op)
+    f.wait_async()
     f.place(done)
     for r, x in zip(op.results, results):
         lw.set(r, x)
@@ -158,6 +172,7 @@ def _continue(lw: KernelLowering, op: Operation) -> None:
         _assign(lw, d, s)
     for d, s in zip(loop["iters"], tmp):
         _assign(lw, d, s)
+    lw.f.wait_async()
     lw.f.emit(f"bra.uni {loop['head']}")
 
 
@@ -166,6 +181,7 @@ def _break(lw: KernelLowering, op: Operation) -> None:
     loop = lw.loop_stack[-1]
     for d, v in zip(loop["results"], op.operands):
         _assign(lw, d, lw.get(v))
+    lw.f.wait_async()
     lw.f.emit(f"bra.uni {loop['end']}")
 
 
@@ -179,10 +195,12 @@ def _if(lw: KernelLowering, op: Operation) -> None:
     lw.yield_stack.append(results)
     lw.run_ops(op.regions[0].blocks[0].operations if op.regions[0].blocks else [])
     f.loc = lw.loc_of(op)
+    f.wait_async()
     f.emit(f"bra.uni {done}")
     f.place(other)
     if len(op.regions) > 1 and op.regions[1].blocks:
         lw.run_ops(op.regions[1].blocks[0].operations)
+        f.wait_async()
     lw.yield_stack.pop()
     f.place(done)
     for r, x in zip(op.results, results):
@@ -199,6 +217,7 @@ def _yield(lw: KernelLowering, op: Operation) -> None:
 
 @handler("return")
 def _return(lw: KernelLowering, op: Operation) -> None:
+    lw.f.wait_async()
     lw.f.emit("ret")
 
 
@@ -292,7 +311,7 @@ def _print(lw: KernelLowering, op: Operation) -> None:
     f.emit(f"@{p} bra {skip}")
     _vprintf(lw, sym, [_print_arg(lw, a) for a in args])
     f.place(skip)
-    f.emit("bar.sync 0")
+    f.barrier()
 
 
 @handler("assert")

@@ -487,7 +487,7 @@ VECTOR_BYTES = 16
 
 def vector_copy_applies(view: TileViewValue, shape: tuple[int, ...], elem: T.Type, sem: str) -> bool:
     """Whether :func:`copy_to_staged` may move a tile of ``shape`` in 16-byte vectors when the run-time
-    test allows (:func:`_vectors_aligned`): a weak load of 2- or 4-byte elements (staged in their
+    test allows (:func:`vectors_aligned`): a weak load of 2- or 4-byte elements (staged in their
     own width) through a partition or strided view that keeps the tensor's last dimension on the
     tile's last, which holds whole vectors, as do the tile starts along it (their step).  That
     dimension's stride is 1, or known at run time only (cuTile passes every stride; the test
@@ -503,7 +503,7 @@ def vector_copy_applies(view: TileViewValue, shape: tuple[int, ...], elem: T.Typ
     return (stride == 1 or isinstance(stride, str)) and shape[last] % per == 0 and view.steps[last] % per == 0
 
 
-def _vectors_aligned(lw: KernelLowering, view: TileViewValue, esz: int) -> str | None:
+def vectors_aligned(lw: KernelLowering, view: TileViewValue, esz: int) -> str | None:
     """Predicate register, uniform: the tensor's last dimension is contiguous (a stride known at run
     time only is 1), and its base address, its other strides and the extent of its last dimension,
     each in bytes, are multiples of 16, so that every vector of a tile starts 16-byte aligned and
@@ -544,29 +544,72 @@ class LoadedCopy:
     aligned: str | None
 
 
+def async_copy_applies(lw: KernelLowering, tile: GlobalTile) -> bool:
+    """Whether :func:`copy_to_staged` moves ``tile``'s 16-byte vectors with ``cp.async`` (global to
+    shared memory without registers, sm_80 and newer: PTX ISA ``cp.async``): where the copy may take
+    vectors (:func:`vector_copy_applies`) and the padding is zero, which is what a copy of fewer
+    source bytes (``src-size`` 0 for a vector outside the tensor) fills in."""
+    return lw.target.sm >= 80 and _pad_bits(tile.elem, tile.view.padding) == 0 \
+        and vector_copy_applies(tile.view, tile.shape, tile.elem, tile.sem)
+
+
 def copy_to_staged(lw: KernelLowering, tile: GlobalTile, buf: StagedTile) -> None:
     """Copy ``tile`` from global memory into the staged buffer ``buf`` (row-major in the loaded
     tile's order, swizzled as ``buf`` says), without a register tile in the distribution.  No barrier.
 
     Where :func:`vector_copy_applies`, a uniform branch picks at run time between 16-byte vectors
-    (:func:`_load_vectors`, when :func:`_vectors_aligned`) and single elements
-    (:func:`_load_elements`).  Each slot's load is followed by its store, so that few registers are
-    live at once; a loop that prefetches a copy splits it in two phases instead
-    (:func:`load_for_staged`, :func:`store_loaded`)."""
+    (:func:`_load_vectors`, when :func:`vectors_aligned`) and single elements
+    (:func:`_load_elements`).  The vectors go by ``cp.async`` where :func:`async_copy_applies`
+    (:func:`copy_vectors_async`; the next barrier waits for them: ``Function.barrier``);
+    otherwise each slot's load is followed by its store, so that few registers are live at once; a
+    loop that prefetches a copy splits it in two phases instead (:func:`load_for_staged`,
+    :func:`store_loaded`)."""
     f = lw.f
     esz = storage_bytes(tile.elem)
-    aligned = _vectors_aligned(lw, tile.view, esz) if vector_copy_applies(tile.view, tile.shape, tile.elem,
+    aligned = vectors_aligned(lw, tile.view, esz) if vector_copy_applies(tile.view, tile.shape, tile.elem,
                                                                           tile.sem) else None
     if aligned is None:
         _store_elements(lw, tile, buf, _load_elements(lw, tile, None, None))
         return
     scalar, done = f.label("copy_elements"), f.label("copy_done")
     f.emit(f"@!{aligned} bra.uni {scalar}")
-    _store_vectors(lw, tile, buf, _load_vectors(lw, tile, None, None))
+    if async_copy_applies(lw, tile):
+        copy_vectors_async(lw, tile, buf)
+    else:
+        _store_vectors(lw, tile, buf, _load_vectors(lw, tile, None, None))
     f.emit(f"bra.uni {done}")
     f.place(scalar)
     _store_elements(lw, tile, buf, _load_elements(lw, tile, None, None))
     f.place(done)
+    if async_copy_applies(lw, tile):
+        f.async_pending = True
+
+
+def copy_vectors_async(lw: KernelLowering, tile: GlobalTile, buf: StagedTile, guard: str | None = None) -> None:
+    """:func:`copy_to_staged`'s 16-byte vectors by ``cp.async.cg.shared.global`` (L2 only: each
+    byte is read once), each under the predicate ``guard`` where given, then
+    ``cp.async.commit_group`` (whatever the guard: waits count groups): the addresses and bounds of
+    :func:`_load_vectors`, the places of :func:`_store_vectors` (from ``lw.smem_addr()``); a vector
+    outside the tensor copies 0 source bytes and is zero-filled (PTX ISA ``cp.async``:
+    ``src-size``).  Not waited for here."""
+    f = lw.f
+    vview, vshape, per = _vector_access(lw, tile)
+    shape = tile.shape
+    strides = row_major_strides(shape)
+    strides[len(shape) - 1] = per
+    place = _buffer_places(lw, buf, vshape, strides, storage_bytes(tile.elem))
+    own = lw.owner(num_elements(vshape))
+    count = lw.slots(num_elements(vshape))
+    for s, (addr, inb) in enumerate(_affine_accesses(lw, vview, _index_bases(lw, vview, tile.index), vshape,
+                                                     count)):
+        to, at = place(s)
+        size = "16"
+        if inb is not None:
+            size = f.reg("b32")
+            f.emit(f"selp.b32 {size}, 16, 0, {inb}")
+        g = _and(lw, own, guard)
+        f.emit((f"@{g} " if g else "") + f"cp.async.cg.shared.global [{to}+{at}], [{addr}], 16, {size}")
+    f.emit("cp.async.commit_group")
 
 
 def load_for_staged(lw: KernelLowering, tile: GlobalTile, into: LoadedCopy | None = None,
@@ -581,7 +624,7 @@ def load_for_staged(lw: KernelLowering, tile: GlobalTile, into: LoadedCopy | Non
     if into is not None:
         aligned = into.aligned
     else:
-        aligned = _vectors_aligned(lw, tile.view, esz) if vector_copy_applies(tile.view, tile.shape, tile.elem,
+        aligned = vectors_aligned(lw, tile.view, esz) if vector_copy_applies(tile.view, tile.shape, tile.elem,
                                                                               tile.sem) else None
     if aligned is None:
         return LoadedCopy(None, list(_load_elements(lw, tile, into.elements if into else None, guard)), None)
@@ -694,6 +737,11 @@ def _buffer_places(lw: KernelLowering, buf: StagedTile, shape: tuple[int, ...], 
         at = buf.offset + esz * sum(k * strides[i] for i, k in enumerate(slot_offsets(shape, lw.threads, s)))
         return (lw.swizzled(base, at), 0) if buf.swizzled else (base, at)
     return place
+
+
+def copy_elements(lw: KernelLowering, tile: GlobalTile, buf: StagedTile) -> None:
+    """:func:`copy_to_staged` one element at a time (its path where 16-byte vectors do not apply)."""
+    _store_elements(lw, tile, buf, _load_elements(lw, tile, None, None))
 
 
 def _element_order(tile: GlobalTile):
@@ -813,16 +861,22 @@ def _alloc_tensor(lw: KernelLowering, op: Operation) -> None:
     """A buffer of the staging scratch: the result's ``!nv_tileas.tiled_view<SHAPE x ELEM, SMEM>`` at
     byte ``tile_lsp.smem_offset`` (placed by :mod:`tile_lsp.codegen.to_nv_tileas`), swizzled with
     ``tile_lsp.swizzle``."""
+    buf = staged_tile_of(op)
+    lw.reserve(buf.end)
+    lw.set(op.results[0], buf)
+
+
+def staged_tile_of(op: Operation) -> StagedTile:
+    """The :class:`StagedTile` of ``alloc_tensor`` op.  ``LoweringError`` where its result is not a
+    static SMEM ``tiled_view`` with a ``tile_lsp.smem_offset``."""
     view = NT.decode_type(op.results[0].type)
     offset = op.attr("tile_lsp.smem_offset")
     if not (isinstance(view, NT.TiledViewType) and view.memory_space == "SMEM" and None not in view.shape
             and isinstance(offset, A.IntegerAttr)):
         raise LoweringError("the PTX lowering supports 'nv_tileas.alloc_tensor' only for a static SMEM "
                             "tiled_view with a 'tile_lsp.smem_offset'", op)
-    buf = StagedTile(tuple(view.shape), view.element, offset.value, op.attr("tile_lsp.swizzle") is not None,
-                     op.attr("tile_lsp.transposed") is not None)
-    lw.reserve(buf.end)
-    lw.set(op.results[0], buf)
+    return StagedTile(tuple(view.shape), view.element, offset.value, op.attr("tile_lsp.swizzle") is not None,
+                      op.attr("tile_lsp.transposed") is not None)
 
 
 def _barrier_before_store(op: Operation, lw: KernelLowering) -> bool:
@@ -859,7 +913,7 @@ def _store_staged(lw: KernelLowering, op: Operation, buf: StagedTile) -> None:
         if value.n != buf.n or value.elem != buf.elem:
             raise LoweringError("the stored tile does not match the shared-memory buffer", op)
         if _barrier_before_store(op, lw):
-            lw.f.emit("bar.sync 0")
+            lw.f.barrier()
         here, lw.f.loc = lw.f.loc, value.loc or lw.f.loc
         prefetched = lw.prefetched.get(id(op))  # loaded an iteration ahead (codegen/prefetch.py)
         if prefetched is not None:
@@ -872,7 +926,7 @@ def _store_staged(lw: KernelLowering, op: Operation, buf: StagedTile) -> None:
     if value.shape != buf.shape or value.elem != buf.elem:
         raise LoweringError("the stored tile does not match the shared-memory buffer", op)
     if _barrier_before_store(op, lw):
-        lw.f.emit("bar.sync 0")
+        lw.f.barrier()
     if buf.transposed:  # to_nv_tileas.transposes_b marks only the buffers of copies deferred_copy makes
         raise LoweringError("internal: a transposed MMA operand buffer takes a register tile", op)
     lw.write_staged(value, buf.offset, buf.swizzled)

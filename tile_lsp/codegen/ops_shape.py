@@ -389,14 +389,14 @@ def _pack(lw: KernelLowering, op: Operation) -> None:
     nbytes = src.n * sw // 8
     lw.reserve(nbytes)
     base = lw.smem_addr()
-    f.emit("bar.sync 0")
+    f.barrier()
     own = lw.owner(src.n)
     from tile_lsp.codegen.ops_memory import load_element, store_element
     for s, r in enumerate(src.regs):
         a = f.reg("b32")
         f.emit(f"mad.lo.s32 {a}, {lw.lin(src.n, s)}, {sw // 8}, {base}")
         store_element(lw, src.elem, r, a, own, "", ".shared")
-    f.emit("bar.sync 0")
+    f.barrier()
     for s, r in enumerate(out.regs):
         lin = lw.lin(out.n, s)
         a = f.reg("b32")
@@ -511,7 +511,7 @@ def _in_smem(lw: KernelLowering, xs: list[TileValue | StagedTile]) -> list[int]:
         # a pinned buffer (below the scratch, staged before a loop) was not just stored: no barrier then
         placed = iter(lw.stage(regs, after, sync_before=not any(x.offset >= 0 for x in staged)))
     else:
-        lw.f.emit("bar.sync 0")
+        lw.f.barrier()
     return [x.offset if isinstance(x, StagedTile) else next(placed) for x in xs]
 
 
@@ -559,8 +559,9 @@ def _mma_sync(lw: KernelLowering, a: TileValue | StagedTile, b: TileValue | Stag
     oa, ob = _in_smem(lw, [a, b])
     ends = [off + x.n * staged_bytes(x.elem) for x, off in ((a, oa), (b, ob))]
     oc = (max(ends + [0]) + 127) // 128 * 128  # in the scratch, above any pinned buffer
-    lw.reserve(oc + M * N * staged_bytes(c.elem))
+    c_end = oc + M * N * staged_bytes(c.elem)  # reserved where C or D is in shared memory
     if c_bits is None:  # right after A's and B's stores and their barrier, unless both are pinned
+        lw.reserve(c_end)
         pinned = all(isinstance(x, StagedTile) and x.offset < 0 for x in (a, b))
         lw.stage([c], oc, sync_before=pinned, swizzle=True)
     shape = mma_shape(a.elem, b.elem, c.elem, lw.target.sm)
@@ -580,10 +581,12 @@ def _mma_sync(lw: KernelLowering, a: TileValue | StagedTile, b: TileValue | Stag
         d = mma_into_fragments(lw, a, b, acc, [oa, ob], shape)
         if keep:
             return d
+        lw.reserve(c_end)
         store_fragments(lw, d, oc)
-        f.emit("bar.sync 0")
+        f.barrier()
         lw.read_staged(out, oc, swizzle=True)
         return None
+    lw.reserve(c_end)
     base = lw.smem_addr()
     kind = a.elem.name
     warps = max(1, lw.threads // 32)
@@ -663,7 +666,7 @@ def _mma_sync(lw: KernelLowering, a: TileValue | StagedTile, b: TileValue | Stag
     f.emit(f"add.s32 {tile}, {tile}, {warps}")
     f.emit(f"bra.uni {head}")
     f.place(done)
-    f.emit("bar.sync 0")
+    f.barrier()
     lw.read_staged(out, oc, swizzle=True)
     return None
 
@@ -735,7 +738,7 @@ def _mma_f64(lw: KernelLowering, a: TileValue | StagedTile, b: TileValue | Stage
     f.emit(f"add.s32 {tile}, {tile}, {lw.threads // 32}")
     f.emit(f"bra.uni {head}")
     f.place(done)
-    f.emit("bar.sync 0")
+    f.barrier()
     lw.read_staged(out, oc)
 
 

@@ -228,6 +228,11 @@ class Token:
 TOKEN = Token()
 
 
+#: placeholder, in the PTX of a kernel being lowered, for the bytes between the two stages of its
+#: pipelined copies (``KernelLowering.second_stage_addr``), replaced once the shared memory is known
+STAGE_STRIDE = "__tile_lsp_stage_stride"
+
+
 @dataclass
 class Function:
     """The PTX text of one ``.entry`` under construction.
@@ -257,6 +262,12 @@ class Function:
     instructions: dict[SourceLoc, int] = field(default_factory=dict)
     smem_bytes: int = 0
     smem_op: object = None  # the Operation that needs smem_bytes of staging
+    #: ``cp.async`` copies issued whose completion nothing has waited for yet (:meth:`wait_async`)
+    async_pending: bool = False
+    #: whether a loop pipelines copies through two stages (``KernelLowering.second_stage_addr``)
+    two_stages: bool = False
+    #: bytes from the start of the shared memory (pinned buffers included) that such loops use
+    stage_bytes: int = 0
 
     def reg(self, cls: str) -> str:
         """A fresh register of class ``cls`` (a :data:`REG_CLASSES` key)."""
@@ -277,6 +288,21 @@ class Function:
                 self.last_loc = self.loc
             self.instructions[self.loc] = self.instructions.get(self.loc, 0) + 1
         self.body.append(f"\t{line};")
+
+    def wait_async(self) -> None:
+        """``cp.async.wait_all`` where copies issued are still pending (:attr:`async_pending`): their
+        bytes are in shared memory for this thread after it (PTX ISA ``cp.async.wait_all``).  Called
+        before each barrier and where control leaves a region (back edges, the ends of an ``if``'s
+        branches, ``ret``), so that every path waits before another thread reads."""
+        if self.async_pending:
+            self.async_pending = False
+            self.emit("cp.async.wait_all")
+
+    def barrier(self) -> None:
+        """``bar.sync 0``, after :meth:`wait_async`: a barrier alone does not complete ``cp.async``
+        copies, and the one before their readers must find them written."""
+        self.wait_async()
+        self.emit("bar.sync 0")
 
     def place(self, label: str) -> None:
         self.body.append(f"{label}:")

@@ -395,7 +395,7 @@ def emit_shuffle_reduce(lw: KernelLowering, op: Operation, srcs: list[TileValue]
         offsets.append(end)
         end += m * plan.warps * staged_bytes(e)
     lw.reserve(end)
-    f.emit("bar.sync 0")
+    f.barrier()
     writer = None
     writer_mask = plan.writer_mask & ~sum(spread)  # every lane of a spread bit holds its own group
     if writer_mask:
@@ -421,7 +421,7 @@ def emit_shuffle_reduce(lw: KernelLowering, op: Operation, srcs: list[TileValue]
             idx = at
         for a, e, off in zip(accs, elems, offsets):
             lw.smem_write(e, off, idx, a, writer)
-    f.emit("bar.sync 0")
+    f.barrier()
     for r in range(len(outs[0].regs)):
         first = lw.lin(m, r)
         if plan.warps > 1:

@@ -261,7 +261,7 @@ def _warp_step(lw: KernelLowering, op: Operation, plan: ScanPlan, accs: list[lis
             f.pro(f"sub.s32 {r}, {w - 1}, {warp}")
             return r
         pos = f.once(("scan_warp_pos", plan.warp_lo, w), build)
-    f.emit("bar.sync 0")
+    f.barrier()
     kept = []
     for s in range(len(accs)):
         idx = without_bits(lw, plan.n, s, plan.lo, plan.lo + tw)
@@ -272,7 +272,7 @@ def _warp_step(lw: KernelLowering, op: Operation, plan: ScanPlan, accs: list[lis
         f.emit(f"add.s32 {at}, {first}, {warp}")
         for a, e, off in zip(accs[s], elems, offsets):
             lw.smem_write(e, off, at, a, writer)
-    f.emit("bar.sync 0")
+    f.barrier()
     order = list(range(w))
     if plan.reverse:
         order.reverse()
