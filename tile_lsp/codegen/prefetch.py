@@ -133,7 +133,7 @@ def _copy_pinned_to_second_stage(lw: KernelLowering) -> None:
 
 def _candidates(lw: KernelLowering, loop: Operation) -> list:
     """``(tiled_load op, its induction casts)`` of ``loop``'s body whose staged copy may move an
-    iteration ahead (:func:`prefetch_loads`)."""
+    iteration ahead (:func:`prefetch_loads`), staged in the body's own block."""
     block = loop.regions[0].blocks[0]
     if loop.operands[0].type.element.width != 32 or any(_writes_global(o) for o in loop.walk()):
         return []
@@ -141,6 +141,9 @@ def _candidates(lw: KernelLowering, loop: Operation) -> list:
     found = []
     for op in block.operations:
         if op.name != "nv_tileas.tiled_load" or any(after_access(t) for t in op.operand_group("token")):
+            continue
+        # staged in the body itself: a staging store under an `if` would not run every iteration
+        if staged_buffer(op) is None or _staging_store(op).parent is not block:
             continue
         view = op.operand_group("view")[0]
         if defined_inside(view, loop) or not isinstance(lw.values.get(id(view)), TileViewValue):
