@@ -174,6 +174,41 @@ def test_occupancy_counts_ctas_of_four_warps_where_the_lowering_chose_a_larger_c
     assert ".reqntid 256, 1, 1" in result.ptx and ".minnctapersm 2" in result.ptx
 
 
+@pytest.mark.parametrize("op, ftz, instruction", [
+    ("exp2", " flush_to_zero", "ex2.approx.ftz.f32"), ("exp2", "", "ex2.approx.f32"),
+    ("rsqrt", " flush_to_zero", "rsqrt.approx.ftz.f32"), ("rsqrt", "", "rsqrt.approx.f32"),
+])
+def test_flush_to_zero_math_takes_the_ftz_instruction(op, ftz, instruction):
+    """A math op with ``flush_to_zero`` (subnormal inputs and results are zero, as the interpreter
+    computes them) takes the ``.ftz`` form, without ptxas' subnormal range test and rescaling around
+    ``ex2``; without it, subnormal results stay (exp2(-140)).  Run on the emulator."""
+    import numpy as np
+
+    from tests import ptx_emulator as emu
+    text = KERNEL.replace("%m = mulf %t, %b rounding<nearest_even> : tile<256xf32>",
+                          f"%m = {op} %t{ftz} : tile<256xf32>")
+    assert _errors(text) == []
+    result = lower_text(text, "sm_90", file_name="k.mlir")
+    assert result.ok, result.diagnostics
+    assert re.search(rf"\b{re.escape(instruction)} ", result.ptx)
+    if op == "exp2":
+        x = np.linspace(-140, 20, 256, dtype=np.float32)
+        ref = np.exp2(x.astype(np.float64))
+        flushed = np.where(ref < 2.0 ** -126, 0.0, ref)
+    else:
+        x = np.geomspace(1e-40, 1e4, 256).astype(np.float32)
+        ref = 1 / np.sqrt(x.astype(np.float64))
+        flushed = np.where(x < 2.0 ** -126, np.inf, ref)  # a subnormal input is +0
+    got = x.copy()
+    info = result.kernels[0]
+    emu.run(result.ptx, info.name, [p for p, _ in info.params], [got, 256, 1.0], (1, 1, 1), info.threads, 0)
+    if ftz:
+        np.testing.assert_allclose(got, flushed.astype(np.float32), rtol=1e-5, atol=0)
+    else:
+        np.testing.assert_allclose(got, ref.astype(np.float32), rtol=1e-5, atol=2.0 ** -149)
+        assert (got != flushed.astype(np.float32)).sum() >= 10  # the subnormal cases differ
+
+
 def test_live_registers_counts_tiles_from_definition_to_last_use():
     """A 1024 x f32 tile over 128 threads is 8 registers a thread.  An operand dies at its last use
     (``%i`` at ``%a``, ``%a`` at ``%c``), so the peak is ``%b`` and ``%c`` (16); the f16 ``%e`` packs

@@ -170,7 +170,7 @@ def _sqrt(lw, op, x, cls):
     r = lw.f.reg(cls)
     mode = enum_case(op, "rounding_mode", "nearest_even")
     if mode == "approx" and cls == "f32":
-        lw.f.emit(f"sqrt.approx.f32 {r}, {x}")
+        lw.f.emit(f"sqrt.approx{_ftz(op)}.f32 {r}, {x}")
     else:
         lw.f.emit(f"sqrt.{ROUNDING.get(mode or 'nearest_even', 'rn')}.{cls} {r}, {x}")
     return r
@@ -181,13 +181,20 @@ def _rsqrt(lw, op, x, cls):
     if cls == "f64":
         lw.f.emit(f"rsqrt.approx.f64 {r}, {x}")
     else:
-        lw.f.emit(f"rsqrt.approx.f32 {r}, {x}")
+        lw.f.emit(f"rsqrt.approx{_ftz(op)}.f32 {r}, {x}")
     return r
+
+
+def _ftz(op) -> str:
+    """``.ftz`` for the f32 ``.approx`` instruction of a math op with ``flush_to_zero`` (Ops.td: subnormal
+    inputs and results are zero, what ``.ftz`` does: PTX ISA ``ex2``/``lg2``/``sin``/``cos``/``sqrt``/
+    ``rsqrt``); without it ptxas wraps ``ex2.approx.f32`` in a range test and two multiplies."""
+    return ".ftz" if op.attr("flush_to_zero") is not None else ""
 
 
 def _exp2(lw, op, x, cls):
     r = lw.f.reg("f32")
-    lw.f.emit(f"ex2.approx.f32 {r}, {x}")
+    lw.f.emit(f"ex2.approx{_ftz(op)}.f32 {r}, {x}")
     return r
 
 
@@ -199,7 +206,7 @@ def _exp(lw, op, x, cls):
 
 def _log2(lw, op, x, cls):
     r = lw.f.reg("f32")
-    lw.f.emit(f"lg2.approx.f32 {r}, {x}")
+    lw.f.emit(f"lg2.approx{_ftz(op)}.f32 {r}, {x}")
     return r
 
 
@@ -226,13 +233,13 @@ def _reduce_2pi(lw, x):
 
 def _sin(lw, op, x, cls):
     r = lw.f.reg("f32")
-    lw.f.emit(f"sin.approx.f32 {r}, {_reduce_2pi(lw, x)}")
+    lw.f.emit(f"sin.approx{_ftz(op)}.f32 {r}, {_reduce_2pi(lw, x)}")
     return r
 
 
 def _cos(lw, op, x, cls):
     r = lw.f.reg("f32")
-    lw.f.emit(f"cos.approx.f32 {r}, {_reduce_2pi(lw, x)}")
+    lw.f.emit(f"cos.approx{_ftz(op)}.f32 {r}, {_reduce_2pi(lw, x)}")
     return r
 
 
