@@ -71,8 +71,8 @@ def test_p_is_not_staged_and_the_loop_has_no_cross_warp_step():
     body = _loop_body(r.ptx)
     # two reductions, two rows of two blocks a thread, two butterfly steps each
     assert body.count("shfl.sync.bfly") == 2 * 4 * 2
-    assert "ldmatrix.sync.aligned.m8n8.x4" in body  # Q's A fragments; P's are its registers
-    assert body.count("ldmatrix.sync.aligned.m8n8.x4") == 2 * 2  # 2 blocks x 2 k-steps of S only
+    # Q's A fragments (2 blocks x 2 k-steps of S); P's are its registers
+    assert body.count("ldmatrix.sync.aligned.m8n8.x4.shared") == 2 * 2
 
 
 def _corpus(name: str):
@@ -156,8 +156,9 @@ def test_kernels_without_such_tiles_keep_the_default_cta_size():
 def test_a_transposed_b_is_staged_as_its_transpose():
     """K given as keys x d through a view that transposes it: the S MMA's buffer is marked
     ``tile_lsp.transposed`` and filled in whole tensor rows, 16 bytes a thread (prefetched: before the
-    loop and for the next iteration), and its B fragments are read by ``ldmatrix.x2`` without
-    ``.trans``; V, not transposed, keeps ``.x2.trans``.  The results on the emulator:
+    loop and for the next iteration), and its B fragments are read by ``ldmatrix`` without
+    ``.trans``; V, not transposed, keeps ``.trans``.  Two neighbouring tile columns' B fragments
+    are one ``.x4``.  The results on the emulator:
     ``custom_fragment_rows_kt_f16_64x32.sm_80`` in tests/test_ptx_emulator.py."""
     path = ROOT / "tests" / "kernels" / "custom_fragment_rows_kt_f16_64x32.sm_80.mlir"
     r = lower_text(path.read_text(), "sm_80", file_name=path.name)
@@ -165,16 +166,17 @@ def test_a_transposed_b_is_staged_as_its_transpose():
     allocs = [line for line in r.stages["nv_tileas"].splitlines() if "nv_tileas.alloc_tensor" in line]
     assert sum("tile_lsp.transposed" in line for line in allocs) == 1
     body = _loop_body(r.ptx)
-    # per 16-deep k-step of S (2) and tile column (4): one B fragment each
-    assert body.count("ldmatrix.sync.aligned.m8n8.x2.shared.b16") == 2 * 4
-    assert body.count("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16") == 2 * 4  # V's
+    # per 16-deep k-step of S (2) and pair of tile columns (2): the B fragments of two tiles
+    assert body.count("ldmatrix.sync.aligned.m8n8.x4.shared.b16") == 2 * 2 + 4  # and Q's A fragments
+    assert body.count("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") == 2 * 2  # V's
+    assert "ldmatrix.sync.aligned.m8n8.x2" not in body
     # K and V: 32 x 32 f16 in 64 threads, two 16-byte vectors a thread each, for the next iteration
     # (by cp.async into the other stage: zero padding)
     assert body.count("cp.async.cg.shared.global") == 2 + 2 and "ld.global.v4.b32" not in body
     assert "ld.global.b16" in body  # the element copies where the alignment test fails
     straight = _loop_body(lower_text(CUSTOM.read_text(), "sm_80", file_name=CUSTOM.name).ptx)
     assert "tile_lsp.transposed" not in lower_text(CUSTOM.read_text(), "sm_80").stages["nv_tileas"]
-    assert straight.count("ldmatrix.sync.aligned.m8n8.x2.shared.b16") == 0
+    assert straight.count("ldmatrix.sync.aligned.m8n8.x4.shared.b16") == 4  # Q's alone
 
 
 @pytest.mark.parametrize("warps, marked", [(1, True), (4, True), (8, False)])

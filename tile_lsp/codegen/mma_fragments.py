@@ -332,19 +332,26 @@ def ldmatrix_lane(lw: KernelLowering) -> tuple[str, str]:
     return f.once(("ldmatrix_lane",), build)
 
 
-def ldmatrix_lane_rows(lw: KernelLowering) -> tuple[str, str]:
+def ldmatrix_lane_rows(lw: KernelLowering, two: bool = False) -> tuple[str, str]:
     """(r, c) b32 registers of this thread (prologue, once per kernel): ``lane & 7`` and ``8 * ((lane >> 3)
     & 1)``, the row and column of an 8x16 tile whose address a lane gives to ``ldmatrix.x2`` (lanes
     0-7 the rows of matrix 0, columns 0-7; lanes 8-15 those of matrix 1, columns 8-15): a B fragment
-    from a transposed B buffer (``N x K`` row-major), rows ``n``, columns ``k``."""
+    from a transposed B buffer (``N x K`` row-major), rows ``n``, columns ``k``.  With ``two``, ``r``
+    is ``(lane & 7) + 8 * (lane >> 4)``: ``ldmatrix.x4`` reads the next 8 rows (the B fragment of the
+    next tile column) as matrices 2 and 3, from lanes 16-31."""
     f = lw.f
 
     def build() -> tuple[str, str]:
         r, c = f.reg("b32"), f.reg("b32")
         f.pro(f"and.b32 {r}, {lw.tid}, 7")
         f.pro(f"and.b32 {c}, {lw.tid}, 8")
+        if two:
+            t = f.reg("b32")
+            f.pro(f"shr.u32 {t}, {lw.tid}, 1")
+            f.pro(f"and.b32 {t}, {t}, 8")
+            f.pro(f"or.b32 {r}, {r}, {t}")
         return r, c
-    return f.once(("ldmatrix_lane_rows",), build)
+    return f.once(("ldmatrix_lane_rows", two), build)
 
 
 def tile_origin(lw: KernelLowering, frag: FragmentTile, j: int) -> tuple[str, str]:
@@ -809,6 +816,11 @@ def mma_into_fragments(lw: KernelLowering, a: TileValue | StagedTile | FragmentT
     if b_rows and not (ldm and batch == 1):
         raise LoweringError("internal: a transposed B buffer needs ldmatrix (16-bit operands at 16-byte offsets)")
     a_addr, b_addr = {}, {}
+    # B fragments of two neighbouring tile columns in one ldmatrix.x4 (matrices 2 and 3 are the
+    # second's): keys 2m and 2m + 1 of a blocked layout are the columns 8 apart of one tile row
+    keys = {b_key(j) for j in range(c.per_warp)}
+    pair = {key: key + 1 for key in keys if key % 2 == 0 and key + 1 in keys} \
+        if ldm and batch == 1 and c.blocked else {}
     in_registers = isinstance(a, FragmentTile)  # P of attention: A fragments are its registers, paired
     if in_registers and not (a.blocked and c.blocked and a.per_warp // a.tiles_n == c.per_warp // c.tiles_n
                              and per == 2 and batch == 1):
@@ -827,7 +839,7 @@ def mma_into_fragments(lw: KernelLowering, a: TileValue | StagedTile | FragmentT
             a_addr[a_key(j)] = r
         key = b_key(j)
         if key not in b_addr and b_rows:  # row (tile's first column + lane & 7), column 8 (lane >> 3 & 1)
-            rr, rc = ldmatrix_lane_rows(lw)
+            rr, rc = ldmatrix_lane_rows(lw, key in pair)  # (+ 8 rows: the next tile, lane >> 4)
             r = f.reg("b32")
             f.emit(f"sub.s32 {r}, {col}, {q2}")
             f.emit(f"add.s32 {r}, {r}, {rr}")
@@ -841,6 +853,8 @@ def mma_into_fragments(lw: KernelLowering, a: TileValue | StagedTile | FragmentT
                 f.emit(f"add.s32 {bcol}, {bcol}, {g}")
             r = f.reg("b32")  # element (p*q, bcol) of B, in the tile's batch; with ldmatrix (lr, bcol)
             f.emit(f"mad.lo.s32 {r}, {lr if ldm else qp}, {n}, {bcol}")
+            if key in pair:  # lanes 16-31: the next tile's columns
+                f.emit(f"add.s32 {r}, {r}, {lc}")
             if batch > 1:
                 bi = f.reg("b32")
                 f.emit(f"shr.u32 {bi}, {row}, {m.bit_length() - 1}")
@@ -877,16 +891,15 @@ def mma_into_fragments(lw: KernelLowering, a: TileValue | StagedTile | FragmentT
                                                                                   + (i >> 1) * half) * ea), ea, per)
                                         for i in range(4)]
             ra = a_frag[a_key(j)]
-            if ldm and b_rows:
-                if key not in b_frag:
-                    b_frag[key] = [f.reg("b32") for _ in range(2)]
-                    f.emit(f"ldmatrix.sync.aligned.m8n8.x2.shared.b16 {regs(b_frag[key])}, "
-                           f"{b_at(b_addr[key], ob + k0 * eb)}")
-            elif ldm:
-                if key not in b_frag:
-                    b_frag[key] = [f.reg("b32") for _ in range(2)]
-                    f.emit(f"ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {regs(b_frag[key])}, "
-                           f"{b_at(b_addr[key], ob + k0 * n * eb)}")
+            if ldm and key not in b_frag:
+                first = key - 1 if key % 2 and pair.get(key - 1) == key else key
+                count = 4 if first in pair else 2
+                got = [f.reg("b32") for _ in range(count)]
+                at = b_at(b_addr[first], ob + (k0 * eb if b_rows else k0 * n * eb))
+                f.emit(f"ldmatrix.sync.aligned.m8n8.x{count}{'' if b_rows else '.trans'}.shared.b16 {regs(got)}, {at}")
+                b_frag[first] = got[:2]
+                if count == 4:
+                    b_frag[first + 1] = got[2:]
             else:
                 if key not in b_frag:
                     b_frag[key] = [_load_b(lw, [b_at(b_addr[key], ob + (k0 + jj * half + e) * n * eb)
