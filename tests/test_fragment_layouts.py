@@ -134,9 +134,12 @@ def test_printed_layouts_are_the_fragment_definition(m, n, warps, rows):
 
 
 def test_plain_k_loops_keep_their_layout():
-    """A K loop whose accumulator nothing reads in fragments is not made row-blocked."""
+    """A K loop whose accumulator nothing reads in fragments gets none of the attention plan's marks;
+    tile-assign-layouts blocks its warps' tiles (one tile row a warp) for fewer fragment loads."""
     r = _corpus("matmul_tiled_f16_128x128x32.sm_90")
-    assert "tile_lsp.fragment" not in r.stages["layout"].replace("tile_lsp.fragments = ", "")
+    layout = r.stages["layout"]
+    assert "tile_lsp.fragment =" not in layout and "tile_lsp.fragment_rows" not in layout
+    assert "tile_lsp.operand_a" not in layout and "tile_lsp.fragments_blocked = [0 : i32]" in layout
 
 
 def test_a_64_row_attention_takes_the_warps_its_row_blocks_split_over():

@@ -134,8 +134,10 @@ def test_a_rescaled_accumulator_is_multiplied_in_fragments_on_the_emulator():
     body = ptx[re.search(r"^\$L_for_\d+:", ptx, re.M).start():re.search(r"^\$L_for_end_\d+:", ptx, re.M).start()]
     assert len(re.findall(r"mul\.rn\.f32", body)) == 32
     assert len(re.findall(r"mma\.sync\.aligned\.m16n8k16", body)) == 16
-    # the scale's staging only: one write per thread holding one of its 64 values, two reads per tile
-    assert body.count("st.shared.f32") == 1 and body.count("ld.shared.f32") == 16
+    # the scale's staging only: one write per thread holding one of its 64 values; the warp's 8 tiles
+    # are one tile row (blocked: one A fragment a k-step), so a thread reads the scales of 2 rows
+    assert "tile_lsp.fragments_blocked = [0 : i32]" in result.stages["layout"]
+    assert body.count("st.shared.f32") == 1 and body.count("ld.shared.f32") == 2
     # staged after A and B, under their barriers: one before their stores, one before the reads
     assert body.count("bar.sync") == 2
     a, b, scale, c = _run_scaled(result, 7)
@@ -251,10 +253,13 @@ def test_the_k_loop_stages_a_and_b_only_and_unrolls_its_mmas(target):
     # 64x64 in 4 warps: 8 tiles per warp, K = 32: two MMAs per tile, no accumulator through shared memory
     assert len(re.findall(r"mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.f16\.f16\.f32", body)) == 16
     assert "st.shared.f32" not in body and "ld.shared.f32" not in body
-    # per 16-deep step, one ldmatrix.x4 per tile for A, and one ldmatrix.x2.trans per tile column of B
-    # the warp's tiles lie in (tiles w, w + 4, ... of 8 columns: columns w and w + 4)
-    assert len(re.findall(r"ldmatrix\.sync\.aligned\.m8n8\.x4\.shared\.b16", body)) == 16
-    assert len(re.findall(r"ldmatrix\.sync\.aligned\.m8n8\.x2\.trans\.shared\.b16", body)) == 4
+    # blocked (tile-assign-layouts: fewer fragments to load): a warp's 8 tiles are one tile row of 8
+    # columns, so per 16-deep step one ldmatrix.x4 for A, and the 8 B fragments in 4 ldmatrix.x4.trans
+    # (instead of 8 A fragments for tiles w, w + 4, ... and 2 B fragments for columns w and w + 4)
+    assert "tile_lsp.fragments_blocked = [0 : i32]" in result.stages["layout"]
+    assert len(re.findall(r"ldmatrix\.sync\.aligned\.m8n8\.x4\.shared\.b16", body)) == 2
+    assert len(re.findall(r"ldmatrix\.sync\.aligned\.m8n8\.x4\.trans\.shared\.b16", body)) == 8
+    assert "ldmatrix.sync.aligned.m8n8.x2" not in body
     # the layout and nv_tileas stages say which iteration value the loop carries in fragments
     for stage in ("layout", "nv_tileas"):
         assert re.search(r"^ *\} \{tile_lsp\.fragments = \[0 : i32\]", result.stages[stage], re.M)
@@ -265,7 +270,7 @@ def test_the_k_loop_stages_a_and_b_only_and_unrolls_its_mmas(target):
 
 
 def test_the_k_loop_computes_a_times_b_on_the_emulator():
-    """64x128 by 128x64 in four K steps, 4 warps of 8 tiles each in two tile columns: a B fragment per column."""
+    """64x128 by 128x64 in four K steps, 4 warps of 8 tiles each, one tile row a warp."""
     result = lower_text(LOOP.replace("USE", ""), "sm_90", file_name="k.mlir")
     _matches_a_times_b_on_the_emulator(result, 128, 3)
 

@@ -402,9 +402,10 @@ def plan_fragment_layouts(entry: Operation, threads: int, sm: int, max_smem: int
             if p.rows[id(op)]:
                 op.attributes["tile_lsp.fragment_rows"] = A.ArrayAttr(
                     [A.IntegerAttr(i, I32) for i in sorted(p.rows[id(op)])])
-            if p.carried[id(op)]:
+            if p.carried[id(op)]:  # with those tile-assign-layouts blocked for their loads
                 op.attributes["tile_lsp.fragments_blocked"] = A.ArrayAttr(
-                    [A.IntegerAttr(i, I32) for i in sorted(p.carried[id(op)])])
+                    [A.IntegerAttr(i, I32) for i in sorted(p.carried[id(op)]
+                                                         | loop_marks(op, "tile_lsp.fragments_blocked"))])
             continue
         if not op.results:
             continue

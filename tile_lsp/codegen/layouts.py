@@ -34,7 +34,7 @@ from tile_lsp.analysis.ir import attributes as A
 from tile_lsp.analysis.syntax.parse_rules.entry import optimization_hint_entries
 from tile_lsp.analysis.ir.core import Module, Operation
 from tile_lsp.codegen.fragment_layouts import fragments_apply, plan_fragment_layouts
-from tile_lsp.codegen.mma_fragments import carried_in_fragments
+from tile_lsp.codegen.mma_fragments import carried_in_fragments, fragment_loads
 from tile_lsp.codegen.reductions import reduction_plan_of, runs_in_registers
 from tile_lsp.codegen.scans import scan_plan_of
 from tile_lsp.codegen.target import Target
@@ -215,6 +215,18 @@ def plan_kernel(entry: Operation, target: Target) -> KernelPlan:
     return KernelPlan(threads, occupancy, _int_attr(entry, "nvvm.maxnreg"))
 
 
+def _blocked_loads_fewer(ty: T.Type, threads: int) -> bool:
+    """Whether a 2-d ``M x N`` accumulator a loop carries in fragments is better blocked (a warp's
+    tiles consecutive in one tile row, sharing their A fragment) than strided (one tile column,
+    sharing B): fewer fragment registers loaded a k-step (:func:`~tile_lsp.codegen.mma_fragments.fragment_loads`).
+    ``matmul_tiled_f16_128x128x32`` in 16 warps: one A and 8 B fragments (20 registers, 5
+    ``ldmatrix``) instead of 8 A and one B (34 registers, 9)."""
+    if not isinstance(ty, T.TileType) or len(ty.shape) != 2:
+        return False
+    m, n = (int(d) for d in ty.shape)
+    return fragment_loads(m, n, threads, True) < fragment_loads(m, n, threads, False)
+
+
 def assign_layouts(module: Module, entries: list[Operation], target: Target) -> dict[int, KernelPlan]:
     """Run the pass: returns the plan per entry (keyed by ``id(entry)``) and annotates the IR."""
     plans = {}
@@ -237,6 +249,11 @@ def assign_layouts(module: Module, entries: list[Operation], target: Target) -> 
                 if carried:
                     op.attributes["tile_lsp.fragments"] = A.ArrayAttr(
                         [A.IntegerAttr(i, I32) for i in carried])
+                    # a warp's tiles one run of a tile row where that loads fewer fragments a k-step
+                    blocked = [i for i in carried if _blocked_loads_fewer(op.operands[3 + i].type, plan.threads)]
+                    if blocked:
+                        op.attributes["tile_lsp.fragments_blocked"] = A.ArrayAttr(
+                            [A.IntegerAttr(i, I32) for i in blocked])
             if short in ("reduce", "scan") and runs_in_registers(op, plan.threads):
                 op.attributes["tile_lsp.staging"] = A.StringAttr("shfl")
                 if short == "reduce":
