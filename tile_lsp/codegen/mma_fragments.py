@@ -817,10 +817,13 @@ def mma_into_fragments(lw: KernelLowering, a: TileValue | StagedTile | FragmentT
         raise LoweringError("internal: a transposed B buffer needs ldmatrix (16-bit operands at 16-byte offsets)")
     a_addr, b_addr = {}, {}
     # B fragments of two neighbouring tile columns in one ldmatrix.x4 (matrices 2 and 3 are the
-    # second's): keys 2m and 2m + 1 of a blocked layout are the columns 8 apart of one tile row
+    # second's): keys 2m and 2m + 1 of a blocked layout are the columns 8 apart of one tile row.  Not
+    # where the accumulator takes over a quarter of a thread's registers: ptxas keeps the wider loads'
+    # registers live longer, and at the cap spills (matmul_tiled_bf16_128x256x64: 64 of 128, 4 bytes)
     keys = {b_key(j) for j in range(c.per_warp)}
+    room = len(c.regs) * 4 <= min(255, 65536 // lw.threads)
     pair = {key: key + 1 for key in keys if key % 2 == 0 and key + 1 in keys} \
-        if ldm and batch == 1 and c.blocked else {}
+        if ldm and batch == 1 and c.blocked and room else {}
     in_registers = isinstance(a, FragmentTile)  # P of attention: A fragments are its registers, paired
     if in_registers and not (a.blocked and c.blocked and a.per_warp // a.tiles_n == c.per_warp // c.tiles_n
                              and per == 2 and batch == 1):
