@@ -75,13 +75,19 @@ def test_zero_padded_operands_pipeline_through_two_stages_of_cp_async():
     assert body.count("cp.async.wait_group 2;") == 2 and "cp.async.wait_all" not in ptx
     assert "ld.global.v4.b32" not in ptx and "st.shared.v4.b32" not in ptx
     assert body.count("bra.uni $L_copied_ahead_") == 2 and "ld.global.b16" in body  # elements if unaligned
-    # the next iteration's vectors go to the other stage, guarded by iv + step < ub and the test
-    first, second = re.search(r"mov.b32 (%r\d+), (%r\d+);\n\tmov.b32 (%r\d+), (%r\d+);\n\txor.b32 (%r\d+), \1, \3;",
-                              ptx).group(1, 3)
-    assert re.search(rf"xor.b32 {first}, {first}, %r\d+;\n\txor.b32 {second}, {second}, %r\d+;\n\tbra.uni \$L_for_",
-                     ptx)
-    assert re.search(rf"mad.lo.s32 %r\d+, %r\d+, 2, {second};", body) and \
-        re.search(rf"mad.lo.s32 %r\d+, %r\d+, 2, {first};", body)
+    # this iteration's stage, the other, their XOR, the bytes from the first stage to this one, the stride
+    setup = re.search(r"mov.b32 (%r\d+), (%r\d+);\n\tmov.b32 (%r\d+), %r\d+;\n\txor.b32 (%r\d+), \1, \3;\n"
+                      r"\tmov.b32 (%r\d+), 0;\n\tsub.s32 (%r\d+), \3, \1;", ptx)
+    this, base0, other, swap, delta, stride = setup.group(1, 2, 3, 4, 5, 6)
+    assert re.search(rf"xor.b32 {this}, {this}, {swap};\n\txor.b32 {other}, {other}, {swap};\n"
+                     rf"\txor.b32 {delta}, {delta}, {stride};\n\tbra.uni \$L_for_", ptx)
+    # the next iteration's vectors go to the other stage, this iteration's elements (if unaligned) to
+    # this one, guarded by iv + step < ub and the test; the MMA reads from the first stage's addresses
+    # (which ptxas hoists) plus the delta
+    assert re.search(rf"mad.lo.s32 %r\d+, %r\d+, 2, {other};", body) and \
+        re.search(rf"mad.lo.s32 %r\d+, %r\d+, 2, {this};", body)
+    assert re.search(rf"mad.lo.s32 %r\d+, %r\d+, 2, {base0};", body)
+    assert len(re.findall(rf"add.s32 %r\d+, %r\d+, {delta};\n\tldmatrix", body)) >= 4
     assert re.search(r"add.s32 (%r\d+), %r\d+, %r\d+;\n\tsetp.lt.s32 (%p\d+), \1, %r\d+;\n\tand.pred \2, \2, %p\d+;",
                      body)
 

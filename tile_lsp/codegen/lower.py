@@ -107,6 +107,9 @@ class KernelLowering:
         #: what :meth:`smem_addr` gives inside a loop that pipelines copies (``codegen/prefetch.py``): the
         #: base of this iteration's stage
         self.shared_base: str | None = None
+        #: in such a loop, the bytes from the first stage to the iteration's (0 or the stride): readers
+        #: that address from the first stage add it last, so that ptxas hoists the rest
+        self.stage_delta: str | None = None
         #: whether loops may pipeline their copies through two stages (the emitter retries without)
         self.pipelines = True
 
@@ -453,14 +456,16 @@ class KernelLowering:
         return a.value if isinstance(a, A.IntegerAttr) else 0
 
     @contextmanager
-    def in_stage(self, base: str | None):
+    def in_stage(self, base: str | None, delta: str | None = None):
         """Take the shared-memory addresses of the ops lowered in the block from ``base`` (a stage of a
-        loop's pipelined copies, ``codegen/prefetch.py``; ``None``: the one layout); restored after."""
-        here, self.shared_base = self.shared_base, base
+        loop's pipelined copies, ``codegen/prefetch.py``; ``None``: the one layout), ``delta`` bytes
+        above the first stage (:attr:`stage_delta`); restored after."""
+        here = self.shared_base, self.stage_delta
+        self.shared_base, self.stage_delta = base, delta
         try:
             yield
         finally:
-            self.shared_base = here
+            self.shared_base, self.stage_delta = here
 
     def reserve(self, nbytes: int) -> None:
         """Make the staging scratch at least ``nbytes`` long (the pinned buffers below it come on top);

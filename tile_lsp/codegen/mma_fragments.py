@@ -737,19 +737,30 @@ class _SwizzledOperand:
     own low bits (``lane_bits``: every bit below 7 any thread's base may have, the buffer and the
     scratch starting at multiples of 128), so it neither carries into bit 7 nor meets the base's
     bits.  Where that does not hold, the access is swizzled whole.  Unswizzled buffers get
-    ``[base+offset]``."""
+    ``[base+offset]``.  With ``delta`` (a register, a multiple of 1024 bytes: the stage of a pipelined
+    loop's iteration), each address register gets it added last."""
 
-    def __init__(self, lw: KernelLowering, x: TileValue | StagedTile, lane_bits: int):
-        self.lw, self.on, self.lane_bits = lw, getattr(x, "swizzled", False), lane_bits
+    def __init__(self, lw: KernelLowering, x: TileValue | StagedTile, lane_bits: int, delta: str | None = None):
+        self.lw, self.on, self.lane_bits, self.delta = lw, getattr(x, "swizzled", False), lane_bits, delta
         self.blocks: dict[tuple[str, int], str] = {}
+        self.moved: dict[str, str] = {}
+
+    def _moved(self, r: str) -> str:
+        """``r`` plus :attr:`delta` (the iteration's stage, 1024-byte multiples), once per register."""
+        if not self.delta:
+            return r
+        if r not in self.moved:
+            self.moved[r] = self.lw.f.reg("b32")
+            self.lw.f.emit(f"add.s32 {self.moved[r]}, {r}, {self.delta}")
+        return self.moved[r]
 
     def __call__(self, base: str, offset: int) -> str:
         if not self.on:
-            return f"[{base}+{offset}]"
+            return f"[{self._moved(base)}+{offset}]"
         big, rest = offset - offset % 1024, offset % 1024
         mid, low = rest - rest % 128, rest % 128
         if low & self.lane_bits:
-            return f"[{self.lw.swizzled(base, offset)}]"
+            return f"[{self._moved(self.lw.swizzled(base, offset))}]"
         if (base, mid) not in self.blocks:
             self.blocks[(base, mid)] = self.lw.swizzled(base, mid)
         r = self.blocks[(base, mid)]
@@ -757,6 +768,7 @@ class _SwizzledOperand:
             x = self.lw.f.reg("b32")
             self.lw.f.emit(f"xor.b32 {x}, {r}, {low}")
             r = x
+        r = self._moved(r)
         return f"[{r}+{big}]" if big else f"[{r}]"
 
 
@@ -798,7 +810,10 @@ def mma_into_fragments(lw: KernelLowering, a: TileValue | StagedTile | FragmentT
     per = mma.k // 8  # elements per operand register
     ea, eb = staged_bytes(a.elem), staged_bytes(b.elem)
     oa, ob = offsets
-    base = lw.smem_addr()
+    # in a loop with two stages, addresses from the first stage (loop invariant: ptxas hoists them and
+    # their swizzles), the iteration's stage added last (a multiple of 1024: the swizzle is the same)
+    delta = lw.stage_delta
+    base = lw.first_stage_addr() if delta else lw.smem_addr()
     out = fresh_like(lw, c)
     a_key, b_key = (lambda j: operand_keys(c, j, batch)[0]), (lambda j: operand_keys(c, j, batch)[1])  # noqa: E731
     regs = lambda rs: "{" + ", ".join(rs) + "}"  # noqa: E731
@@ -875,7 +890,7 @@ def mma_into_fragments(lw: KernelLowering, a: TileValue | StagedTile | FragmentT
         return bits
     a_bits = low_bits(k * ea, [8 * ea] if ldm else [q * per * ea for q in range(4)])
     b_bits = low_bits(k * eb, [0, 8 * eb]) if b_rows else low_bits(n * eb, [c * eb for c in range(min(n, 128))])
-    a_at, b_at = _SwizzledOperand(lw, a, a_bits), _SwizzledOperand(lw, b, b_bits)
+    a_at, b_at = _SwizzledOperand(lw, a, a_bits, delta), _SwizzledOperand(lw, b, b_bits, delta)
 
     for k0 in range(0, k, mma.k):
         a_frag: dict[int, list[str]] = {}

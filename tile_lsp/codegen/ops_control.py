@@ -110,10 +110,13 @@ def _for(lw: KernelLowering, op: Operation) -> None:
     # the body's shared memory is the iteration's stage, swapped with the other at the back edge
     stages = None
     if prefetch_loads(lw, op, lb, ub):
-        stages = (f.reg("b32"), f.reg("b32"), f.reg("b32"))
+        # this iteration's stage, the other one, their XOR, the bytes from the first to this one, the stride
+        stages = tuple(f.reg("b32") for _ in range(5))
         f.emit(f"mov.b32 {stages[0]}, {lw.first_stage_addr()}")
         f.emit(f"mov.b32 {stages[1]}, {lw.second_stage_addr()}")
         f.emit(f"xor.b32 {stages[2]}, {stages[0]}, {stages[1]}")
+        f.emit(f"mov.b32 {stages[3]}, 0")
+        f.emit(f"sub.s32 {stages[4]}, {stages[1]}, {stages[0]}")
     p = f.reg("pred")
     f.place(head)
     f.emit(f"setp.ge.{cmp}{64 if w64 else 32} {p}, {iv}, {ub}")
@@ -121,7 +124,7 @@ def _for(lw: KernelLowering, op: Operation) -> None:
     lw.loop_stack.append({"iters": iters, "results": iters, "head": latch, "end": done,
                           "iv": iv, "step": step, "ub": ub, "cmp": cmp,
                           "other_stage": stages[1] if stages else None})
-    with lw.in_stage(stages[0] if stages else lw.shared_base):
+    with lw.in_stage(*(stages[0], stages[3]) if stages else (lw.shared_base, lw.stage_delta)):
         lw.run_ops(ops)
     lw.loop_stack.pop()
     f.loc = lw.loc_of(op)
@@ -131,6 +134,7 @@ def _for(lw: KernelLowering, op: Operation) -> None:
     if stages:
         f.emit(f"xor.b32 {stages[0]}, {stages[0]}, {stages[2]}")
         f.emit(f"xor.b32 {stages[1]}, {stages[1]}, {stages[2]}")
+        f.emit(f"xor.b32 {stages[3]}, {stages[3]}, {stages[4]}")
     f.emit(f"bra.uni {head}")
     f.place(done)
     for r, x in zip(op.results, iters):

@@ -102,7 +102,7 @@ class AsyncPrefetch:
         f.emit(f"add.s32 {nxt}, {loop['iv']}, {loop['step']}")
         f.emit(f"setp.lt.{loop['cmp']}32 {more}, {nxt}, {loop['ub']}")
         f.emit(f"and.pred {more}, {more}, {self.aligned}")
-        with lw.in_stage(loop["other_stage"]), _induction_at(lw, self.casts, nxt):
+        with lw.in_stage(loop["other_stage"]), _induction_at(lw, self.casts, nxt):  # (no delta: not hoisted)
             copy_vectors_async(lw, tile, buf, more)
         f.emit(f"cp.async.wait_group {self.groups}")
 
