@@ -566,3 +566,26 @@ def test_lowering_the_callers_analysis_gives_the_same_stages_and_leaves_its_ir()
     # an analysis of another text is not used
     other = lower_text(KERNEL, "sm_80", file_name="scale.mlir", analysis=analyze_text("cuda_tile.module @x {\n}\n"))
     assert other.stages == fresh.stages
+
+
+def test_sass_loop_bench_counts_the_executed_loop_of_a_k_loop():
+    """``bench/sass_loop.py`` on the K loop of tests/test_vector_copy.py's kernel: the element copies
+    removed (every alignment test taken as passed), the loop holds its 16 MMAs a warp (8 tiles, two
+    k-steps), the cp.async of the next iteration's 2 + 2 vectors and no element load."""
+    _require_ptxas()
+    from bench.sass_loop import assume_aligned, measure
+    from tests.test_vector_copy import KERNEL as K_LOOP
+
+    ptx = lower_text(K_LOOP, "sm_90", file_name="k.mlir").ptx
+    aligned = assume_aligned(ptx)
+    assert "bra.uni $L_copied_ahead_" in aligned and not re.search(r"@%p\d+ bra\.uni \$L_copied_ahead_", aligned)
+    assert re.search(r"@%p\d+ bra\.uni \$L_copied_ahead_", ptx)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "k_loop.sm_90.mlir"
+        path.write_text(K_LOOP)
+        m = measure(path, "sm_90")
+        whole = measure(path, "sm_90", as_is=True)
+    ops = m["opcodes"]
+    assert ops["HMMA.16816.F32"] == 16 and ops["LDGSTS.E.BYPASS.128"] == 4
+    assert not any(op.startswith("LDG.E") for op in ops)  # the element copies are gone
+    assert any(op.startswith("LDG.E") for op in whole["opcodes"]) and whole["instructions"] > m["instructions"]
