@@ -112,7 +112,8 @@ def main(argv: list[str]) -> int:
     target = args.target or (re.search(r"\.(sm_\d+)", path.name) or [None, "sm_90"])[1]
     print(f"tile_lsp: {Path(tile_lsp.__file__).parent}")
     m = measure(path, target, args.as_is)
-    print(f"{path.name} ({target}): {m['registers']} registers, {m['spill_stores']} bytes spilled; "
+    print(f"{path.name} ({target}): {m['registers']} registers, {m['spill_stores']} bytes spilled"
+          f"{'' if args.as_is else ' (the rewritten PTX; --as-is for the real one)'}; "
           f"main loop: {m['instructions']} SASS instructions a warp an iteration")
     for op, n in m["opcodes"].most_common(args.top):
         print(f"{n:6d}  {op}")

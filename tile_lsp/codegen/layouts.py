@@ -218,9 +218,10 @@ def plan_kernel(entry: Operation, target: Target) -> KernelPlan:
 def _blocked_loads_fewer(ty: T.Type, threads: int) -> bool:
     """Whether a 2-d ``M x N`` accumulator a loop carries in fragments is better blocked (a warp's
     tiles consecutive in one tile row, sharing their A fragment) than strided (one tile column,
-    sharing B): fewer fragment registers loaded a k-step (:func:`~tile_lsp.codegen.mma_fragments.fragment_loads`).
-    ``matmul_tiled_f16_128x128x32`` in 16 warps: one A and 8 B fragments (20 registers, 5
-    ``ldmatrix``) instead of 8 A and one B (34 registers, 9)."""
+    sharing B): fewer fragment registers loaded a k-step, then fewer ``ldmatrix``
+    (:func:`~tile_lsp.codegen.mma_fragments.fragment_loads`).  ``matmul_tiled_f16_128x128x32`` in 16
+    warps: one A and 8 B fragments (20 registers, 5 ``ldmatrix``) instead of 8 A and one B (34
+    registers, 9)."""
     if not isinstance(ty, T.TileType) or len(ty.shape) != 2:
         return False
     m, n = (int(d) for d in ty.shape)

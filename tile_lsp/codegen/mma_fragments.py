@@ -402,16 +402,32 @@ def operand_keys(frag: FragmentTile, j: int, batch: int = 1) -> tuple[int, int]:
     (strided: ``j1`` and ``j2`` lie in one tile column when ``(j1 - j2) * W`` is a multiple of it)."""
     if frag.blocked:
         return j // frag.tiles_n, (j % frag.tiles_n if batch == 1 else j)
-    return j, ((j * frag.warps) % frag.tiles_n if batch == 1 else j)
+    # strided: tile w + j W lies in tile row (j W) / tiles_n in every warp where the W warps fit in a
+    # tile row (W and tiles_n powers of two), else each j in a row of its own
+    w = frag.warps
+    return (j * w // frag.tiles_n if w <= frag.tiles_n else j), ((j * w) % frag.tiles_n if batch == 1 else j)
 
 
-def fragment_loads(m: int, n: int, threads: int, blocked: bool) -> int:
-    """Registers of the A and B fragments (4 and 2 each) one k-step of an ``m x n`` MMA in fragments
-    loads per warp, in the blocked or strided order (:func:`operand_keys`)."""
+def pairs_b_loads(frag: FragmentTile, threads: int) -> bool:
+    """Whether :func:`mma_into_fragments` loads the B fragments of two neighbouring tile columns with
+    one ``ldmatrix.x4`` for an accumulator of ``frag``'s layout (16-bit operands, not batched): blocked,
+    and the accumulator within a quarter of the registers a thread may have (``min(255, 65,536 /
+    threads)``): ptxas keeps the wider loads' registers live longer, and at the cap spills
+    (matmul_tiled_bf16_128x256x64: 64 of 128, 4 bytes)."""
+    return frag.blocked and len(frag.regs) * 4 <= min(255, 65536 // threads)
+
+
+def fragment_loads(m: int, n: int, threads: int, blocked: bool) -> tuple[int, int]:
+    """(registers, ``ldmatrix`` instructions) of the A and B fragments (4 and 2 registers each; B
+    paired where :func:`pairs_b_loads`) that one k-step of an ``m x n`` MMA in fragments loads per
+    warp, in the blocked or strided order (:func:`operand_keys`): the order to prefer is the one
+    that loads fewer registers, then fewer instructions."""
     warps = threads // 32
     frag = FragmentTile((m, n), T.FloatType("f32"), [""] * (m * n // threads), warps, blocked)
     keys = [operand_keys(frag, j) for j in range(frag.per_warp)]
-    return 4 * len({a for a, _ in keys}) + 2 * len({b for _, b in keys})
+    a_keys, b_keys = {a for a, _ in keys}, {b for _, b in keys}
+    paired = sum(1 for b in b_keys if b % 2 == 0 and b + 1 in b_keys) if pairs_b_loads(frag, threads) else 0
+    return 4 * len(a_keys) + 2 * len(b_keys), len(a_keys) + len(b_keys) - paired
 
 
 def new_fragments(lw: KernelLowering, shape: tuple[int, ...], elem: T.Type, blocked: bool = False) -> FragmentTile:
@@ -832,13 +848,10 @@ def mma_into_fragments(lw: KernelLowering, a: TileValue | StagedTile | FragmentT
         raise LoweringError("internal: a transposed B buffer needs ldmatrix (16-bit operands at 16-byte offsets)")
     a_addr, b_addr = {}, {}
     # B fragments of two neighbouring tile columns in one ldmatrix.x4 (matrices 2 and 3 are the
-    # second's): keys 2m and 2m + 1 of a blocked layout are the columns 8 apart of one tile row.  Not
-    # where the accumulator takes over a quarter of a thread's registers: ptxas keeps the wider loads'
-    # registers live longer, and at the cap spills (matmul_tiled_bf16_128x256x64: 64 of 128, 4 bytes)
+    # second's): keys 2m and 2m + 1 of a blocked layout are the columns 8 apart of one tile row
     keys = {b_key(j) for j in range(c.per_warp)}
-    room = len(c.regs) * 4 <= min(255, 65536 // lw.threads)
     pair = {key: key + 1 for key in keys if key % 2 == 0 and key + 1 in keys} \
-        if ldm and batch == 1 and c.blocked and room else {}
+        if ldm and batch == 1 and pairs_b_loads(c, lw.threads) else {}
     in_registers = isinstance(a, FragmentTile)  # P of attention: A fragments are its registers, paired
     if in_registers and not (a.blocked and c.blocked and a.per_warp // a.tiles_n == c.per_warp // c.tiles_n
                              and per == 2 and batch == 1):
