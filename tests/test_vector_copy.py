@@ -273,3 +273,29 @@ def test_two_stages_that_do_not_fit_in_shared_memory_are_one():
         emu.run(result.ptx, info.name, [p for p, _ in info.params], [a, b, c, 128, 128, 256, 256, 128, 2],
                 (1, 1, 1), info.threads, info.dynamic_smem)
         np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32))
+
+
+def test_rows_known_misaligned_at_compile_time_take_no_vectors_and_no_second_stage():
+    """A's and B's rows given as 68 and 66 elements in the types (136 and 132 bytes, not multiples of
+    16): no vector can be aligned, so no cp.async, no run-time test and no second stage; exact."""
+    np = pytest.importorskip("numpy")
+    from tests import ptx_emulator as emu
+    text = KERNEL.replace("strides = [%sa, 1] : tile<i32> -> tensor_view<?x?xf16, strides=[?,1]>",
+                          "strides = [68, 1] : tile<i32> -> tensor_view<?x?xf16, strides=[68,1]>") \
+        .replace("strides = [%sb, 1] : tile<i32> -> tensor_view<?x?xf16, strides=[?,1]>",
+                 "strides = [66, 1] : tile<i32> -> tensor_view<?x?xf16, strides=[66,1]>")
+    text = re.sub(r"(partition_view<tile=\(64x32\), padding_value = zero, tensor_view<\?x\?xf16, strides=\[)\?,1",
+                  r"\g<1>68,1", text)
+    text = re.sub(r"(partition_view<tile=\(32x64\), padding_value = zero, tensor_view<\?x\?xf16, strides=\[)\?,1",
+                  r"\g<1>66,1", text)
+    result = _lowered(text)
+    assert "cp.async" not in result.ptx and "ld.global.v4" not in result.ptx
+    info = result.kernels[0]
+    assert "bra.uni $L_copy_elements_" not in result.ptx  # no run-time test: elements only
+    rng = np.random.default_rng(9)
+    a = rng.integers(-3, 4, (64, 68)).astype(np.float16)
+    b = rng.integers(-3, 4, (64, 66)).astype(np.float16)
+    c = np.full((64, 64), np.nan, np.float32)
+    emu.run(result.ptx, info.name, [p for p, _ in info.params], [a, b, c, 64, 64, 64, 68, 66, 2],
+            (1, 1, 1), info.threads, info.dynamic_smem)
+    np.testing.assert_array_equal(c, a[:, :64].astype(np.float32) @ b[:, :64].astype(np.float32))

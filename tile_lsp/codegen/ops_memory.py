@@ -503,6 +503,18 @@ def vector_copy_applies(view: TileViewValue, shape: tuple[int, ...], elem: T.Typ
     return (stride == 1 or isinstance(stride, str)) and shape[last] % per == 0 and view.steps[last] % per == 0
 
 
+def _alignment_terms(view: TileViewValue, esz: int) -> list[str] | None:
+    """The run-time values (s64 registers) :func:`vectors_aligned` tests for multiples of 16 bytes:
+    the tensor's strides but the last and the extent of its last dimension; ``None`` where one
+    known at compile time is not such a multiple."""
+    tensor = view.tensor
+    last = len(tensor.shape) - 1
+    values = [v for d, v in enumerate(tensor.strides) if d != last] + [tensor.shape[last]]
+    if any(isinstance(v, int) and v * esz % VECTOR_BYTES for v in values):
+        return None
+    return [v for v in values if not isinstance(v, int)]
+
+
 def vectors_aligned(lw: KernelLowering, view: TileViewValue, esz: int) -> str | None:
     """Predicate register, uniform: the tensor's last dimension is contiguous (a stride known at run
     time only is 1), and its base address, its other strides and the extent of its last dimension,
@@ -512,14 +524,12 @@ def vectors_aligned(lw: KernelLowering, view: TileViewValue, esz: int) -> str | 
     f = lw.f
     tensor = view.tensor
     last = len(tensor.shape) - 1
+    dynamic = _alignment_terms(view, esz)
+    if dynamic is None:
+        return None
     acc = f.reg("b64")
     f.emit(f"and.b64 {acc}, {tensor.base}, 15")
-    dynamic = [v for d, v in enumerate(tensor.strides) if d != last] + [tensor.shape[last]]
     for v in dynamic:
-        if isinstance(v, int):
-            if v * esz % VECTOR_BYTES:
-                return None
-            continue
         t = f.reg("b64")
         f.emit(f"mul.lo.s64 {t}, {v}, {esz}")
         f.emit(f"or.b64 {acc}, {acc}, {t}")
@@ -547,10 +557,12 @@ class LoadedCopy:
 def async_copy_applies(lw: KernelLowering, tile: GlobalTile) -> bool:
     """Whether :func:`copy_to_staged` moves ``tile``'s 16-byte vectors with ``cp.async`` (global to
     shared memory without registers, sm_80 and newer: PTX ISA ``cp.async``): where the copy may take
-    vectors (:func:`vector_copy_applies`) and the padding is zero, which is what a copy of fewer
-    source bytes (``src-size`` 0 for a vector outside the tensor) fills in."""
+    vectors (:func:`vector_copy_applies`, and no compile-time stride or extent rules them out:
+    :func:`vectors_aligned`) and the padding is zero, which is what a copy of fewer source bytes
+    (``src-size`` 0 for a vector outside the tensor) fills in."""
     return lw.target.sm >= 80 and _pad_bits(tile.elem, tile.view.padding) == 0 \
-        and vector_copy_applies(tile.view, tile.shape, tile.elem, tile.sem)
+        and vector_copy_applies(tile.view, tile.shape, tile.elem, tile.sem) \
+        and _alignment_terms(tile.view, storage_bytes(tile.elem)) is not None
 
 
 def copy_to_staged(lw: KernelLowering, tile: GlobalTile, buf: StagedTile) -> None:
