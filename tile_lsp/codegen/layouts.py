@@ -6,7 +6,8 @@ otherwise.  ``T`` is 32 x the number of warps: ``num_worker_warps_per_cta``
 of the entry's ``optimization_hints`` for the target (or ``default``), else
 enough warps (4 to 16) that the largest tile has at most 32 elements per
 thread (fewer where only fewer let the tiles between tensor-core MMAs stay in
-fragments: :func:`_fragment_warps`).  ``occupancy`` becomes ``.minnctapersm``, in CTAs of 4 warps
+fragments: :func:`_fragment_warps`); then more, a hint's size included, where
+only more keep the tiles out of local memory (:func:`_spill_free_warps`).  ``occupancy`` becomes ``.minnctapersm``, in CTAs of 4 warps
 (the frontend's CTA size) when no ``num_worker_warps_per_cta`` is given: a
 CTA of 8 warps for the tiles with ``occupancy = 2`` asks for one.  The pass records its
 decisions as discardable attributes, so the ``layout`` stage prints them
@@ -21,7 +22,8 @@ warps through smem"``) on a ``reduce`` that runs in registers and warp
 shuffles, or ``tile_lsp.scan`` (:mod:`tile_lsp.codegen.scans`, e.g.
 ``"shfl.up 1 2 4 8 16, 4 warps through smem"``) on a ``scan``; ``tile_lsp.fragments = [i, ...]`` on a ``for`` whose iteration
 values ``i`` the loop carries in MMA fragments
-(:mod:`tile_lsp.codegen.mma_fragments`).  Last, per entry, the plan of the tiles that stay in MMA
+(:mod:`tile_lsp.codegen.mma_fragments`), and ``tile_lsp.fragments_blocked`` for those whose warps
+load fewer fragments with their tiles in one tile row (:func:`_blocked_loads_fewer`).  Last, per entry, the plan of the tiles that stay in MMA
 fragments between tensor-core MMAs (attention's S, P and row statistics), ``tile_lsp.fragment`` on
 their ops (:mod:`tile_lsp.codegen.fragment_layouts`).
 """
@@ -197,7 +199,7 @@ def _spill_free_warps(entry: Operation, warps: int) -> int:
 def plan_kernel(entry: Operation, target: Target) -> KernelPlan:
     """The :class:`KernelPlan` of ``entry`` on ``target`` (hints, ``nvvm.*``/``tt.*`` attributes).
     The warps: ``num_worker_warps_per_cta`` (``tt.num_warps``), else :func:`default_warps` or
-    :func:`_fragment_warps`'; more where only more keep the tiles out of local memory
+    :func:`_fragment_warps`; more where only more keep the tiles out of local memory
     (:func:`_spill_free_warps`)."""
     warps = _hint(entry, target, "num_worker_warps_per_cta") or _int_attr(entry, "tt.num_warps") \
         or _fragment_warps(entry, target, default_warps(entry))
