@@ -191,9 +191,11 @@ def _spill_free_warps(entry: Operation, warps: int) -> int:
     def over(w: int) -> bool:
         return live_registers(entry, 32 * w) > SPILL_FACTOR * min(MAX_REGS, REGS_PER_CTA // (32 * w))
     more = warps
-    while more < MAX_WARPS and over(more):
+    while over(more):
+        if more >= MAX_WARPS:
+            return warps
         more *= 2
-    return more if more != warps and not over(more) else warps
+    return more
 
 
 def plan_kernel(entry: Operation, target: Target) -> KernelPlan:

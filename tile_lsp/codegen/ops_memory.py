@@ -605,12 +605,9 @@ def copy_vectors_async(lw: KernelLowering, tile: GlobalTile, buf: StagedTile, gu
     outside the tensor copies 0 source bytes and is zero-filled (PTX ISA ``cp.async``:
     ``src-size``).  Not waited for here."""
     f = lw.f
-    vview, vshape, per = _vector_access(lw, tile)
-    shape = tile.shape
-    strides = row_major_strides(shape)
-    strides[len(shape) - 1] = per
-    place = _buffer_places(lw, buf, vshape, strides, storage_bytes(tile.elem))
-    own = lw.owner(num_elements(vshape))
+    vview, vshape, _ = _vector_access(lw, tile)
+    place, own = _vector_places(lw, tile, buf)
+    g = _and(lw, own, guard)
     count = lw.slots(num_elements(vshape))
     for s, (addr, inb) in enumerate(_affine_accesses(lw, vview, _index_bases(lw, vview, tile.index), vshape,
                                                      count)):
@@ -619,7 +616,6 @@ def copy_vectors_async(lw: KernelLowering, tile: GlobalTile, buf: StagedTile, gu
         if inb is not None:
             size = f.reg("b32")
             f.emit(f"selp.b32 {size}, 16, 0, {inb}")
-        g = _and(lw, own, guard)
         f.emit((f"@{g} " if g else "") + f"cp.async.cg.shared.global [{to}+{at}], [{addr}], 16, {size}")
     f.emit("cp.async.commit_group")
 
@@ -722,16 +718,21 @@ def _store_vectors(lw: KernelLowering, tile: GlobalTile, buf: StagedTile, loaded
     """:func:`copy_to_staged`'s stores of :func:`_load_vectors`' registers: ``st.shared.v4.b32`` puts a
     vector whole at its place in ``buf`` (a swizzle keeps 16-byte chunks whole)."""
     f = lw.f
+    place, own = _vector_places(lw, tile, buf)
+    for s, regs in enumerate(loaded):
+        to, at = place(s)
+        f.emit((f"@{own} " if own else "") + f"st.shared.v4.b32 [{to}+{at}], {{{', '.join(regs)}}}")
+
+
+def _vector_places(lw: KernelLowering, tile: GlobalTile, buf: StagedTile):
+    """(:func:`_buffer_places`' function of a vector slot, the owner predicate or ``None``) of ``tile``
+    copied into ``buf`` in 16-byte vectors (:func:`_store_vectors`, :func:`copy_vectors_async`)."""
     shape = tile.shape
     per = VECTOR_BYTES // storage_bytes(tile.elem)
     vshape = shape[:-1] + (shape[-1] // per,)
     strides = row_major_strides(shape)
     strides[len(shape) - 1] = per  # buffer elements between neighbouring vectors of a row
-    place = _buffer_places(lw, buf, vshape, strides, storage_bytes(tile.elem))
-    own = lw.owner(num_elements(vshape))
-    for s, regs in enumerate(loaded):
-        to, at = place(s)
-        f.emit((f"@{own} " if own else "") + f"st.shared.v4.b32 [{to}+{at}], {{{', '.join(regs)}}}")
+    return _buffer_places(lw, buf, vshape, strides, storage_bytes(tile.elem)), lw.owner(num_elements(vshape))
 
 
 def _buffer_places(lw: KernelLowering, buf: StagedTile, shape: tuple[int, ...], strides: list[int], esz: int):

@@ -65,14 +65,21 @@ class Prefetch:
     def store(self, lw: KernelLowering, tile: GlobalTile, buf: StagedTile) -> None:
         """The staging store of this copy: the registers into ``buf``, then the next iteration's loads
         into them, under ``iv + step < ub`` (the innermost loop of ``lw``).  No barrier."""
-        f = lw.f
         store_loaded(lw, tile, buf, self.loaded)
-        loop = lw.loop_stack[-1]
-        nxt, more = f.reg("b32"), f.reg("pred")
-        f.emit(f"add.s32 {nxt}, {loop['iv']}, {loop['step']}")
-        f.emit(f"setp.lt.{loop['cmp']}32 {more}, {nxt}, {loop['ub']}")
+        nxt, more = _next_iteration(lw)
         with _induction_at(lw, self.casts, nxt):
             load_for_staged(lw, tile, into=self.loaded, guard=more, prefetch=True)
+
+
+def _next_iteration(lw: KernelLowering) -> tuple[str, str]:
+    """(b32 ``iv + step``, predicate ``iv + step < ub``) of the innermost loop of ``lw``: where the
+    next iteration's copies go and whether it comes."""
+    f = lw.f
+    loop = lw.loop_stack[-1]
+    nxt, more = f.reg("b32"), f.reg("pred")
+    f.emit(f"add.s32 {nxt}, {loop['iv']}, {loop['step']}")
+    f.emit(f"setp.lt.{loop['cmp']}32 {more}, {nxt}, {loop['ub']}")
+    return nxt, more
 
 
 @dataclass
@@ -97,12 +104,9 @@ class AsyncPrefetch:
         f.emit(f"@{self.aligned} bra.uni {done}")
         copy_elements(lw, tile, buf)
         f.place(done)
-        loop = lw.loop_stack[-1]
-        nxt, more = f.reg("b32"), f.reg("pred")
-        f.emit(f"add.s32 {nxt}, {loop['iv']}, {loop['step']}")
-        f.emit(f"setp.lt.{loop['cmp']}32 {more}, {nxt}, {loop['ub']}")
+        nxt, more = _next_iteration(lw)
         f.emit(f"and.pred {more}, {more}, {self.aligned}")
-        with lw.in_stage(loop["other_stage"]), _induction_at(lw, self.casts, nxt):  # (no delta: not hoisted)
+        with lw.in_stage(lw.loop_stack[-1]["other_stage"]), _induction_at(lw, self.casts, nxt):
             copy_vectors_async(lw, tile, buf, more)
         f.emit(f"cp.async.wait_group {self.groups}")
 
@@ -183,41 +187,39 @@ def prefetch_loads(lw: KernelLowering, loop: Operation, lb: str, ub: str) -> boo
     elements), its element fallback copying in its iteration."""
     budget = max(0, min(255, 65536 // lw.threads) - PREFETCH_FLOOR) // 4
     first = None
-    found = _candidates(lw, loop)
+    found = []  # (tiled_load, induction casts, its copy): a GlobalTile resolves its indices when emitted
+    here = lw.f.loc
+    for op, casts in _candidates(lw, loop):
+        lw.f.loc = lw.loc_of(op)  # the copy's .loc (Show PTX's counts)
+        tile = deferred_copy(lw, op)
+        if tile is not None:
+            found.append((op, casts, tile))
+    lw.f.loc = here
     # the copies cp.async moves (module docstring): not inside another pipelined loop
-    pipelined = []
-    if lw.pipelines and lw.shared_base is None:
-        for op, casts in found:
-            with _induction_at(lw, casts, lb):
-                tile = deferred_copy(lw, op)
-            if tile is not None and async_copy_applies(lw, tile):
-                pipelined.append(op)
+    pipelined = [op for op, _, tile in found if async_copy_applies(lw, tile)] \
+        if lw.pipelines and lw.shared_base is None else []
     if pipelined and lw.pinned:
         _copy_pinned_to_second_stage(lw)
     staged: list[AsyncPrefetch] = []
-    for op, casts in found:
+    for op, casts, tile in found:
         here, lw.f.loc = lw.f.loc, lw.loc_of(op)
         try:
             with _induction_at(lw, casts, lb):
-                tile = deferred_copy(lw, op)
-                if tile is None:
-                    continue
-                if first is None:
+                if first is None:  # lb < ub, once
                     first = lw.f.reg("pred")
                     cmp = "u" if loop.attr("unsignedCmp") is not None else "s"
                     lw.f.emit(f"setp.lt.{cmp}32 {first}, {lb}, {ub}")
-                if op in pipelined:
+                if op in pipelined:  # async_copy_applies: no compile-time stride rules the vectors out
                     aligned = vectors_aligned(lw, tile.view, storage_bytes(tile.elem))
-                    if aligned is not None:
-                        guard = lw.f.reg("pred")
-                        lw.f.emit(f"and.pred {guard}, {first}, {aligned}")
-                        buf = staged_tile_of(staged_buffer(op))
-                        with lw.in_stage(lw.first_stage_addr()):
-                            lw.reserve(buf.end)  # both stages hold it
-                        copy_vectors_async(lw, tile, buf, guard)
-                        staged.append(AsyncPrefetch(casts, aligned))
-                        lw.prefetched[id(_staging_store(op))] = staged[-1]
-                        continue
+                    guard = lw.f.reg("pred")
+                    lw.f.emit(f"and.pred {guard}, {first}, {aligned}")
+                    buf = staged_tile_of(staged_buffer(op))
+                    with lw.in_stage(lw.first_stage_addr()):
+                        lw.reserve(buf.end)  # both stages hold it
+                    copy_vectors_async(lw, tile, buf, guard)
+                    staged.append(AsyncPrefetch(casts, aligned))
+                    lw.prefetched[id(_staging_store(op))] = staged[-1]
+                    continue
                 if vector_copy_applies(tile.view, tile.shape, tile.elem, tile.sem):
                     cost = lw.slots(tile.n * storage_bytes(tile.elem) // VECTOR_BYTES) * 4
                 else:
